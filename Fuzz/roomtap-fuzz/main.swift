@@ -1,0 +1,1 @@
+@main struct Fuzz { static func main() {} }

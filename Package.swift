@@ -1,0 +1,58 @@
+// swift-tools-version: 6.0
+// roomtap: record and route the audio of a multi-party call room.
+// Data path: ingest (RoomTapIngest) -> room clock, tracks, mixer (RoomTapCore) -> sinks (RoomTapSinks).
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "roomtap",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "RoomTap", targets: ["RoomTap"]),
+        .executable(name: "roomtap", targets: ["roomtap"]),
+    ],
+    targets: [
+        // C libraries from Debian, through system-library targets (shim.h holds inline wrappers
+        // for the variadic ctl functions Swift cannot call).
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "COgg", pkgConfig: "ogg", providers: [.apt(["libogg-dev"])]),
+
+        // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
+        .target(name: "RoomTapCore", swiftSettings: strict),
+        // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
+        .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
+        // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
+        .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        // The public library: re-exports the three above.
+        .target(name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapSinks"], swiftSettings: strict),
+        // The command-line tool.
+        .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
+
+        // Sample program: the Sora documentation's "record every stream to WAV", with this library.
+        .executableTarget(
+            name: "record-everyone", dependencies: ["RoomTap"], path: "Samples/RecordEveryone",
+            swiftSettings: strict),
+        // Benchmarks (make bench) and fuzz entry points (make fuzz).
+        .executableTarget(
+            name: "roomtap-bench", dependencies: ["RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
+            path: "Benchmarks/roomtap-bench", swiftSettings: strict),
+        .executableTarget(
+            name: "roomtap-fuzz", dependencies: ["RoomTap"], path: "Fuzz/roomtap-fuzz",
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+
+        // Test support: fakes and builders shared by the tests (Ogg Opus writer, sine source,
+        // collecting sink, CLI runner).
+        .target(
+            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg"], swiftSettings: strict),
+        .testTarget(name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
+            swiftSettings: strict),
+        .testTarget(name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
+    ]
+)

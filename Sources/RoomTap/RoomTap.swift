@@ -1,0 +1,4 @@
+// The RoomTap library: the room core, ingest and sinks, under one import.
+@_exported public import RoomTapCore
+@_exported public import RoomTapIngest
+@_exported public import RoomTapSinks

@@ -1,0 +1,101 @@
+import Synchronization
+
+/// Sums chosen tracks of a room into one frame per tick, through a ``Limiter``: the source of a
+/// mix track (see ``Room/addMix(name:inputs:channels:)``).
+///
+/// Inputs of another channel count are converted (stereo to mono averages, mono to stereo
+/// duplicates). Inputs whose frame is silence or muted are skipped. Mix-minus is a mix that
+/// leaves a track out.
+///
+/// Thread: `render` runs on the room clock's thread after every input track has rendered the same
+/// tick. `inputs`, `setInputs`, `addInput` and `removeInput` are safe from any other thread and take
+/// effect at the next tick.
+public final class Mixer: FrameSource, @unchecked Sendable {
+    public let channels: Int
+    /// A mixer never finishes on its own; the room ends when its source tracks do.
+    public var isFinished: Bool { true }
+
+    private let inputList: Mutex<[AudioTrack]>
+    private let generation = Atomic<UInt64>(1)
+    // Room clock's thread only:
+    private var clockInputs: [AudioTrack] = []
+    private var clockGeneration: UInt64 = 0
+    private let accumulator: UnsafeMutableBufferPointer<Float>
+    private let converted: UnsafeMutableBufferPointer<Int16>
+    private var limiter = Limiter()
+
+    /// Creates a mixer of `inputs` producing `channels`-channel frames.
+    public init(inputs: [AudioTrack], channels: Int = 1) {
+        precondition(channels == 1 || channels == 2, "a mix has 1 or 2 channels")
+        self.channels = channels
+        inputList = Mutex(inputs)
+        accumulator = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)
+        accumulator.initialize(repeating: 0)
+        converted = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)
+        converted.initialize(repeating: 0)
+    }
+
+    deinit {
+        accumulator.deallocate()
+        converted.deallocate()
+    }
+
+    /// The tracks now mixed.
+    public var inputs: [AudioTrack] { inputList.withLock { $0 } }
+
+    /// Replaces the mixed tracks. Thread-safe; takes effect at the next tick.
+    public func setInputs(_ tracks: [AudioTrack]) {
+        inputList.withLock { list in
+            list = tracks
+            generation.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Adds a track to the mix; adding one already mixed does nothing.
+    public func addInput(_ track: AudioTrack) {
+        inputList.withLock { list in
+            guard !list.contains(where: { $0 === track }) else { return }
+            list.append(track)
+            generation.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Takes a track out of the mix; does nothing if it is not mixed.
+    public func removeInput(_ track: AudioTrack) {
+        inputList.withLock { list in
+            guard let i = list.firstIndex(where: { $0 === track }) else { return }
+            list.remove(at: i)
+            generation.add(1, ordering: .releasing)
+        }
+    }
+
+    public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        let current = generation.load(ordering: .acquiring)
+        if current != clockGeneration, let list = inputList.withLockIfAvailable({ $0 }) {
+            clockInputs = list
+            clockGeneration = current
+        }
+        let count = AudioFrame.samplesPerChannel * channels
+        let acc = accumulator.baseAddress!
+        acc.update(repeating: 0, count: count)
+        var any = false
+        var concealed = false
+        for input in clockInputs {
+            let buffer = input.render.buffer
+            guard buffer.roomSample == roomSample, !buffer.status.isZero else { continue }
+            any = true
+            if buffer.status == .concealed { concealed = true }
+            let src: UnsafePointer<Int16>
+            if buffer.channels == channels {
+                src = UnsafePointer(buffer.samples.baseAddress!)
+            } else {
+                buffer.frame.copy(into: converted.baseAddress!, channels: channels)
+                src = UnsafePointer(converted.baseAddress!)
+            }
+            for i in 0..<count { acc[i] += Float(src[i]) }
+        }
+        limiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
+        guard any else { return .silence }
+        return concealed ? .concealed : .normal
+    }
+}

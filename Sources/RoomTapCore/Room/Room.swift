@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+
+/// A call room: tracks on one timeline, driven by one room clock.
+///
+/// Every tick (10 ms of room time) the clock's thread pulls one frame from every track's source,
+/// in the order tracks were added (source tracks first, then derived tracks such as mixes), and
+/// hands each frame to that track's sinks. Tracks and sinks are added and removed from any other
+/// thread; the clock picks up the new routing at the start of its next tick without waiting on a
+/// lock.
+///
+/// Thread: all public members are safe from any thread except the room clock's own (calling
+/// `removeTrack` or `waitUntilFinished` from a sink would deadlock).
+public final class Room: Sendable {
+    /// The clock that drives this room.
+    public let clock: any RoomClock
+    /// When true the room stops by itself after the tick in which every source track became
+    /// finished (offline rooms of files). Live rooms run until ``stop()``.
+    public let endsWhenSourcesFinish: Bool
+
+    private struct Control {
+        var tracks: [AudioTrack] = []
+        var nextID: UInt32 = 1
+        var events = RoomEvents()
+        var started = false
+        var finished = false
+    }
+
+    private let control = Mutex(Control())
+    private let routing = Mutex<[AudioTrack]>([])
+    private let routingGeneration = Atomic<UInt64>(0)
+    private let appliedGeneration = Atomic<UInt64>(0)
+    private let framesRendered = Atomic<Int64>(0)
+    private let stopRequested = Atomic<Bool>(false)
+    private let clockRunning = Atomic<Bool>(false)
+    private let clockDone = DispatchSemaphore(value: 0)
+    /// State owned by the room clock's thread.
+    nonisolated(unsafe) private let clockSide = ClockSide()
+
+    private final class ClockSide {
+        var tracks: [AudioTrack] = []
+        var generation: UInt64 = 0
+    }
+
+    /// Creates a room driven by `clock`.
+    public init(clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents()) {
+        self.clock = clock
+        self.endsWhenSourcesFinish = endsWhenSourcesFinish
+        control.withLock { $0.events = events }
+    }
+
+    /// Replaces the lifecycle handlers. Set them before adding tracks.
+    public func setEvents(_ events: RoomEvents) { control.withLock { $0.events = events } }
+
+    /// Adds a participant's track. `onTrackAdded` runs on this thread before the track's first
+    /// frame, so sinks attached there see every frame. Takes effect at the next tick.
+    @discardableResult
+    public func addTrack(name: String, source: any FrameSource) -> AudioTrack {
+        add(name: name, source: source, isDerived: false)
+    }
+
+    /// Adds a mix of `inputs` (tracks of this room) as a derived track with sinks of its own.
+    /// Returns the track; its source is the ``Mixer`` (to change the inputs later).
+    @discardableResult
+    public func addMix(name: String, inputs: [AudioTrack], channels: Int = 1) -> AudioTrack {
+        add(name: name, source: Mixer(inputs: inputs, channels: channels), isDerived: true)
+    }
+
+    private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
+        let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
+            let track = AudioTrack(id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived)
+            c.nextID += 1
+            c.tracks.append(track)
+            return (track, c.events.onTrackAdded)
+        }
+        handler?(track)
+        publishRouting()
+        return track
+    }
+
+    /// Removes a track: after this returns no sink of the track receives another frame, the
+    /// sinks are detached and `onTrackRemoved` has run (on this thread). Removing a track that is
+    /// not in the room does nothing. Mixers that listed it stop hearing it.
+    public func removeTrack(_ track: AudioTrack) {
+        let found = control.withLock { c -> Bool in
+            guard let i = c.tracks.firstIndex(where: { $0 === track }) else { return false }
+            c.tracks.remove(at: i)
+            return true
+        }
+        guard found else { return }
+        for other in tracks { (other.source as? Mixer)?.removeInput(track) }
+        let generation = publishRouting()
+        waitForClock(toApply: generation)
+        retire(track)
+    }
+
+    /// The tracks in the room, in the order they were added.
+    public var tracks: [AudioTrack] { control.withLock { $0.tracks } }
+
+    /// Room time rendered so far, in samples at 48 kHz.
+    public var position: Int64 { framesRendered.load(ordering: .relaxed) * Int64(AudioFrame.samplesPerChannel) }
+
+    /// True between ``start()`` and the end of the clock's run.
+    public var isRunning: Bool { clockRunning.load(ordering: .acquiring) }
+
+    /// Starts the room clock on a thread of its own. Calling it again does nothing.
+    public func start() {
+        let first = control.withLock { c -> Bool in
+            defer { c.started = true }
+            return !c.started
+        }
+        guard first else { return }
+        clockRunning.store(true, ordering: .releasing)
+        let thread = Thread { [self] in
+            clock.run { index in tick(index) }
+            clockRunning.store(false, ordering: .releasing)
+            clockDone.signal()
+        }
+        thread.name = "roomtap.clock"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Asks the clock to stop after the tick in progress. Idempotent, any thread, never blocks.
+    public func stop() { stopRequested.store(true, ordering: .releasing) }
+
+    /// Blocks until the clock has stopped, then removes every track (firing `onTrackRemoved` for
+    /// each, on this thread) and fires `onFinished`. Idempotent: later calls return at once.
+    public func waitUntilFinished() {
+        let (started, alreadyFinished) = control.withLock { ($0.started, $0.finished) }
+        guard !alreadyFinished else { return }
+        if started {
+            clockDone.wait()
+            clockDone.signal()  // let concurrent or later waiters through
+        }
+        let (remaining, onFinished) = control.withLock { c -> ([AudioTrack], (@Sendable () -> Void)?) in
+            guard !c.finished else { return ([], nil) }
+            c.finished = true
+            defer { c.tracks.removeAll() }
+            return (c.tracks, c.events.onFinished)
+        }
+        publishRouting()
+        for track in remaining { retire(track) }
+        onFinished?()
+    }
+
+    /// Starts the room and waits for it to end (``start()`` then ``waitUntilFinished()``).
+    public func run() {
+        start()
+        waitUntilFinished()
+    }
+
+    // MARK: - Control side
+
+    @discardableResult
+    private func publishRouting() -> UInt64 {
+        let ordered = control.withLock { c in c.tracks.filter { !$0.isDerived } + c.tracks.filter { $0.isDerived } }
+        return routing.withLock { r in
+            r = ordered
+            return routingGeneration.add(1, ordering: .releasing).newValue
+        }
+    }
+
+    private func waitForClock(toApply generation: UInt64) {
+        while clockRunning.load(ordering: .acquiring) && appliedGeneration.load(ordering: .acquiring) < generation {
+            usleep(500)
+        }
+    }
+
+    private func retire(_ track: AudioTrack) {
+        track.removeAllSinks()
+        let handler = control.withLock { $0.events.onTrackRemoved }
+        handler?(track)
+    }
+
+    // MARK: - The room clock's thread
+
+    private func tick(_ index: Int64) -> Bool {
+        if stopRequested.load(ordering: .acquiring) { return false }
+        let side = clockSide
+        let generation = routingGeneration.load(ordering: .acquiring)
+        if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {
+            side.tracks = fresh
+            side.generation = generation
+            appliedGeneration.store(generation, ordering: .releasing)
+        }
+        let roomSample = index * Int64(AudioFrame.samplesPerChannel)
+        var allSourcesFinished = true
+        for track in side.tracks {
+            track.renderFrame(at: roomSample)
+            if !track.isDerived && !track.source.isFinished { allSourcesFinished = false }
+        }
+        framesRendered.store(index + 1, ordering: .relaxed)
+        return !(endsWhenSourcesFinish && allSourcesFinished)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Synchronization
+
+/// Work a ``QueuedSink`` does with frames on its own thread (write a file, send to a socket).
+///
+/// Thread: every method is called on the sink's own thread, never on the room clock's, so it may
+/// block, allocate and do I/O. Throwing stops further consumption: later frames are counted as
+/// dropped and the error comes back from ``QueuedSink/close()``.
+public protocol FrameConsumer: AnyObject {
+    /// Takes one frame, in room-time order. The samples are valid only during the call.
+    func consume(_ frame: AudioFrame) throws
+    /// Called whenever the queue has been drained, and at least every 50 ms while idle: a place
+    /// for periodic work such as refreshing a file header.
+    func drained() throws
+    /// Called once, after the last frame, when the sink is closed.
+    func finish() throws
+}
+
+/// What a ``QueuedSink`` does with a frame when its queue is full.
+public enum OverflowPolicy: Sendable {
+    /// Drop the frame and count it (live rooms: the clock never waits).
+    case drop
+    /// Wait for room in the queue (offline rooms on a ``VirtualClock`` only, where losing audio
+    /// to a slow disk would be wrong and no deadline exists).
+    case wait
+}
+
+/// A sink that copies every frame into a bounded ``FrameQueue`` on the room clock's thread and
+/// hands it to a ``FrameConsumer`` on a thread of its own.
+///
+/// Thread: `onFrame` on the room clock's thread (never blocks under `.drop`, never allocates);
+/// `close`, the counters and `failure` from any other thread.
+public final class QueuedSink<Consumer: FrameConsumer & SendableMetatype>: AudioTrackSink, @unchecked Sendable {
+    /// The queue between the clock and the sink's thread.
+    public let queue: FrameQueue
+    /// What happens when the queue is full.
+    public let policy: OverflowPolicy
+
+    private let consumer: Consumer  // the sink's thread only (and `close` after it has ended)
+    private let wakeThreshold: Int
+    private let dropped = Atomic<Int>(0)
+    private let consumed = Atomic<Int>(0)
+    private let closing = Atomic<Bool>(false)
+    private let consumerSleeping = Atomic<Bool>(false)
+    private let producerWaiting = Atomic<Bool>(false)
+    private let dataReady = DispatchSemaphore(value: 0)
+    private let spaceReady = DispatchSemaphore(value: 0)
+    private let threadDone = DispatchSemaphore(value: 0)
+    private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
+    private let failureBox = Mutex<(any Error)?>(nil)
+
+    /// Starts the sink's thread. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken
+    /// when `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
+    public init(
+        consumer: Consumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
+        policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink"
+    ) {
+        self.consumer = consumer
+        self.queue = FrameQueue(capacity: capacity, channels: channels)
+        self.policy = policy
+        self.wakeThreshold = max(1, min(capacity, wakeThreshold ?? capacity / 4))
+        let thread = Thread { [self] in drainLoop() }
+        thread.name = threadName
+        thread.start()
+    }
+
+    /// Frames dropped: queue full, sink failed, or frames arriving after `close`.
+    public var droppedFrames: Int { dropped.load(ordering: .relaxed) }
+    /// Frames the consumer has taken.
+    public var consumedFrames: Int { consumed.load(ordering: .relaxed) }
+    /// The consumer's first error, if it failed.
+    public var failure: (any Error)? { failureBox.withLock { $0 } }
+
+    public func onFrame(_ frame: AudioFrame) {
+        guard !closing.load(ordering: .relaxed) else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        while !queue.push(frame) {
+            guard policy == .wait else {
+                dropped.add(1, ordering: .relaxed)
+                return
+            }
+            producerWaiting.store(true, ordering: .sequentiallyConsistent)
+            wakeConsumer()
+            if queue.count < queue.capacity { continue }
+            _ = spaceReady.wait(timeout: .now() + .milliseconds(10))
+        }
+        if queue.count >= wakeThreshold { wakeConsumer() }
+    }
+
+    /// Drains what is queued, calls `finish` on the consumer, ends the thread and returns the
+    /// consumer's first error. Idempotent: later calls return the same outcome. Call it after the
+    /// sink was detached (e.g. in `onTrackRemoved`), from any thread but the room clock's.
+    public func close() throws {
+        let outcome = result.withLock { r -> (closed: Bool, error: (any Error)?) in r }
+        if !outcome.closed {
+            closing.store(true, ordering: .sequentiallyConsistent)
+            dataReady.signal()
+            threadDone.wait()
+            let error = failure
+            result.withLock { $0 = (true, error) }
+            if let error { throw error }
+            return
+        }
+        if let error = outcome.error { throw error }
+    }
+
+    private func wakeConsumer() {
+        if consumerSleeping.exchange(false, ordering: .sequentiallyConsistent) { dataReady.signal() }
+    }
+
+    // MARK: - The sink's thread
+
+    private func drainLoop() {
+        while true {
+            while queue.peek({ frame in deliver(frame) }) != nil {
+                queue.pop()
+                if producerWaiting.exchange(false, ordering: .sequentiallyConsistent) { spaceReady.signal() }
+            }
+            attempt { try consumer.drained() }
+            if closing.load(ordering: .sequentiallyConsistent) && queue.count == 0 { break }
+            consumerSleeping.store(true, ordering: .sequentiallyConsistent)
+            if queue.count > 0 || closing.load(ordering: .sequentiallyConsistent) {
+                consumerSleeping.store(false, ordering: .sequentiallyConsistent)
+                continue
+            }
+            _ = dataReady.wait(timeout: .now() + .milliseconds(50))
+            consumerSleeping.store(false, ordering: .sequentiallyConsistent)
+        }
+        attempt { try consumer.finish() }
+        threadDone.signal()
+    }
+
+    private func deliver(_ frame: AudioFrame) {
+        guard failure == nil else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        attempt { try consumer.consume(frame) }
+        if failure == nil { consumed.add(1, ordering: .relaxed) } else { dropped.add(1, ordering: .relaxed) }
+    }
+
+    private func attempt(_ body: () throws -> Void) {
+        guard failure == nil else { return }
+        do { try body() } catch { failureBox.withLock { if $0 == nil { $0 = error } } }
+    }
+}

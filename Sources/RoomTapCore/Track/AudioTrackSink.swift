@@ -1,0 +1,11 @@
+/// Receives a track's audio, one 10 ms frame at a time (the Sora SDK's audio track sink).
+///
+/// Attach with ``AudioTrack/addSink(_:)``. One sink is meant for one track.
+///
+/// Thread: `onFrame` is called on the room clock's thread, every 10 ms of room time, in room-time
+/// order. It must not block, allocate, log or await: a sink that does I/O copies the frame into its
+/// own bounded queue and works on its own thread (see ``QueuedSink``).
+public protocol AudioTrackSink: AnyObject, Sendable {
+    /// Takes one frame. The frame's samples are valid only during this call.
+    func onFrame(_ frame: AudioFrame)
+}
