@@ -1,0 +1,60 @@
+# roomtap — the two commands a fresh machine needs: `make demo` and `make test`.
+# Both install the Debian packages they need when missing (apt-get; sudo when not root).
+
+SWIFT     ?= swift
+# Libraries the package links, tools the tests and sample script use.
+APT_LIBS  := libopus-dev libogg-dev pkg-config
+APT_TOOLS := opus-tools sox
+ROOMTAP_RELEASE := .build/release/roomtap
+FUZZ_SECONDS ?= 300
+
+.PHONY: all deps build demo test test-unit fuzz fuzz-smoke bench lint clean samples
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product roomtap
+
+# Record the bundled sample room: three speakers, bob joins 2.5 s late, carol leaves early.
+demo: build
+	$(ROOMTAP_RELEASE) record \
+	  --file alice=Samples/room/alice.opus \
+	  --file bob=Samples/room/bob.opus@2.5 \
+	  --file carol=Samples/room/carol.opus \
+	  --out out/demo --mix --force
+	@echo "room.json and WAVs in out/demo/"
+
+# Everything: unit, integration (the real CLI) and a short fuzz slice.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-smoke
+
+fuzz-smoke:
+	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20
+
+fuzz: deps
+	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh $(FUZZ_SECONDS)
+
+bench: deps
+	$(SWIFT) build -c release --product roomtap --product roomtap-bench
+	.build/release/roomtap-bench
+
+lint:
+	$(SWIFT) format lint --recursive --strict Package.swift Sources Tests Samples Benchmarks Fuzz
+
+samples:
+	bash Samples/room/generate.sh
+
+clean:
+	rm -rf .build out

@@ -1,0 +1,84 @@
+public import Foundation
+
+/// Runs the real `roomtap` executable built next to the tests and captures what it printed.
+///
+/// The binary is found beside the test bundle (`.build/<config>/roomtap`), or at `$ROOMTAP_BIN`.
+public enum CLIRunner {
+    /// What one run left behind.
+    public struct Outcome: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        /// The stderr lines, without the final empty one.
+        public var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    }
+
+    /// The roomtap executable under test.
+    public static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["ROOMTAP_BIN"] { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !directory.path.isEmpty && directory.path != "/" {
+            let candidate = directory.appendingPathComponent("roomtap")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return candidate
+            }
+            directory.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: ".build/debug/roomtap")
+    }
+
+    /// Runs `roomtap arguments...` in `directory` and waits for it (at most `timeout` seconds,
+    /// after which it is killed and the outcome has status -9).
+    public static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], timeout: Double = 120
+    ) throws -> Outcome {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let collected = Collected()
+        let group = DispatchGroup()
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.set(data, isOut: isOut)
+                group.leave()
+            }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        group.wait()
+        return Outcome(
+            status: process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus,
+            stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
+    }
+
+    private final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var out = Data()
+        private var err = Data()
+        func set(_ data: Data, isOut: Bool) {
+            lock.lock()
+            if isOut { out = data } else { err = data }
+            lock.unlock()
+        }
+        func string(isOut: Bool) -> String {
+            lock.lock()
+            defer { lock.unlock() }
+            return String(decoding: isOut ? out : err, as: UTF8.self)
+        }
+    }
+}

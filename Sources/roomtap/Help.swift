@@ -1,0 +1,83 @@
+/// Help texts (snapshot-tested in RoomTapCLITests).
+enum Help {
+    static func text(for command: String) -> String? {
+        switch command {
+        case "record": record
+        case "repair": repair
+        case "help": topLevel
+        default: nil
+        }
+    }
+
+    static let topLevel = """
+        roomtap — record and route the audio of a multi-party call room
+
+        USAGE: roomtap <command> [options]
+
+        COMMANDS:
+          record    Record every speaker of a room to a time-aligned WAV each (and a mix)
+          repair    Fix the header of WAV files cut short (killed recorder, full disk)
+          help      Show help for a command (roomtap help record)
+
+        OPTIONS:
+          -h, --help    Show this help
+          --version     Show the version
+
+        Exit status: 0 success, 1 failure, 64 usage error.
+
+        """
+
+    static let record = """
+        OVERVIEW: Record every speaker of a room to a time-aligned WAV each.
+
+        Each --file is one speaker's Ogg Opus file (RFC 7845). All speakers share one room timeline
+        that starts at 0: a file starts at room time 0, or at the offset given after '@' (seconds).
+        Every WAV covers the whole room, start to end, with silence where its speaker is absent, so
+        all files of a room have exactly the same number of samples (48 kHz, 16-bit).
+
+        USAGE: roomtap record --file NAME=PATH[@SECONDS] ... --out DIR [options]
+
+        OPTIONS:
+          --file NAME=PATH[@SECONDS]
+                          A speaker: track name, Ogg Opus file, optional start offset in
+                          seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.
+          --out DIR       Output directory (created if missing). Writes DIR/<name>.wav per
+                          speaker, DIR/mix.wav with --mix, and DIR/room.json.
+          --mix           Also write the mix of all speakers (limited, never clips).
+          --channels 1|2  Channels of the speaker files (default 1; stereo sources are
+                          down-mixed). 2 keeps stereo.
+          --force         Overwrite files that already exist in DIR.
+          --allow-truncated
+                          Record files that end mid-page or without an end-of-stream page
+                          (what is there is recorded); without it they are refused.
+          --quiet         No progress and no summary table.
+          -h, --help      Show this help.
+
+        Names are sanitised to [A-Za-z0-9._-] (other characters become '_'), so no file can land
+        outside DIR; names that collide get a suffix (-2, -3, ...). Nothing is overwritten unless
+        --force is given: the command checks every output path before it creates any.
+
+        A corrupt stretch inside a file (bad pages, undecodable packets) is concealed with Opus
+        packet-loss concealment and counted; the timeline is kept. Progress goes to stderr, the
+        summary table to stdout. Ctrl-C stops early and finalises every file.
+
+        EXAMPLE:
+          roomtap record --file alice=a.opus --file bob=b.opus@2.5 --out out/standup --mix
+
+        """
+
+    static let repair = """
+        OVERVIEW: Fix the header of WAV files cut short.
+
+        A recorder killed mid-write (kill -9, power loss, full disk) leaves WAV files whose header
+        may understate the audio after it (roomtap refreshes it every second). repair rewrites the
+        RIFF/RF64 sizes so every complete sample frame in the file is readable, and trims a
+        trailing partial sample frame. The audio bytes are not touched. Running it twice is safe.
+
+        USAGE: roomtap repair FILE...
+
+        OPTIONS:
+          -h, --help      Show this help.
+
+        """
+}

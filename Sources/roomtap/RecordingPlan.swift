@@ -1,0 +1,88 @@
+import Foundation
+import RoomTap
+
+/// Everything `record` checks before it creates a single file: the inputs are readable Ogg Opus,
+/// the output directory is usable, and no output would overwrite anything (unless --force).
+struct RecordingPlan {
+    struct Input {
+        let spec: FileSpec
+        let info: OggOpusFileInfo
+        /// Sanitised, unique file base name.
+        let fileName: String
+        var wavPath: String
+    }
+
+    let options: RecordCommand.Options
+    let inputs: [Input]
+    let outDirectory: String
+    let mixPath: String?
+    let roomJSONPath: String
+    /// Room length expected from the inputs, in samples (the longest offset + duration).
+    let expectedSamples: Int64
+
+    static func make(_ options: RecordCommand.Options) throws -> RecordingPlan {
+        var naming = OutputNaming()
+        if options.mix { naming.reserve("mix") }
+        var inputs: [Input] = []
+        for spec in options.files {
+            let info = try OggOpusFileInfo.inspect(path: spec.path)
+            if info.isTruncated && !options.allowTruncated {
+                throw RuntimeError(
+                    description: "\(spec.path): file is truncated (ends mid-page or without an end-of-stream page); "
+                        + "pass --allow-truncated to record what is there")
+            }
+            inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
+        }
+        let out = options.out
+        try prepareDirectory(out)
+        for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + ".wav") }
+        let mixPath = options.mix ? join(out, "mix.wav") : nil
+        let roomJSON = join(out, "room.json")
+        let outputs = inputs.map(\.wavPath) + [mixPath, roomJSON].compactMap { $0 }
+        let inputPaths = Set(inputs.map { realpathOrSelf($0.spec.path) })
+        for path in outputs {
+            if inputPaths.contains(realpathOrSelf(path)) {
+                throw RuntimeError(description: "\(path) is one of the input files; choose another --out")
+            }
+            if !options.force && FileManager.default.fileExists(atPath: path) {
+                throw RuntimeError(
+                    description: "\(path) already exists; pass --force to overwrite it, or choose another --out")
+            }
+        }
+        let expected = inputs.map { $0.spec.offsetSamples + $0.info.durationSamples }.max() ?? 0
+        return RecordingPlan(
+            options: options, inputs: inputs, outDirectory: out, mixPath: mixPath, roomJSONPath: roomJSON,
+            expectedSamples: expected)
+    }
+
+    private static func prepareDirectory(_ out: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw RuntimeError(description: "--out \(out) exists and is not a directory; choose a directory")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            } catch {
+                let reason = (error as NSError).localizedFailureReason ?? "\(error.localizedDescription)"
+                throw RuntimeError(description: "cannot create output directory \(out): \(reason)")
+            }
+        }
+        guard access(out, W_OK | X_OK) == 0 else {
+            throw RuntimeError(
+                description: "output directory \(out) is not writable (\(String(cString: strerror(errno)))); "
+                    + "choose another --out")
+        }
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    private static func realpathOrSelf(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
