@@ -28,7 +28,8 @@ let package = Package(
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // The public library: re-exports the three above.
-        .target(name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapSinks"], swiftSettings: strict),
+        .target(
+            name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapSinks"], swiftSettings: strict),
         // The command-line tool.
         .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
 
@@ -48,11 +49,13 @@ let package = Package(
         // collecting sink, CLI runner).
         .target(
             name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg"], swiftSettings: strict),
-        .testTarget(name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),
-        .testTarget(name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
     ]
 )

@@ -1,1 +1,36 @@
-import RoomTap
+// roomtap-bench: offline throughput of `roomtap record` (seconds of audio per CPU second) on rooms
+// of 8 and 64 one-minute speakers, and its ratio to a bare libopus decode loop over the same
+// packets, the physical limit for this job. Run with `make bench` (release build).
+import Foundation
+
+let options = BenchOptions.parse()
+let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
+print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
+print("CPU time = user + system of the measured process; best of \(options.repeats) runs each\n")
+
+var rows: [[String]] = [["room", "audio", "roomtap CPU", "roomtap x", "bare decode CPU", "bare x", "ratio", "wall"]]
+for (speakers, mix) in [(8, false), (8, true), (64, false)] {
+    let room = (0..<speakers).map { files[$0 % files.count] }
+    let bare = (0..<options.repeats).map { _ in BareDecode.cpuSeconds(files: room) }.min()!
+    let runs = try (0..<options.repeats).map { _ in try RecorderRun.measure(files: room, mix: mix) }
+    let best = runs.min { $0.cpuSeconds < $1.cpuSeconds }!
+    let audio = Double(speakers) * options.seconds
+    rows.append([
+        "\(speakers) speakers" + (mix ? " +mix" : ""),
+        String(format: "%.0f s", audio),
+        String(format: "%.3f s", best.cpuSeconds),
+        String(format: "%.0f", audio / best.cpuSeconds),
+        String(format: "%.3f s", bare),
+        String(format: "%.0f", audio / bare),
+        String(format: "%.3f", bare / best.cpuSeconds),
+        String(format: "%.3f s", best.wallSeconds),
+    ])
+}
+let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max()! }
+for row in rows {
+    print(
+        row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+}
+print(
+    "\nx = seconds of audio per CPU second; ratio = roomtap throughput / bare libopus decode throughput (target >= 0.85)"
+)

@@ -10,7 +10,9 @@ public enum CLIRunner {
         public let stdout: String
         public let stderr: String
         /// The stderr lines, without the final empty one.
-        public var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+        public var stderrLines: [String] {
+            stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        }
     }
 
     /// The roomtap executable under test.
@@ -20,7 +22,8 @@ public enum CLIRunner {
         while !directory.path.isEmpty && directory.path != "/" {
             let candidate = directory.appendingPathComponent("roomtap")
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            {
                 return candidate
             }
             directory.deleteLastPathComponent()
@@ -62,7 +65,8 @@ public enum CLIRunner {
         process.waitUntilExit()
         group.wait()
         return Outcome(
-            status: process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus,
+            status: process.terminationReason == .uncaughtSignal
+                ? -process.terminationStatus : process.terminationStatus,
             stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
     }
 

@@ -19,7 +19,8 @@ enum RepairCommand {
                 if report.changed {
                     print(
                         "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesBefore))"
-                            + (report.bytesTrimmed > 0 ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
+                            + (report.bytesTrimmed > 0
+                                ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
                 } else {
                     print("\(path): intact: \(report.samplesAfter) samples")
                 }

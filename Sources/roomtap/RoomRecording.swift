@@ -88,7 +88,7 @@ final class RoomRecording: Sendable {
         }
         room.waitUntilFinished()
         progress.finish(room.position)
-        signals.forEach { $0.cancel() }
+        for source in signals { source.cancel() }
 
         let state = shared.withLock { $0 }
         if let firstError = state.errors.first { throw RuntimeError(description: firstError) }

@@ -43,7 +43,9 @@ public final class Room: Sendable {
     }
 
     /// Creates a room driven by `clock`.
-    public init(clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents()) {
+    public init(
+        clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents()
+    ) {
         self.clock = clock
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         control.withLock { $0.events = events }

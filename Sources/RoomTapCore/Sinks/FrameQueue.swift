@@ -62,7 +62,8 @@ public final class FrameQueue: @unchecked Sendable {
         let slot = t % capacity
         let perFrame = AudioFrame.samplesPerChannel * channels
         let view = UnsafeBufferPointer(rebasing: samples[(slot * perFrame)..<((slot + 1) * perFrame)])
-        return try body(AudioFrame(samples: view, channels: channels, roomSample: roomSamples[slot], status: statuses[slot]))
+        return try body(
+            AudioFrame(samples: view, channels: channels, roomSample: roomSamples[slot], status: statuses[slot]))
     }
 
     /// Removes the oldest frame (after `peek`). Consumer only.

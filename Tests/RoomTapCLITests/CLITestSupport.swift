@@ -1,0 +1,45 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// The repository root (for Samples/), found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// The sample room's files.
+func sample(_ name: String) -> String { repositoryRoot.appendingPathComponent("Samples/room/\(name).opus").path }
+
+/// A fresh temporary directory, removed when the test process ends... or left for inspection.
+func temporaryDirectory(_ label: String = #function) throws -> URL {
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("roomtap-cli-tests")
+    let safe = label.filter { $0.isLetter || $0.isNumber }
+    let url = base.appendingPathComponent("\(safe)-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Runs roomtap and fails the test with its output if it did not exit with `status`.
+@discardableResult
+func roomtap(_ arguments: [String], expect status: Int32, in directory: URL? = nil, timeout: Double = 120) throws
+    -> CLIRunner.Outcome
+{
+    let outcome = try CLIRunner.run(arguments, in: directory, timeout: timeout)
+    #expect(
+        outcome.status == status,
+        "roomtap \(arguments.joined(separator: " ")) exited \(outcome.status), stderr: \(outcome.stderr)")
+    return outcome
+}
+
+/// The reference: libopus's own decode of a file's packets (pre-skip and end trim applied).
+func referenceDecode(of path: String, channels: Int = 1) throws -> [Int16] {
+    let dump = try #require(OggPacketDump(path: path))
+    return referenceDecode(
+        packets: dump.audioPackets, channels: channels, preSkip: dump.preSkip,
+        totalSamples: Int(dump.lastGranule) - dump.preSkip, gainQ8: dump.outputGainQ8)
+}
+
+/// Files in `directory`, sorted.
+func listing(_ directory: URL) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+}

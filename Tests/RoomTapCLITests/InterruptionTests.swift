@@ -1,0 +1,87 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// A recorder stopped in the middle: SIGINT finalises every file; SIGKILL leaves files that are
+/// readable as they are and that `roomtap repair` restores completely.
+@Suite("CLI: interrupted recordings", .serialized)
+struct InterruptionTests {
+    /// Starts a long room (carol placed 30 minutes in, so the virtual clock has a lot of silence to
+    /// write) and returns once carol.wav has passed `bytes`.
+    func startLongRoom(out: URL, untilFileHas bytes: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = [
+            "record", "--file", "alice=\(sample("alice"))", "--file", "carol=\(sample("carol"))@1800",
+            "--out", out.path, "--mix",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let wav = out.appendingPathComponent("carol.wav").path
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
+            if size > bytes { break }
+            usleep(2_000)
+        }
+        #expect(process.isRunning, "the room ended before it could be interrupted")
+        return process
+    }
+
+    @Test func sigintFinalisesEveryFileAtTheSameLength() throws {
+        let out = try temporaryDirectory()
+        let process = try startLongRoom(out: out, untilFileHas: 8_000_000)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        var lengths: Set<Int> = []
+        for name in ["alice", "carol", "mix"] {
+            let path = out.appendingPathComponent("\(name).wav").path
+            let (file, samples) = try WAVFile.readSamples(path: path)
+            #expect(Int64(samples.count) * 2 == file.dataSize, "\(name).wav header and data agree")
+            lengths.insert(samples.count)
+        }
+        #expect(lengths.count == 1, "all files of a room have the same length: \(lengths)")
+        #expect((lengths.first ?? 0) > 4_000_000)
+        #expect((lengths.first ?? 0) % 480 == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+        #expect((json as? [String: Any])?["stoppedEarly"] as? Bool == true)
+    }
+
+    @Test func sigkillLeavesReadableFilesThatRepairRestores() throws {
+        let out = try temporaryDirectory()
+        let process = try startLongRoom(out: out, untilFileHas: 20_000_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path))
+
+        let path = out.appendingPathComponent("carol.wav").path
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let asLeft = try WAVFile.inspect(path: path)
+        let onDisk = (Int64(size) - asLeft.dataOffset) / 2
+        let claimed = asLeft.dataSize / 2
+        #expect(claimed <= onDisk, "the header never claims audio that is not there")
+        // At most one second of audio (plus one write buffer) is missing from what the header says.
+        #expect(onDisk - claimed <= 48_000 + 32_768, "header is \(onDisk - claimed) samples behind")
+
+        let outcome = try roomtap(["repair", path, out.appendingPathComponent("alice.wav").path], expect: 0)
+        #expect(outcome.stdout.contains("carol.wav"))
+        let repaired = try WAVFile.inspect(path: path)
+        #expect(repaired.dataSize / 2 == onDisk, "repair restores every complete sample")
+        let again = try roomtap(["repair", path], expect: 0)
+        #expect(again.stdout.contains("intact"), "repair is idempotent: \(again.stdout)")
+    }
+
+    @Test func repairRefusesWhatIsNotAWAV() throws {
+        let dir = try temporaryDirectory()
+        let text = dir.appendingPathComponent("notes.wav")
+        try Data("not a wav".utf8).write(to: text)
+        let outcome = try roomtap(["repair", text.path], expect: 1)
+        #expect(outcome.stderrLines.count == 1)
+        #expect(outcome.stderr.contains("notes.wav"))
+        #expect(try Data(contentsOf: text) == Data("not a wav".utf8))
+    }
+}
