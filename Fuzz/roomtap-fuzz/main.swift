@@ -1,1 +1,85 @@
-@main struct Fuzz { static func main() {} }
+// libFuzzer entry point for roomtap's parsers and the Ogg Opus decode path, all in memory.
+//
+//   bash Fuzz/run.sh SECONDS        build with -sanitize=fuzzer and fuzz (corpus under /tmp)
+//   swift run roomtap-fuzz FILE...  plain build: run the target once over each file (a crash repro)
+//
+// Each input goes to OpusHead.parse, OpusTags.parse, and through the whole ingest path from a
+// byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
+// Besides crashes it checks invariants and traps when one fails: the source renders exactly the
+// length inspect announced, finishes on the right frame, and a frame is silent only outside the
+// file's span.
+import RoomTapCore
+import RoomTapIngest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Audio rendered per input at most (60 s at 48 kHz), so that a file announcing hours of audio
+/// (legitimately, or through granule jumps the demuxer accepted) keeps an iteration fast.
+private let maxRenderedSamples: Int64 = 48_000 * 60
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    _ = OpusHead.parse(bytes)
+    _ = OpusTags.parse(bytes)
+    // The first byte picks the output channels and the offset, so both paths are fuzzed.
+    let selector = size > 0 ? Int(data[0]) : 0
+    let channels = selector & 1 == 0 ? 1 : 2
+    let offset = Int64(selector >> 1) * 97
+    guard let source = try? OggOpusFileSource(bytes: bytes, name: "fuzz", channels: channels, offset: offset) else {
+        return 0
+    }
+    render(source)
+    return 0
+}
+
+private func render(_ source: OggOpusFileSource) {
+    let frame = AudioFrame.samplesPerChannel
+    let end = source.endRoomSample
+    let last = min(end, source.offset + maxRenderedSamples)
+    let buffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: frame * source.channels)
+    defer { buffer.deallocate() }
+    var roomSample: Int64 = 0
+    while roomSample < last {
+        let status = source.render(into: buffer, at: roomSample)
+        let inSpan = roomSample + Int64(frame) > source.offset && roomSample < end
+        check(status == .silence ? true : inSpan, "audio outside the file's span")
+        if status == .silence { check(buffer.allSatisfy { $0 == 0 }, "a silent frame holds samples") }
+        roomSample += Int64(frame)
+        check(source.isFinished == (roomSample >= end), "isFinished on the wrong frame")
+    }
+    check(source.holes >= 0 && source.decodeErrors >= 0 && source.concealedSamples >= 0, "counters")
+}
+
+private func check(_ condition: Bool, _ what: StaticString) {
+    if !condition { fatalError("invariant failed: \(what)") }
+}
+
+#if !FUZZING
+    /// Without libFuzzer: runs the target once over each file named on the command line.
+    @main
+    struct FuzzMain {
+        static func main() {
+            var count = 0
+            for path in CommandLine.arguments.dropFirst() {
+                guard let file = fopen(path, "rb") else {
+                    print("roomtap-fuzz: cannot open \(path)")
+                    exit(1)
+                }
+                var bytes: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let n = fread(&chunk, 1, chunk.count, file)
+                    if n <= 0 { break }
+                    bytes += chunk[0..<n]
+                }
+                fclose(file)
+                _ = bytes.withUnsafeBufferPointer { fuzz($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
+                count += 1
+            }
+            print("roomtap-fuzz: ran \(count) input(s) without a crash (build with Fuzz/run.sh to fuzz)")
+        }
+    }
+#endif

@@ -1,0 +1,55 @@
+public import RoomTapCore
+
+/// A sink that records a track to a WAV file: a ``QueuedSink`` whose consumer is a ``WAVWriter``.
+///
+/// `onFrame` copies the frame into a bounded queue on the room clock's thread (never blocking under
+/// `.drop`, never allocating); a thread of the sink's own writes it. Frames the queue drops become
+/// silence in the file, so the file stays on the room timeline. A write failure (disk full) stops
+/// the writing, leaves a valid file of what was written, counts every later frame as dropped, and
+/// comes back from ``close()``.
+///
+/// Thread: `onFrame` on the room clock's thread; `close` and the counters from any other thread.
+/// Call ``close()`` once the sink is detached (e.g. in `onTrackRemoved`): until then the sink's
+/// thread keeps it alive.
+public final class WAVFileSink: AudioTrackSink, @unchecked Sendable {
+    /// The file written.
+    public let path: String
+    /// Channels in the file.
+    public let channels: Int
+    private let writer: WAVWriter
+    private let sink: QueuedSink<WAVWriter>
+
+    /// Creates the file (see ``WAVWriter/init(path:channels:options:)`` for the errors) and starts
+    /// the sink's thread. `capacity` is the queue length in 10 ms frames (256 = 2.56 s); `policy`
+    /// `.wait` only for offline rooms on a virtual clock.
+    public init(
+        path: String, channels: Int, options: WAVWriter.Options = .init(), policy: OverflowPolicy = .drop,
+        capacity: Int = 256
+    ) throws(WAVError) {
+        writer = try WAVWriter(path: path, channels: channels, options: options)
+        self.path = path
+        self.channels = channels
+        sink = QueuedSink(
+            consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy, threadName: "roomtap.wav")
+    }
+
+    /// Queues the frame for writing. Room clock's thread.
+    public func onFrame(_ frame: AudioFrame) { sink.onFrame(frame) }
+
+    /// Frames not written: the queue was full, the writer had failed, or they came after `close`.
+    public var droppedFrames: Int { sink.droppedFrames }
+
+    /// Frames handed to the writer.
+    public var consumedFrames: Int { sink.consumedFrames }
+
+    /// Samples per channel in the file so far (see ``WAVWriter/samplesWritten``).
+    public var samplesWritten: Int64 { writer.samplesWritten }
+
+    /// The writer's error, once writing has failed.
+    public var failure: (any Error)? { sink.failure }
+
+    /// Writes what is queued, finishes the file (exact sizes, fsync) and stops the thread.
+    /// Idempotent: later calls return the same outcome. Throws the ``WAVError`` that stopped the
+    /// writing, if any.
+    public func close() throws { try sink.close() }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Glibc
+import RoomTapCore
+import RoomTapSinks
+import RoomTapTestSupport
+import Synchronization
+import Testing
+
+/// The sink as the room uses it: one file per track, all on one timeline; a full disk stops the
+/// writing cleanly.
+@Suite struct WAVFileSinkTests {
+    @Test func aRoomRecordsEveryTrackToAlignedFilesOfTheSameLength() throws {
+        let dir = try TemporaryDirectory()
+        let sinks = Mutex<[String: WAVFileSink]>([:])
+        let closed = Mutex<[String: Int64]>([:])
+        let room = Room(
+            clock: VirtualClock(),
+            events: RoomEvents(
+                onTrackAdded: { track in
+                    let sink = try! WAVFileSink(
+                        path: dir.file("\(track.name).wav"), channels: track.channels,
+                        options: testOptions { $0.description = "roomtap track \(track.name)" }, policy: .wait)
+                    track.addSink(sink)
+                    sinks.withLock { $0[track.name] = sink }
+                },
+                onTrackRemoved: { track in
+                    guard let sink = sinks.withLock({ $0.removeValue(forKey: track.name) }) else { return }
+                    try! sink.close()
+                    closed.withLock { $0[track.name] = sink.samplesWritten }
+                }))
+        let ramp = RampSource(length: 48_000 * 3 + 17)
+        let late = SineSource(frequency: 440, amplitude: 20_000, channels: 2, offset: 60_000, length: 48_000)
+        let short = ConstantSource(1234, length: 4_800)
+        room.addTrack(name: "ramp", source: ramp)
+        room.addTrack(name: "late", source: late)
+        room.addTrack(name: "short", source: short)
+        room.run()
+
+        let frames = (48_000 * 3 + 17 + 479) / 480  // the room ends on the frame the longest source ends in
+        let length = Int64(frames * 480)
+        #expect(closed.withLock { $0 } == ["ramp": length, "late": length, "short": length])
+        for (name, source) in [("ramp", ramp as SyntheticSource), ("late", late), ("short", short)] {
+            let (file, samples) = try WAVFile.readSamples(path: dir.file("\(name).wav"))
+            #expect(file.frameCount == length, "\(name)")
+            #expect(samples == source.expectedSamples(0..<length), "\(name) matches its source, sample for sample")
+            #expect(file.bextDescription == "roomtap track \(name)")
+        }
+    }
+
+    @Test func closeIsIdempotentAndFramesAfterItAreDropped() throws {
+        let dir = try TemporaryDirectory()
+        let sink = try WAVFileSink(path: dir.file("a.wav"), channels: 1, options: testOptions(), policy: .wait)
+        let input = fullScaleNoise(480 * 50)
+        FrameFeeding.feed(input, channels: 1, to: sink)
+        try sink.close()
+        try sink.close()
+        FrameFeeding.feed(fullScaleNoise(480), channels: 1, start: 24_000, to: sink)
+        #expect(sink.droppedFrames == 1 && sink.consumedFrames == 50 && sink.samplesWritten == 24_000)
+        #expect(try WAVFile.readSamples(path: dir.file("a.wav")).samples == input)
+    }
+
+    @Test func aFullDiskStopsWritingLeavesAValidFileAndCloseThrows() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("full.wav")
+        let capacity: Int64 = 100_001  // odd: the last write is cut inside a sample
+        let sink = try WAVFileSink(
+            path: path, channels: 1, options: testOptions { $0.simulatedDiskCapacity = capacity }, policy: .wait,
+            capacity: 16)
+        let input = fullScaleNoise(480 * 300)
+        FrameFeeding.feed(input, channels: 1, to: sink)
+        let error = #expect(throws: WAVError.self) { try sink.close() }
+        #expect(error?.kind == .writeFailed && error?.errno == ENOSPC)
+        #expect(error?.message.contains("No space left on device") == true)
+        #expect(error?.description.contains("\n") == false)
+        #expect(sink.failure != nil)
+        #expect(sink.droppedFrames > 0 && sink.droppedFrames + sink.consumedFrames == 300)
+        // The file holds every complete sample that fit, and says so.
+        let (file, samples) = try WAVFile.readSamples(path: path)
+        #expect(file.fileSize <= capacity && !file.isTruncated && file.fileSize == file.dataOffset + file.dataSize)
+        #expect(file.riffSize == file.fileSize - 8 && file.frameCount == sink.samplesWritten)
+        #expect(samples.count > 40_000 && samples == Array(input.prefix(samples.count)))
+        #expect(throws: WAVError.self) { try sink.close() }  // the same outcome again
+    }
+
+    @Test func aWriterThatFailedKeepsFailing() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("fail.wav")
+        let writer = try WAVWriter(path: path, channels: 2, options: testOptions { $0.simulatedDiskCapacity = 20_000 })
+        let error = #expect(throws: WAVError.self) {
+            try FrameFeeding.feed(fullScaleNoise(960 * 100), channels: 2, to: writer)
+        }
+        #expect(error?.kind == .writeFailed)
+        #expect(throws: WAVError.self) { try writer.finish() }
+        #expect(throws: WAVError.self) { try writer.drained() }
+        let file = try WAVFile.inspect(path: path)
+        #expect(file.frameCount == writer.samplesWritten && file.fileSize <= 20_000 && file.dataSize % 4 == 0)
+    }
+
+    @Test func aHeaderThatDoesNotFitIsReportedAndTheFileRemoved() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("tiny.wav")
+        let error = #expect(throws: WAVError.self) {
+            try WAVWriter(path: path, channels: 1, options: testOptions { $0.simulatedDiskCapacity = 100 })
+        }
+        #expect(error?.kind == .writeFailed && error?.message.hasPrefix("cannot write the header") == true)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
