@@ -34,7 +34,6 @@ demo: build
 	  --out out/demo --mix --force
 	@echo "room.json and WAVs in out/demo/"
 
-# Everything: unit, integration (the real CLI) and a short fuzz slice.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build

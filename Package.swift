@@ -51,6 +51,11 @@ let package = Package(
             name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
+        // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(
+            name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),

@@ -18,7 +18,7 @@ enum BareDecode {
                 total += Int(
                     packet.withUnsafeBufferPointer { p in
                         pcm.withUnsafeMutableBufferPointer { out in
-                            opus_decode(decoder, p.baseAddress, Int32(p.count), out.baseAddress, 5760, 0)
+                            opus_decode(decoder, p.baseAddress, Int32(p.count), out.baseAddress!, 5760, 0)
                         }
                     })
             }

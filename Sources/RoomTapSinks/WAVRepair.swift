@@ -71,7 +71,7 @@ public enum WAVRepair {
             dataSize = stated
             newFileSize = scan.fileSize
         } else {
-            dataSize = present / block * block
+            dataSize = present  // MUTATION
             newFileSize = dataStart + dataSize
         }
         let changed = try writeSizes(

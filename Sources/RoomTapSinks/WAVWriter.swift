@@ -141,8 +141,11 @@ public final class WAVWriter: FrameConsumer {
         try checkOpen()
         let n = Int64(AudioFrame.samplesPerChannel)
         guard frame.roomSample + n > nextRoomSample else { return }
-        if frame.roomSample > nextRoomSample { try appendSilence(frames: frame.roomSample - nextRoomSample) }
-        let skip = Int(nextRoomSample - frame.roomSample)
+        if frame.roomSample > nextRoomSample {
+            try appendSilence(frames: frame.roomSample - nextRoomSample)
+            nextRoomSample = frame.roomSample
+        }
+        let skip = Int(nextRoomSample - frame.roomSample)  // 0...479: the part already in the file
         frame.copy(into: scratch, channels: channels)
         let count = (AudioFrame.samplesPerChannel - skip) * channels
         if buffered + 2 * count > Self.bufferSize { try flush() }
@@ -158,9 +161,14 @@ public final class WAVWriter: FrameConsumer {
     }
 
     /// Rewrites the header if the refresh interval of wall time has passed and there is audio the
-    /// header does not state yet.
+    /// header does not state yet. Does nothing once finished; throws the failure once failed.
     public func drained() throws(WAVError) {
-        guard case .open = state, buffered > 0 || dataBytesWritten != dataBytesInHeader else { return }
+        switch state {
+        case .finished: return
+        case .failed(let error): throw error
+        case .open: break
+        }
+        guard buffered > 0 || dataBytesWritten != dataBytesInHeader else { return }
         if ContinuousClock.now - lastRefresh >= refreshDuration { try refreshHeader() }
     }
 
@@ -212,11 +220,12 @@ public final class WAVWriter: FrameConsumer {
     }
 
     private func refreshHeader(force: Bool) throws(WAVError) {
-        try flush()
-        let total = UInt64(header.dataOffset) + UInt64(dataBytesWritten)
+        if force { try flush() }  // MUTATION
+        let claimed = dataBytesWritten + Int64(buffered)
+        let total = UInt64(header.dataOffset) + UInt64(claimed)
         let becomesRF64 = !header.isRF64 && total > rf64Threshold
         if force || becomesRF64 || dataBytesWritten != dataBytesInHeader {
-            header.setSizes(dataBytes: UInt64(dataBytesWritten), rf64: becomesRF64)
+            header.setSizes(dataBytes: UInt64(claimed), rf64: becomesRF64)
             let code = header.bytes.withUnsafeBytes { PosixFile.pwriteAll(fd: fd, $0, at: 0) }
             if code != 0 { throw fail(code, doing: "rewriting the header") }
             dataBytesInHeader = dataBytesWritten
@@ -344,10 +353,10 @@ public final class WAVWriter: FrameConsumer {
                 path: path, message: "already exists; pass --force to overwrite it, or choose another --out",
                 kind: .alreadyExists, errno: code)
         case ENOENT, ENOTDIR:
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
             return WAVError(
                 path: path,
-                message: "cannot create: \(reason); create the directory \(directory.isEmpty ? "." : directory) "
+                message: "cannot create: \(reason); create the directory \(directory) "
                     + "first, or choose another --out",
                 kind: .cannotOpen, errno: code)
         case EACCES, EPERM, EROFS:

@@ -54,6 +54,8 @@ public struct OggOpusWriter: Sendable {
     public var outputGainQ8: Int16
     /// Audio packets per page (a page is flushed after that many).
     public var packetsPerPage: Int
+    /// Body bytes after which a page is closed early (65025: the largest pages Ogg allows).
+    public var maxPageBytes: Int
     /// Ogg serial number.
     public var serial: Int32
     /// Granule position of the first sample (RFC 7845 §4: nonzero for streams cut from a live one).
@@ -65,7 +67,8 @@ public struct OggOpusWriter: Sendable {
     /// Creates a writer. `frameMilliseconds` is 2.5, 5, 10, 20, 40 or 60.
     public init(
         channels: Int = 1, frameMilliseconds: Double = 20, bitrate: Int = 32_000, complexity: Int = 5,
-        outputGainQ8: Int16 = 0, packetsPerPage: Int = 10, serial: Int32 = 0x5254_4150, startGranule: Int64 = 0,
+        outputGainQ8: Int16 = 0, packetsPerPage: Int = 10, maxPageBytes: Int = 4096, serial: Int32 = 0x5254_4150,
+        startGranule: Int64 = 0,
         vendor: String = "roomtap tests", comments: [String] = ["TITLE=test"]
     ) {
         self.channels = channels
@@ -74,6 +77,7 @@ public struct OggOpusWriter: Sendable {
         self.complexity = complexity
         self.outputGainQ8 = outputGainQ8
         self.packetsPerPage = packetsPerPage
+        self.maxPageBytes = maxPageBytes
         self.serial = serial
         self.startGranule = startGranule
         self.vendor = vendor
@@ -134,7 +138,7 @@ public struct OggOpusWriter: Sendable {
                     p, granule: last ? finalGranule : granule,
                     flushAfter: (i + 1) % packetsPerPage == 0, endOfStream: last))
         }
-        let pages = OggPageBuilder(serial: serial).pages(list)
+        let pages = OggPageBuilder(serial: serial, pageFill: maxPageBytes).pages(list)
         return OggOpusFile(
             bytes: pages.flatMap { $0 }, pages: pages, packets: packets, preSkip: preSkip,
             totalSamples: totalSamples, channels: channels, outputGainQ8: outputGainQ8)

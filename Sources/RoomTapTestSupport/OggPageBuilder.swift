@@ -28,9 +28,15 @@ public struct OggPageBuilder: Sendable {
 
     /// Serial number of the logical stream.
     public var serial: Int32
+    /// Body bytes after which libogg closes a page on its own (`ogg_stream_pageout_fill`); up to
+    /// 65025 (255 segments of 255 bytes) makes the largest pages Ogg allows.
+    public var pageFill: Int
 
     /// Creates a builder for one logical stream.
-    public init(serial: Int32 = 0x5254_4150) { self.serial = serial }
+    public init(serial: Int32 = 0x5254_4150, pageFill: Int = 4096) {
+        self.serial = serial
+        self.pageFill = pageFill
+    }
 
     /// The pages (header + body bytes each) holding `packets`, in order. The first packet opens
     /// the stream (BOS). Remaining packets are flushed at the end.
@@ -41,7 +47,10 @@ public struct OggPageBuilder: Sendable {
         var pages: [[UInt8]] = []
         var page = ogg_page()
         func take(flush: Bool) {
-            while (flush ? ogg_stream_flush(&stream, &page) : ogg_stream_pageout(&stream, &page)) != 0 {
+            let fill = Int32(pageFill)
+            while (flush
+                ? ogg_stream_flush_fill(&stream, &page, fill) : ogg_stream_pageout_fill(&stream, &page, fill)) != 0
+            {
                 var bytes = [UInt8](UnsafeBufferPointer(start: page.header, count: Int(page.header_len)))
                 bytes += UnsafeBufferPointer(start: page.body, count: Int(page.body_len))
                 pages.append(bytes)

@@ -9,7 +9,9 @@ import Synchronization
 public final class RecordingConsumer: FrameConsumer, @unchecked Sendable {
     /// The error thrown when asked to fail.
     public struct Failure: Error, Equatable {
+        /// Index of the frame that failed.
         public let frame: Int
+        public init(frame: Int) { self.frame = frame }
     }
 
     /// Sleep per consumed frame.

@@ -8,7 +8,8 @@ public final class TemporaryDirectory: Sendable {
 
     /// Creates `<tmp>/<prefix>-XXXXXX`.
     public init(prefix: String = "roomtap-test") throws {
-        var template = Array((NSTemporaryDirectory() + "/\(prefix)-XXXXXX").utf8CString)
+        let base = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw CocoaError(.fileWriteUnknown) }
         path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -17,5 +18,5 @@ public final class TemporaryDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// The path of `name` inside the directory.
-    public func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+    public func file(_ name: String) -> String { path + "/" + name }
 }

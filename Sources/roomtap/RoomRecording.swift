@@ -42,9 +42,12 @@ final class RoomRecording: Sendable {
     func run() throws -> Result {
         let options = plan.options
         let startTime = Date()
-        var writerOptions = WAVWriter.Options()
-        writerOptions.overwrite = options.force
-        writerOptions.roomStartTime = startTime
+        let writerOptions = {
+            var o = WAVWriter.Options()
+            o.overwrite = options.force
+            o.roomStartTime = startTime
+            return o
+        }()
 
         let room = Room(clock: VirtualClock(), endsWhenSourcesFinish: true)
         room.setEvents(

@@ -86,8 +86,11 @@ import Testing
         let unsupported = #expect(throws: WAVError.self) { try WAVFile.inspect(path: float) }
         #expect(unsupported?.kind == .unsupportedFormat)
 
-        // No data chunk: cut inside the header.
+        // 16-bit PCM, but no data chunk: cut inside the header.
         let cut = dir.file("cut.wav")
+        b[20] = 1  // PCM
+        b[32] = 2  // block align
+        b[34] = 16  // 16 bits
         try WAVFixtures.setBytes(Array(b.prefix(36)), cut)
         let damaged = #expect(throws: WAVError.self) { try WAVFile.inspect(path: cut) }
         #expect(damaged?.kind == .damaged && damaged?.message.contains("roomtap repair") == true)

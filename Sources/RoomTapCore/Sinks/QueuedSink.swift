@@ -98,6 +98,7 @@ public final class QueuedSink<Consumer: FrameConsumer & SendableMetatype>: Audio
             closing.store(true, ordering: .sequentiallyConsistent)
             dataReady.signal()
             threadDone.wait()
+            threadDone.signal()  // let a concurrent close() through as well
             let error = failure
             result.withLock { $0 = (true, error) }
             if let error { throw error }
