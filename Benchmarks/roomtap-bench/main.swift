@@ -8,10 +8,13 @@ let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
 print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
 print("CPU time = user + system of the measured process; best of \(options.repeats) runs each\n")
 
-var rows: [[String]] = [["room", "audio", "roomtap CPU", "roomtap x", "bare decode CPU", "bare x", "ratio", "wall"]]
+var rows: [[String]] = [
+    ["room", "audio", "roomtap CPU", "roomtap x", "bare decode CPU", "bare x", "ratio", "round-robin bare", "ratio", "wall"]
+]
 for (speakers, mix) in [(8, false), (8, true), (64, false)] {
     let room = (0..<speakers).map { files[$0 % files.count] }
     let bare = (0..<options.repeats).map { _ in BareDecode.cpuSeconds(files: room) }.min()!
+    let roundRobin = (0..<options.repeats).map { _ in BareDecode.cpuSeconds(files: room, order: .roundRobin) }.min()!
     let runs = try (0..<options.repeats).map { _ in try RecorderRun.measure(files: room, mix: mix) }
     let best = runs.min { $0.cpuSeconds < $1.cpuSeconds }!
     let audio = Double(speakers) * options.seconds
@@ -23,6 +26,8 @@ for (speakers, mix) in [(8, false), (8, true), (64, false)] {
         String(format: "%.3f s", bare),
         String(format: "%.0f", audio / bare),
         String(format: "%.3f", bare / best.cpuSeconds),
+        String(format: "%.3f s", roundRobin),
+        String(format: "%.3f", roundRobin / best.cpuSeconds),
         String(format: "%.3f s", best.wallSeconds),
     ])
 }

@@ -37,7 +37,8 @@ package final class FileByteSource: ByteSource {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
-            throw IngestError(.unreadable, path: path, message: "cannot be read (\(Self.describe(e))); check its permissions")
+            throw IngestError(
+                .unreadable, path: path, message: "cannot be read (\(Self.describe(e))); check its permissions")
         }
         self.fd = fd
     }

@@ -15,17 +15,22 @@ import COpus
 ///
 /// Placing a page (granule `G` of a page is the end of the last packet completing on it):
 /// - normally a page follows the previous one without a gap;
-/// - after a hole (a page lost to a CRC failure, or missing by sequence number) the packets of the
-///   next good page start at `G - (their summed durations)`; the gap before them is for the decoder
-///   to conceal. A forward jump is believed only if the pages missing by sequence number (plus one)
-///   could have held it (255 packets of 120 ms each per page); otherwise the page follows on, so a
-///   corrupt granule cannot stretch the file to years. A granule that points backwards is ignored
-///   (the audio is never moved back over what was already played);
+/// - when `G` says the page's packets start later, at `G - (their summed durations)`, they are put
+///   there and the gap before them is for the decoder to conceal. That is what a hole looks like
+///   (pages lost to a CRC failure, or missing by sequence number: libogg's `ogg_stream_packetout`
+///   returns -1), and also a gap a muxer left on purpose. A forward jump is believed only if the
+///   pages missing by sequence number, plus one, could have held it (255 packets of 120 ms each per
+///   page); otherwise the page follows on, so a corrupt granule cannot stretch a file to years;
+/// - a granule that points backwards is ignored: audio is never moved back over what was played;
 /// - on the end-of-stream page a granule smaller than the page's end trims the end (RFC 7845 §4.4);
+///   if a hole comes right before that page, the trim cannot be told from the hole and the page is
+///   placed as if untrimmed (at most one packet early);
 /// - a packet whose duration cannot be read (invalid TOC) counts as long as the last valid packet
 ///   (20 ms until one is seen); the decoder conceals it.
+/// The first audio page sets the starting granule (RFC 7845 §4.5) unless a hole precedes it, in
+/// which case the stream is taken to start at granule 0.
 ///
-/// Thread: confined to one thread (the reader's rules apply: no allocation after the first pages).
+/// Thread: confined to one thread. No allocation after init (see ``OggPacketReader``).
 package final class OggOpusDemuxer {
     /// Most samples (per channel, 48 kHz) one page can hold: 255 packets of 120 ms.
     package static let maxSamplesPerPage: Int64 = 255 * 5760
@@ -88,12 +93,6 @@ package final class OggOpusDemuxer {
     /// Places on the timeline: sync losses (CRC failures, junk) plus holes in this stream that no
     /// sync loss explains (pages cut out cleanly). Each damaged region counts once.
     package var damageCount: Int { reader.syncLosses + unexplainedHoles }
-
-    /// The file ended mid-page (bytes were left that never formed a page).
-    package var endedMidPage: Bool { ended && !sawEndOfStream && reader.buffered > 0 }
-
-    /// The source failed to read (an I/O error); the data was treated as ending there.
-    package var readFailed: Bool { reader.readFailed }
 
     /// Packet `i` of the current page.
     @inline(__always)
@@ -249,7 +248,8 @@ package final class OggOpusDemuxer {
             if reader.hole {
                 throw IngestError(
                     .badHeader, path: path,
-                    message: "the page holding the OpusTags header is missing or damaged; re-copy or re-encode the file")
+                    message: "the page holding the OpusTags header is missing or damaged; re-copy or re-encode the file"
+                )
             }
             if reader.packetCount > 0 { break }
         }

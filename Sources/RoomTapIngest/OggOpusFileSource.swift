@@ -7,12 +7,15 @@ import Synchronization
 /// exact to the sample (offsets need not be multiples of 480). Before the offset and after the last
 /// playable sample the source renders zeros with status `.silence`; a frame holding some audio is
 /// `.normal` (even if part of it is silence), and a frame holding any concealed sample (PLC over a
-/// hole, an undecodable packet) is `.concealed`. Damage never stops the source: see
+/// hole, an undecodable packet, the silence filling a long hole) is `.concealed`. Damage never stops the source: see
 /// ``OggOpusStreamDecoder`` for how holes keep their time.
 ///
 /// ``isFinished`` becomes true in the tick that rendered the last playable sample (or, for an empty
 /// file, the tick that reached the offset), so a room of files ends on exactly the right frame:
 /// `ceil((offset + info.durationSamples) / 480)` frames.
+///
+/// The file is read twice: in full by the preflight at init (headers, length, damage), then
+/// streamed while rendering.
 ///
 /// Thread: create anywhere; after it is handed to a room, `render` and `isFinished` run on the room
 /// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 64 KiB

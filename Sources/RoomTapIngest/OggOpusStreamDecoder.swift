@@ -6,14 +6,18 @@
 /// is concealed so that later audio keeps its place on the timeline:
 /// - a gap before a page (pages lost to CRC failures or missing) and a packet libopus cannot decode
 ///   are filled with Opus packet-loss concealment in steps of at most 20 ms, for up to
-///   ``maxConcealment`` (200 ms, after which PLC has faded out anyway) and with zeros after that,
-///   which keeps a long hole cheap;
+///   ``maxConcealment`` (200 ms; longer PLC would only stretch a fading guess) and with zeros after
+///   that, which also keeps a long hole cheap;
 /// - every sample so filled counts in ``concealedSamples`` and is flagged as concealed.
 /// In-band FEC (LBRR) of the next packet is not used: offline files rarely carry it.
 ///
-/// Thread: confined to one thread. Buffers are allocated at init; `read` does not allocate, but
-/// may read one chunk (64 KiB) from the byte source when the demuxer needs more data — acceptable
-/// for offline files, and the only blocking call on this path.
+/// Buffering: one scratch buffer of 120 ms (the longest Opus packet, 5760 samples per channel) is
+/// allocated at init and doubles as the FIFO: a packet (or PLC step) is decoded into it and read out
+/// across as many 10 ms frames as it spans; the next one is decoded only once it is drained.
+///
+/// Thread: confined to one thread. `read` does not allocate, but may read one chunk (64 KiB) from
+/// the byte source when the demuxer needs more data — acceptable for offline files, and the only
+/// blocking call on this path.
 package final class OggOpusStreamDecoder {
     /// Longest stretch of one gap concealed with PLC; the rest of the gap is zeros (200 ms).
     package static let maxConcealment: Int64 = 9_600

@@ -11,8 +11,9 @@ import COgg
 /// whose BOS page starts with the wanted packet; pages of every other stream are skipped. Chained
 /// files: the caller stops at the selected stream's EOS page; later links are never read.
 ///
-/// Thread: confined to one thread. After the first pages, reading does not allocate (libogg grows
-/// its buffers to the largest page seen and reuses them); it may block in `read(2)` for one chunk.
+/// Thread: confined to one thread. Reading does not allocate after `selectStream`: the sync buffer
+/// and the stream's packet storage are grown to their worst case up front (libogg otherwise grows
+/// them on the first large page); it may block in `read(2)` for one chunk.
 package final class OggPacketReader {
     /// Bytes requested from the source per read.
     package static let chunkSize = 64 * 1024
@@ -109,7 +110,7 @@ package final class OggPacketReader {
         case damaged
     }
 
-    /// Reads the BOS pages at the start of the file (RFC 3533 §6: all BOS pages of a multiplexed
+    /// Reads the BOS pages at the start of the file (RFC 3533 §4: all BOS pages of a multiplexed
     /// stream come first) and selects the first logical stream whose first packet satisfies
     /// `isWanted` (given the body of the BOS page, which starts with that packet).
     package func selectStream(where isWanted: (UnsafeRawBufferPointer) -> Bool) -> Selection {
@@ -216,7 +217,8 @@ package final class OggPacketReader {
                 continue
             }
             guard packetCount < Self.maxPacketsPerPage + 1 else { continue }
-            packets[packetCount] = UnsafeRawBufferPointer(start: packet.pointee.packet, count: Int(packet.pointee.bytes))
+            packets[packetCount] = UnsafeRawBufferPointer(
+                start: packet.pointee.packet, count: Int(packet.pointee.bytes))
             packetCount += 1
         }
         return true

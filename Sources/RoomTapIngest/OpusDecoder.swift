@@ -32,7 +32,8 @@ package final class OpusPacketDecoder {
 
     /// Decodes one packet into `pcm` (room for `maxFrames` samples per channel). Returns samples per
     /// channel, or a negative libopus error (`OPUS_INVALID_PACKET`, `OPUS_BUFFER_TOO_SMALL`).
-    package func decode(_ packet: UnsafeRawBufferPointer, into pcm: UnsafeMutablePointer<Int16>, maxFrames: Int) -> Int {
+    package func decode(_ packet: UnsafeRawBufferPointer, into pcm: UnsafeMutablePointer<Int16>, maxFrames: Int) -> Int
+    {
         guard let base = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), packet.count > 0 else {
             return Int(OPUS_INVALID_PACKET)
         }

@@ -74,7 +74,7 @@ public struct OpusHead: Sendable, Equatable {
     /// Parses an `OpusHead` packet. Returns nil when the bytes are not an `OpusHead` or the header
     /// is invalid per RFC 7845 (major version != 0, no channels, a channel count or mapping table
     /// that does not fit the mapping family). Trailing bytes after the header are ignored (§5.1:
-    /// later minor versions may add fields). Does not allocate beyond the mapping table.
+    /// later minor versions may add fields). Allocates only the small mapping table array.
     public static func parse(_ bytes: UnsafeRawBufferPointer) -> OpusHead? {
         guard case .success(let head) = validate(bytes) else { return nil }
         return head
@@ -102,8 +102,8 @@ public struct OpusHead: Sendable, Equatable {
             case .tooShort(let n):
                 "OpusHead is \(n) bytes, shorter than the 19 RFC 7845 requires; the file is damaged, re-encode it"
             case .unsupportedVersion(let v):
-                "OpusHead version \(v >> 4).\(v & 15) is not supported (major version must be 0); "
-                    + "re-encode with opusenc or ffmpeg -c:a libopus"
+                "OpusHead version \(v) (major version \(v >> 4)) is not supported, roomtap reads major version 0 "
+                    + "(RFC 7845); re-encode with opusenc or ffmpeg -c:a libopus"
             case .noChannels:
                 "OpusHead says 0 channels; the file is damaged, re-encode it"
             case .channelCount(let family, let channels):

@@ -56,9 +56,11 @@ struct BroadcastExtension: Equatable {
             var time = time_t(seconds)
             var parts = tm()
             gmtime_r(&time, &parts)
-            originationDate = Self.digits(Int(parts.tm_year) + 1900, 4) + "-" + Self.digits(Int(parts.tm_mon) + 1, 2)
+            originationDate =
+                Self.digits(Int(parts.tm_year) + 1900, 4) + "-" + Self.digits(Int(parts.tm_mon) + 1, 2)
                 + "-" + Self.digits(Int(parts.tm_mday), 2)
-            originationTime = Self.digits(Int(parts.tm_hour), 2) + ":" + Self.digits(Int(parts.tm_min), 2) + ":"
+            originationTime =
+                Self.digits(Int(parts.tm_hour), 2) + ":" + Self.digits(Int(parts.tm_min), 2) + ":"
                 + Self.digits(Int(parts.tm_sec), 2)
             let sinceMidnight = Int64(parts.tm_hour) * 3600 + Int64(parts.tm_min) * 60 + Int64(parts.tm_sec)
             let fraction = Int64(((t - seconds) * Double(sampleRate)).rounded(.down))

@@ -10,7 +10,8 @@ struct PosixFile {
 
     /// Opens an existing file for reading (`forUpdate` false) or reading and writing.
     static func open(path: String, forUpdate: Bool) throws(WAVError) -> PosixFile {
-        let fd = Glibc.open(path, (forUpdate ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO must not hang; it is refused below. No effect on regular files.
+        let fd = Glibc.open(path, (forUpdate ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             let hint = code == ENOENT ? "check the path" : "check the path and its permissions"

@@ -4,9 +4,9 @@ public import RoomTapCore
 ///
 /// `onFrame` copies the frame into a bounded queue on the room clock's thread (never blocking under
 /// `.drop`, never allocating); a thread of the sink's own writes it. Frames the queue drops become
-/// silence in the file, so the file stays on the room timeline. A write failure (disk full) stops
-/// the writing, leaves a valid file of what was written, counts every later frame as dropped, and
-/// comes back from ``close()``.
+/// silence in the file (also at the end: ``close()`` pads up to the last frame offered), so the
+/// file stays on the room timeline. A write failure (disk full) stops the writing, leaves a valid
+/// file of what was written, counts every later frame as dropped, and comes back from ``close()``.
 ///
 /// Thread: `onFrame` on the room clock's thread; `close` and the counters from any other thread.
 /// Call ``close()`` once the sink is detached (e.g. in `onTrackRemoved`): until then the sink's
@@ -34,7 +34,10 @@ public final class WAVFileSink: AudioTrackSink, @unchecked Sendable {
     }
 
     /// Queues the frame for writing. Room clock's thread.
-    public func onFrame(_ frame: AudioFrame) { sink.onFrame(frame) }
+    public func onFrame(_ frame: AudioFrame) {
+        writer.noteOffered(end: frame.roomSample + Int64(AudioFrame.samplesPerChannel))
+        sink.onFrame(frame)
+    }
 
     /// Frames not written: the queue was full, the writer had failed, or they came after `close`.
     public var droppedFrames: Int { sink.droppedFrames }

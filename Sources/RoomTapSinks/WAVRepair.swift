@@ -71,7 +71,7 @@ public enum WAVRepair {
             dataSize = stated
             newFileSize = scan.fileSize
         } else {
-            dataSize = present  // MUTATION
+            dataSize = present / block * block
             newFileSize = dataStart + dataSize
         }
         let changed = try writeSizes(

@@ -1,6 +1,6 @@
 public import Foundation
-public import RoomTapCore
 import Glibc
+public import RoomTapCore
 import Synchronization
 
 /// Writes a track to a 16-bit PCM WAV file at 48 kHz, crash-safe: RIFF, switching to RF64
@@ -85,6 +85,8 @@ public final class WAVWriter: FrameConsumer {
     private var samplesSinceRefresh: Int64 = 0
     private var lastRefresh: ContinuousClock.Instant
     private let writtenCounter = Atomic<Int64>(0)
+    /// End (exclusive room sample) of the last frame offered to the sink, set from the clock's thread.
+    private let offeredEnd = Atomic<Int64>(.min)
 
     /// Creates the file and writes a valid header of an empty file at once.
     ///
@@ -180,6 +182,11 @@ public final class WAVWriter: FrameConsumer {
         case .failed(let error): throw error
         case .open: break
         }
+        let end = offeredEnd.load(ordering: .acquiring)
+        if end > nextRoomSample {  // the queue dropped the last frames: the file still ends where the room did
+            try appendSilence(frames: end - nextRoomSample)
+            nextRoomSample = end
+        }
         try refreshHeader(force: true)
         if options.syncOnFinish && fsync(fd) != 0 && errno != EINVAL { throw fail(errno, doing: "fsync") }
         let closed = Glibc.close(fd)
@@ -202,6 +209,11 @@ public final class WAVWriter: FrameConsumer {
         try refreshHeader(force: false)
     }
 
+    /// Records that a frame ending at room sample `end` (exclusive) was offered to the sink in front
+    /// of this writer, so that ``finish()`` pads silence up to it if the queue dropped the last
+    /// frames. Any thread; does not allocate or block.
+    func noteOffered(end: Int64) { offeredEnd.store(end, ordering: .releasing) }
+
     // MARK: - Internals
 
     private func checkOpen() throws(WAVError) {
@@ -209,8 +221,9 @@ public final class WAVWriter: FrameConsumer {
         case .open: return
         case .failed(let error): throw error
         case .finished:
-            throw WAVError(path: path, message: "the file is already finished; nothing more can be written",
-                           kind: .invalidArgument)
+            throw WAVError(
+                path: path, message: "the file is already finished; nothing more can be written",
+                kind: .invalidArgument)
         }
     }
 
@@ -220,12 +233,11 @@ public final class WAVWriter: FrameConsumer {
     }
 
     private func refreshHeader(force: Bool) throws(WAVError) {
-        if force { try flush() }  // MUTATION
-        let claimed = dataBytesWritten + Int64(buffered)
-        let total = UInt64(header.dataOffset) + UInt64(claimed)
+        try flush()
+        let total = UInt64(header.dataOffset) + UInt64(dataBytesWritten)
         let becomesRF64 = !header.isRF64 && total > rf64Threshold
         if force || becomesRF64 || dataBytesWritten != dataBytesInHeader {
-            header.setSizes(dataBytes: UInt64(claimed), rf64: becomesRF64)
+            header.setSizes(dataBytes: UInt64(dataBytesWritten), rf64: becomesRF64)
             let code = header.bytes.withUnsafeBytes { PosixFile.pwriteAll(fd: fd, $0, at: 0) }
             if code != 0 { throw fail(code, doing: "rewriting the header") }
             dataBytesInHeader = dataBytesWritten
@@ -309,7 +321,9 @@ public final class WAVWriter: FrameConsumer {
     /// Opens the file (O_CREAT|O_EXCL, or O_TRUNC with `overwrite`) and writes `header`; returns
     /// the descriptor, positioned at the first sample.
     private static func create(path: String, header: WAVHeader, options: Options) throws(WAVError) -> Int32 {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL)
+        // O_NONBLOCK only keeps an existing FIFO from hanging the open (it is refused below); writes to
+        // a regular file are unaffected.
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (options.overwrite ? O_TRUNC : O_EXCL)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw openError(path: path, code: errno) }
         var info = stat()

@@ -1,5 +1,5 @@
-public import RoomTap
 import Foundation
+public import RoomTap
 import Synchronization
 
 /// A ``FrameConsumer`` for ``QueuedSink`` tests: records what it consumes, and can be slow
@@ -37,7 +37,8 @@ public final class RecordingConsumer: FrameConsumer, @unchecked Sendable {
         let index = store.withLock { $0.roomSamples.count }
         if let failAt, index >= failAt { throw Failure(frame: index) }
         if delay > .zero {
-            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) * 1e-18)
+            let (seconds, attoseconds) = delay.components
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) * 1e-18)
         }
         store.withLock {
             $0.roomSamples.append(frame.roomSample)

@@ -15,7 +15,9 @@ public func referenceDecode(
     var pcm = [Int16](repeating: 0, count: 5760 * channels)
     for packet in packets {
         let n = packet.withUnsafeBufferPointer { p in
-            pcm.withUnsafeMutableBufferPointer { opus_decode(decoder, p.baseAddress!, Int32(p.count), $0.baseAddress!, 5760, 0) }
+            pcm.withUnsafeMutableBufferPointer {
+                opus_decode(decoder, p.baseAddress!, Int32(p.count), $0.baseAddress!, 5760, 0)
+            }
         }
         guard n > 0 else { break }
         out += pcm[0..<Int(n) * channels]

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A sine wave test source: `amplitude * sin(2π f n / 48000 + phase)`, rounded, in every channel
 /// (the right channel shifted by `stereoPhase` radians). See ``SyntheticSource``.

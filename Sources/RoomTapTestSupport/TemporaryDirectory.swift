@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A fresh directory under the system's temporary directory, removed (with its contents) when the
 /// value is released. For tests that write real files.

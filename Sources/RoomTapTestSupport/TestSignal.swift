@@ -17,7 +17,9 @@ public enum TestSignal {
     }
 
     /// A linear chirp from `from` to `to` Hz over the signal, same on every channel.
-    public static func chirp(from: Double = 100, to: Double = 8_000, samples: Int, amplitude: Double = 0.5, channels: Int = 1)
+    public static func chirp(
+        from: Double = 100, to: Double = 8_000, samples: Int, amplitude: Double = 0.5, channels: Int = 1
+    )
         -> [Int16]
     {
         var out = [Int16](repeating: 0, count: samples * channels)

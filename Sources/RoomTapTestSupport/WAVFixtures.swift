@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import RoomTap
 
 /// WAV files for tests: write one from samples, copy or cut its bytes, run sox on it.

@@ -8,7 +8,8 @@ import Testing
 @Suite struct FrameQueueTests {
     /// A mono frame whose samples all hold `value`.
     private func push(_ queue: FrameQueue, value: Int16, roomSample: Int64, status: FrameStatus = .normal) -> Bool {
-        FrameFeeding.withFrame([Int16](repeating: value, count: 480)[...], channels: 1, roomSample: roomSample, status: status) {
+        let samples = [Int16](repeating: value, count: 480)
+        return FrameFeeding.withFrame(samples[...], channels: 1, roomSample: roomSample, status: status) {
             queue.push($0)
         }
     }

@@ -7,7 +7,8 @@ import Testing
         var output = [Int16](repeating: 0, count: input.count)
         input.withUnsafeBufferPointer { i in
             output.withUnsafeMutableBufferPointer { o in
-                limiter.process(i.baseAddress!, frames: input.count / channels, channels: channels, into: o.baseAddress!)
+                limiter.process(
+                    i.baseAddress!, frames: input.count / channels, channels: channels, into: o.baseAddress!)
             }
         }
         return output

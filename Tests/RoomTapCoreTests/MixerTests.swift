@@ -38,7 +38,9 @@ import Testing
         let (sink, frames) = mix([zeros, late])
         #expect(frames == 101)
         #expect(sink.samples.prefix(48_000).allSatisfy { $0 == 0 })
-        let (silent, _) = mix([SineSource(frequency: 440, offset: 4_800, length: 1), ConstantSource(5, offset: 4_800, length: 1)])
+        let (silent, _) = mix([
+            SineSource(frequency: 440, offset: 4_800, length: 1), ConstantSource(5, offset: 4_800, length: 1),
+        ])
         #expect(silent.statuses.prefix(10).allSatisfy { $0 == .silence }, "all inputs silent: the mix is silence")
         #expect(silent.samples.prefix(4_800).allSatisfy { $0 == 0 })
     }
@@ -81,7 +83,8 @@ import Testing
         }
         // Release is 40 dB/s (≈0.0001 per sample); attack inside a frame is ramped over a 1 ms block.
         #expect(steepestRise < 0.001, "the gain jumps up by \(steepestRise)")
-        #expect(steepestFallInsideAFrame < 1.0 / 48 + 0.001, "the gain drops by \(steepestFallInsideAFrame) in one sample")
+        #expect(
+            steepestFallInsideAFrame < 1.0 / 48 + 0.001, "the gain drops by \(steepestFallInsideAFrame) in one sample")
     }
 
     @Test func stereoIsAveragedIntoAMonoMixAndMonoDuplicatedIntoAStereoMix() {
@@ -92,7 +95,8 @@ import Testing
         let monoSource = ConstantSource(1_234, length: 960)
         let (wide, _) = mix([monoSource], mixChannels: 2)
         #expect(wide.samples == [Int16](repeating: 1_234, count: 1_920))
-        let (both, _) = mix([ConstantSource(1_000, length: 960), ConstantSource(10, right: 20, channels: 2, length: 960)], mixChannels: 2)
+        let pair = [ConstantSource(1_000, length: 960), ConstantSource(10, right: 20, channels: 2, length: 960)]
+        let (both, _) = mix(pair, mixChannels: 2)
         #expect(both.samples == Array([1_010, 1_020].map(Int16.init).repeated(960)))
     }
 

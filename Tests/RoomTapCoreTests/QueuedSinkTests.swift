@@ -30,7 +30,8 @@ import Testing
         #expect(zip(rooms, rooms.dropFirst()).allSatisfy { $0 < $1 })
         let samples = consumer.samples
         for (k, roomSample) in rooms.enumerated().prefix(50) {
-            #expect(Array(samples[(k * 480)..<((k + 1) * 480)]) == ramp.expectedSamples(roomSample..<(roomSample + 480)))
+            let got = Array(samples[(k * 480)..<((k + 1) * 480)])
+            #expect(got == ramp.expectedSamples(roomSample..<(roomSample + 480)))
         }
     }
 

@@ -22,7 +22,8 @@ import Testing
                 },
                 onTrackRemoved: { track in
                     let count = sinks.withLock { $0[track.name]!.frameCount }
-                    log.withLock { $0.append("removed \(track.name) after \(count) frames, \(track.sinks.count) sinks") }
+                    let line = "removed \(track.name) after \(count) frames, \(track.sinks.count) sinks"
+                    log.withLock { $0.append(line) }
                 },
                 onFinished: { log.withLock { $0.append("finished") } }))
         room.addTrack(name: "a", source: RampSource(length: 4_800))
@@ -38,7 +39,8 @@ import Testing
             ])
         for name in ["a", "b"] {
             let sink = sinks.withLock { $0[name]! }
-            #expect(sink.roomSamples == (0..<Int64(frames)).map { $0 * 480 }, "\(name): frame 0 first, every frame once")
+            let expected = (0..<Int64(frames)).map { $0 * 480 }
+            #expect(sink.roomSamples == expected, "\(name): frame 0 first, every frame once")
         }
         #expect(room.tracks.isEmpty)
     }
@@ -81,7 +83,8 @@ import Testing
         let room = Room(
             clock: VirtualClock(),
             events: RoomEvents(onTrackRemoved: { track in
-                removed.withLock { $0.append("\(track.name): \(victimSink.frameCount) frames, \(track.sinks.count) sinks") }
+                let line = "\(track.name): \(victimSink.frameCount) frames, \(track.sinks.count) sinks"
+                removed.withLock { $0.append(line) }
             }))
         let gate = GatedSource(RampSource(length: 48_000), gateFrame: 50)
         room.addTrack(name: "clock", source: gate)

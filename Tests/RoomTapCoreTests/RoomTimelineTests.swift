@@ -39,7 +39,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [(Int64(0), Int64(1)), (0, 479), (0, 480), (0, 481), (0, 48_000), (17, 48_000), (463, 17), (5_000, 1)])
+    @Test(arguments: [
+        (Int64(0), Int64(1)), (0, 479), (0, 480), (0, 481), (0, 48_000), (17, 48_000), (463, 17), (5_000, 1),
+    ])
     func theRoomEndsOnTheFrameInWhichTheLongestSourceFinishes(offset: Int64, length: Int64) {
         let room = Room(clock: VirtualClock())
         let longest = RampSource(offset: offset, length: length)

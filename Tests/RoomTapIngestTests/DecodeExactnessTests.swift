@@ -19,7 +19,9 @@ struct DecodeCase: Sendable, CustomTestStringConvertible {
         var cases: [DecodeCase] = []
         for file in [1, 2] {
             for decode in [1, 2] {
-                for ms in [10.0, 20.0, 60.0] { cases.append(DecodeCase(fileChannels: file, decodeChannels: decode, frameMilliseconds: ms)) }
+                for ms in [10.0, 20.0, 60.0] {
+                    cases.append(DecodeCase(fileChannels: file, decodeChannels: decode, frameMilliseconds: ms))
+                }
             }
         }
         cases.append(DecodeCase(fileChannels: 1, decodeChannels: 1, frameMilliseconds: 20, gainQ8: -1536))

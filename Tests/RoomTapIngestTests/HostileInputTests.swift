@@ -56,13 +56,16 @@ struct HostileInputTests {
         if bytes.starts(with: Array("OggS".utf8)) { bytes[0] = 0 }
         let error = try #require(try reason(bytes))
         #expect(error.reason == .notOgg)
-        #expect(error.message == "not an Ogg file (no OggS capture pattern at the start); give an Ogg Opus file (.opus)")
+        #expect(
+            error.message == "not an Ogg file (no OggS capture pattern at the start); give an Ogg Opus file (.opus)")
     }
 
     @Test func randomBytesAfterOggSAreRefusedWithoutACrash() throws {
         for seed in UInt64(1)...50 {
             var rng = SplitMix64(seed: seed)
-            let bytes = Array("OggS".utf8) + (0..<Int.random(in: 0...3000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let bytes =
+                Array("OggS".utf8)
+                + (0..<Int.random(in: 0...3000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let error = try #require(try reason(bytes))
             #expect([.truncated, .badHeader, .notOpus].contains(error.reason), "seed \(seed): \(error)")
         }
@@ -70,30 +73,51 @@ struct HostileInputTests {
 
     @Test func oggVorbisIsOggButNotOpus() throws {
         let vorbis = OggStreamBuilder.singleStream(packets: [
-            Array("\u{01}vorbis".utf8) + [0, 0, 0, 0, 1, 0x80, 0xBB, 0, 0], Array("\u{03}vorbis".utf8) + [0, 0], [5, 6, 7],
+            Array("\u{01}vorbis".utf8) + [0, 0, 0, 0, 1, 0x80, 0xBB, 0, 0], Array("\u{03}vorbis".utf8) + [0, 0],
+            [5, 6, 7],
         ])
         let error = try #require(try reason(vorbis))
         #expect(error.reason == .notOpus)
-        #expect(error.message == "an Ogg file but not Opus (first packet is not OpusHead); roomtap reads Ogg Opus (RFC 7845)")
+        #expect(
+            error.message
+                == "an Ogg file but not Opus (first packet is not OpusHead); roomtap reads Ogg Opus (RFC 7845)")
     }
 
-    func headerOnly(head: [UInt8], audio: Bool = true) -> [UInt8] {
-        let tags = OpusHeaderBytes.tags()
-        let packets = audio ? [head, tags, [0xF8, 0xFF, 0xFE]] : [head, tags]
+    /// OpusHead `head`, OpusTags and one audio packet, each on a page of its own.
+    func headerOnly(head: [UInt8]) -> [UInt8] {
+        let packets = [head, OpusHeaderBytes.tags(), [0xF8, 0xFF, 0xFE]]
         return OggPageBuilder().build(
-            packets.enumerated().map { .init($0.element, granule: $0.offset == 2 ? 1272 : 0, flushAfter: true, endOfStream: $0.offset == 2) })
+            packets.enumerated().map {
+                .init($0.element, granule: $0.offset == 2 ? 1272 : 0, flushAfter: true, endOfStream: $0.offset == 2)
+            })
     }
 
     @Test(arguments: [
-        ("version 16", OpusHeaderBytes.head(version: 16, channels: 1, preSkip: 312), IngestError.Reason.badHeader, "version"),
+        (
+            "version 16", OpusHeaderBytes.head(version: 16, channels: 1, preSkip: 312), IngestError.Reason.badHeader,
+            "version"
+        ),
         ("0 channels", OpusHeaderBytes.head(channels: 0, preSkip: 312), .badHeader, "0 channels"),
         ("3 channels, family 0", OpusHeaderBytes.head(channels: 3, preSkip: 312), .badHeader, "3 channels"),
-        ("mapping 255", OpusHeaderBytes.head(channels: 2, preSkip: 312, mappingFamily: 255, streams: 2, coupled: 0), .unsupported, "family 255"),
-        ("5.1 surround", OpusHeaderBytes.head(channels: 6, preSkip: 312, mappingFamily: 1, streams: 4, coupled: 2, mapping: [0, 4, 1, 2, 3, 5]), .unsupported, "6 channels"),
-        ("mapping 255 without table", Array(OpusHeaderBytes.head(channels: 1, preSkip: 312).dropLast()) + [255], .badHeader, "mapping table"),
+        (
+            "mapping 255", OpusHeaderBytes.head(channels: 2, preSkip: 312, mappingFamily: 255, streams: 2, coupled: 0),
+            .unsupported, "family 255"
+        ),
+        (
+            "5.1 surround",
+            OpusHeaderBytes.head(
+                channels: 6, preSkip: 312, mappingFamily: 1, streams: 4, coupled: 2, mapping: [0, 4, 1, 2, 3, 5]),
+            .unsupported, "6 channels"
+        ),
+        (
+            "mapping 255 without table", Array(OpusHeaderBytes.head(channels: 1, preSkip: 312).dropLast()) + [255],
+            .badHeader, "mapping table"
+        ),
         ("short head", Array("OpusHead".utf8) + [1, 1], .badHeader, "shorter"),
     ])
-    func badOpusHeadsAreRefusedWithTheirReason(_ name: String, _ head: [UInt8], _ expected: IngestError.Reason, _ words: String) throws {
+    func badOpusHeadsAreRefusedWithTheirReason(
+        _ name: String, _ head: [UInt8], _ expected: IngestError.Reason, _ words: String
+    ) throws {
         let error = try #require(try reason(headerOnly(head: head)))
         #expect(error.reason == expected, "\(name): \(error)")
         #expect(error.message.contains(words), "\(name): \(error.message)")
@@ -101,7 +125,9 @@ struct HostileInputTests {
 
     @Test func aFileThatStopsAfterTheHeadersIsTruncated() throws {
         let head = OpusHeaderBytes.head(channels: 1, preSkip: 312)
-        let pages = OggPageBuilder().pages([.init(head, flushAfter: true), .init(OpusHeaderBytes.tags(), flushAfter: true)])
+        let pages = OggPageBuilder().pages([
+            .init(head, flushAfter: true), .init(OpusHeaderBytes.tags(), flushAfter: true),
+        ])
         let error = try #require(try reason(pages.flatMap { $0 }))
         #expect(error.reason == .truncated)
         #expect(error.message.contains("no audio pages"))
@@ -113,7 +139,8 @@ struct HostileInputTests {
 
     @Test func theSecondPacketMustBeOpusTags() throws {
         let head = OpusHeaderBytes.head(channels: 1, preSkip: 312)
-        let bytes = OggStreamBuilder.singleStream(packets: [head, [0xF8, 1, 2], [0xF8, 1, 2]], granules: [0, 0, 960])
+        let bytes = OggStreamBuilder.singleStream(
+            packets: [head, [0xF8, 1, 2], [0xF8, 1, 2]], granules: [0, 0, 960])
         let error = try #require(try reason(bytes))
         #expect(error.reason == .badHeader)
         #expect(error.message.contains("OpusTags"))
@@ -138,7 +165,11 @@ struct HostileInputTests {
         var cuts: Set<Int> = [1, 3, 4]
         for (i, start) in offsets.enumerated() {
             cuts.insert(start)
-            if i + 1 < offsets.count { cuts.insert((start + offsets[i + 1]) / 2); cuts.insert(start + 1); cuts.insert(start + 27) }
+            if i + 1 < offsets.count {
+                cuts.insert((start + offsets[i + 1]) / 2)
+                cuts.insert(start + 1)
+                cuts.insert(start + 27)
+            }
         }
         let firstAudioPageEnd = offsets[3]
         let scratch = Scratch()
@@ -186,10 +217,13 @@ struct HostileInputTests {
         let source = try OggOpusFileSource(path: path)
         #expect(source.info.durationSamples == Int64(file.totalSamples), "the timeline keeps its length")
         #expect(!source.info.isTruncated)
-        let reference = referenceDecode(packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: file.totalSamples)
+        let reference = referenceDecode(
+            packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: file.totalSamples)
         let r = renderAll(source)
         #expect(r.samples.count == (file.totalSamples + 479) / 480 * 480)
-        #expect(firstDifference(r.samples.prefix(damageStart), reference.prefix(damageStart)) == nil, "exact before the damage")
+        #expect(
+            firstDifference(r.samples.prefix(damageStart), reference.prefix(damageStart)) == nil,
+            "exact before the damage")
         let after = (damageEnd + recovery)..<file.totalSamples
         let quality = snr(reference[after], r.samples[after])
         #expect(quality > minimumSNR, "audio after the damage is back in place: SNR \(quality) dB")
@@ -245,6 +279,25 @@ struct HostileInputTests {
         #expect(r.samples[silent].allSatisfy { $0 == 0 }, "after 200 ms of PLC the hole is silence")
     }
 
+    @Test func junkBetweenPagesIsSkippedWithoutLosingAnySample() throws {
+        let file = Self.clean
+        var damaged = file.bytes
+        var rng = SplitMix64(seed: 3)
+        damaged.insert(
+            contentsOf: (0..<300).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: file.pageOffsets[6])
+        let scratch = Scratch()
+        let source = try OggOpusFileSource(path: try scratch.write(damaged))
+        #expect(source.info.corruptPages == 1, "one place where libogg lost sync")
+        #expect(source.info.durationSamples == Int64(file.totalSamples))
+        let r = renderAll(source)
+        let reference = referenceDecode(
+            packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: file.totalSamples)
+        #expect(Array(r.samples.prefix(file.totalSamples)) == reference, "no page was lost")
+        #expect(source.holes == 1)
+        #expect(source.concealedSamples == 0)
+        #expect(!r.statuses.contains(.concealed))
+    }
+
     @Test func anUndecodablePacketIsConcealedForItsDuration() throws {
         let file = Self.clean
         var packets = file.packets
@@ -291,12 +344,17 @@ struct HostileInputTests {
                 bytes.removeSubrange(a..<min(bytes.count, a + Int.random(in: 1...3000, using: &rng)))
             case 2:
                 let a = Int.random(in: 0..<bytes.count, using: &rng)
-                bytes.insert(contentsOf: (0..<Int.random(in: 1...500, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: a)
+                bytes.insert(
+                    contentsOf: (0..<Int.random(in: 1...500, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }, at: a)
             default:
                 bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &rng)))
             }
             do {
-                let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in try OggOpusFileInfo.inspect(bytes: raw, name: "m") }
+                let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in
+                    try OggOpusFileInfo.inspect(bytes: raw, name: "m")
+                }
                 let (samples, _) = try decodeInMemory(bytes, limit: 48_000 * 60)
                 #expect(Int64(samples.count) == min(info.durationSamples, 48_000 * 60), "inspect and decode agree")
             } catch {
@@ -310,18 +368,24 @@ struct HostileInputTests {
     @Test func theFirstOpusStreamOfAMultiplexedFileIsDecoded() throws {
         let file = Self.clean
         let other = OggPageBuilder(serial: 77).pages([
-            .init(Array("\u{01}vorbis".utf8) + [1, 2, 3], flushAfter: true), .init([9, 9, 9], granule: 100, flushAfter: true),
+            .init(Array("\u{01}vorbis".utf8) + [1, 2, 3], flushAfter: true),
+            .init([9, 9, 9], granule: 100, flushAfter: true),
             .init([8, 8], granule: 200, flushAfter: true, endOfStream: true),
         ])
-        // BOS pages first (RFC 3533 §6), then pages of both streams interleaved.
+        // BOS pages first (RFC 3533 §4), then pages of both streams interleaved.
         var bytes = other[0] + file.pages[0]
         for (i, page) in file.pages.dropFirst().enumerated() {
             bytes += page
             if i + 1 < other.count { bytes += other[i + 1] }
         }
         let decoded = try decodeInMemory(bytes).samples
-        #expect(decoded == referenceDecode(packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: file.totalSamples))
-        let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in try OggOpusFileInfo.inspect(bytes: raw, name: "mux") }
+        #expect(
+            decoded
+                == referenceDecode(
+                    packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: file.totalSamples))
+        let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in
+            try OggOpusFileInfo.inspect(bytes: raw, name: "mux")
+        }
         #expect(info.durationSamples == Int64(file.totalSamples))
         #expect(info.corruptPages == 0)
     }
@@ -330,7 +394,9 @@ struct HostileInputTests {
         let first = Self.clean
         let second = OggOpusWriter(serial: 99).encode(TestSignal.sine(samples: 10_000))
         let bytes = first.bytes + second.bytes
-        let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in try OggOpusFileInfo.inspect(bytes: raw, name: "chain") }
+        let info = try bytes.withUnsafeBytes { (raw) throws(IngestError) in
+            try OggOpusFileInfo.inspect(bytes: raw, name: "chain")
+        }
         #expect(info.durationSamples == Int64(first.totalSamples))
         #expect(!info.isTruncated)
         #expect(try decodeInMemory(bytes).samples.count == first.totalSamples)

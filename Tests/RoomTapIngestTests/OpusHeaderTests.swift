@@ -17,7 +17,8 @@ struct OpusHeaderTests {
     }
 
     @Test func parsesAFamilyOneStereoHeaderWithItsMappingTable() throws {
-        let bytes = OpusHeaderBytes.head(channels: 2, preSkip: 3840, mappingFamily: 1, streams: 1, coupled: 1, mapping: [0, 1])
+        let bytes = OpusHeaderBytes.head(
+            channels: 2, preSkip: 3840, mappingFamily: 1, streams: 1, coupled: 1, mapping: [0, 1])
         let head = try #require(bytes.withUnsafeBytes { OpusHead.parse($0) })
         #expect(head.channelMapping == [0, 1])
         #expect(head.streamCount == 1 && head.coupledStreamCount == 1)
@@ -37,7 +38,10 @@ struct OpusHeaderTests {
         ("family 1 with 9 channels", OpusHeaderBytes.head(channels: 9, preSkip: 312, mappingFamily: 1)),
         ("mapping past the streams", OpusHeaderBytes.head(channels: 2, preSkip: 0, mappingFamily: 1, mapping: [0, 7])),
         ("zero streams", OpusHeaderBytes.head(channels: 1, preSkip: 0, mappingFamily: 1, streams: 0, coupled: 0)),
-        ("more coupled than streams", OpusHeaderBytes.head(channels: 2, preSkip: 0, mappingFamily: 1, streams: 1, coupled: 2)),
+        (
+            "more coupled than streams",
+            OpusHeaderBytes.head(channels: 2, preSkip: 0, mappingFamily: 1, streams: 1, coupled: 2)
+        ),
         ("18 bytes", Array(OpusHeaderBytes.head(channels: 1, preSkip: 312).prefix(18))),
         ("table cut short", Array(OpusHeaderBytes.head(channels: 2, preSkip: 0, mappingFamily: 1).dropLast())),
         ("Vorbis", Array("\u{01}vorbis\0\0\0\0\u{01}\u{44}\u{AC}\0\0".utf8)),

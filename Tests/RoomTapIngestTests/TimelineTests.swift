@@ -17,7 +17,8 @@ struct TimelineTests {
         let scratch = Scratch()
         let file = Self.file()
         let path = try scratch.write(file.bytes)
-        let reference = referenceDecode(packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: Self.length)
+        let reference = referenceDecode(
+            packets: file.packets, channels: 1, preSkip: file.preSkip, totalSamples: Self.length)
         let source = try OggOpusFileSource(path: path, offset: offset)
         #expect(source.offset == offset)
         #expect(source.endRoomSample == offset + Int64(Self.length))
@@ -32,7 +33,9 @@ struct TimelineTests {
         #expect(r.samples[end...].allSatisfy { $0 == 0 })
         let firstAudioFrame = Int(offset) / 480
         #expect(r.statuses.prefix(firstAudioFrame).allSatisfy { $0 == .silence })
-        #expect(r.statuses[firstAudioFrame..<frames].allSatisfy { $0 == .normal }, "frames that mix audio and silence are normal")
+        #expect(
+            r.statuses[firstAudioFrame..<frames].allSatisfy { $0 == .normal },
+            "frames that mix audio and silence are normal")
         #expect(r.statuses[frames...].allSatisfy { $0 == .silence })
     }
 
@@ -40,7 +43,8 @@ struct TimelineTests {
         let scratch = Scratch()
         let file = Self.file()
         let path = try scratch.write(file.bytes)
-        let reference = referenceDecode(packets: file.packets, channels: 2, preSkip: file.preSkip, totalSamples: Self.length)
+        let reference = referenceDecode(
+            packets: file.packets, channels: 2, preSkip: file.preSkip, totalSamples: Self.length)
         let source = try OggOpusFileSource(path: path, channels: 2, offset: 12_345)
         #expect(source.channels == 2)
         let r = renderAll(source)
@@ -79,7 +83,9 @@ struct TimelineTests {
         for tally in tallies.values { #expect(tally.frames.load(ordering: .relaxed) == 1_050) }
         // bob speaks from 0.50 s of his file, which is 3.00 s of room time.
         let bob = tallies["bob"]!.nonzero.withLock { $0 }
-        #expect(bob.first >= 120_000 + 23_000 && bob.first <= 120_000 + 25_000, "bob's first sound near 3.0 s: \(bob.first)")
+        #expect(
+            bob.first >= 120_000 + 23_000 && bob.first <= 120_000 + 25_000, "bob's first sound near 3.0 s: \(bob.first)"
+        )
         #expect(bob.last < 504_000)
         let carol = tallies["carol"]!.nonzero.withLock { $0 }
         #expect(carol.last < 216_000)

@@ -47,10 +47,12 @@ import Testing
     @Test func ds64IsKeptCurrentOnEveryRefreshAfterTheSwitch() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("growing.wav")
-        let writer = try WAVWriter(path: path, channels: 1, options: testOptions {
-            $0.rf64Threshold = 10_000
-            $0.headerRefreshInterval = 0
-        })
+        let writer = try WAVWriter(
+            path: path, channels: 1,
+            options: testOptions {
+                $0.rf64Threshold = 10_000
+                $0.headerRefreshInterval = 0
+            })
         let input = fullScaleNoise(480 * 40)
         var switchedAt: Int?
         for frame in 0..<40 {
@@ -75,7 +77,8 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.file("rf64.wav")
         let input = fullScaleNoise(480 * 2 * 60, seed: 3)
-        let writer = try WAVFixtures.write(input, channels: 2, to: path, options: testOptions { $0.rf64Threshold = 10_000 })
+        let writer = try WAVFixtures.write(
+            input, channels: 2, to: path, options: testOptions { $0.rf64Threshold = 10_000 })
         let full = try WAVFixtures.bytes(path)
         for cut in [writer.dataOffset, writer.dataOffset + 1, writer.dataOffset + 20_003, full.count - 2] {
             let cutPath = dir.file("cut-\(cut).wav")
@@ -109,7 +112,10 @@ import Testing
         #expect(file.ds64SampleCount == 0x1_0000_2000 / 2 && file.fileSize == size)
         let head = try FileHandle(forReadingAtPath: path).map { try $0.read(upToCount: writer.dataOffset + 9_600) }
         let bytes = [UInt8](try #require(head ?? nil))
-        let samples = (0..<4800).map { Int16(bitPattern: UInt16(bytes[writer.dataOffset + 2 * $0]) | UInt16(bytes[writer.dataOffset + 2 * $0 + 1]) << 8) }
+        let samples = (0..<4800).map { (i: Int) -> Int16 in
+            let at = writer.dataOffset + 2 * i
+            return Int16(bitPattern: UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8)
+        }
         #expect(samples == input, "the audio is untouched")
     }
 }

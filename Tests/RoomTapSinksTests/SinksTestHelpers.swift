@@ -34,4 +34,6 @@ func wholeFrames(_ count: Int, channels: Int) -> Int { count / channels / AudioF
 
 /// `count` samples of loud, reproducible white noise (TestSignal at full scale): no two neighbours
 /// alike, so a misplaced byte shows.
-func fullScaleNoise(_ count: Int, seed: UInt64 = 1) -> [Int16] { TestSignal.noise(samples: count, amplitude: 1, seed: seed) }
+func fullScaleNoise(_ count: Int, seed: UInt64 = 1) -> [Int16] {
+    TestSignal.noise(samples: count, amplitude: 1, seed: seed)
+}

@@ -48,7 +48,8 @@ struct SoxInteropTests {
         try FileManager.default.copyItem(atPath: path, toPath: snapshot)
         let stated = try WAVFile.inspect(path: snapshot).frameCount
         let read = try soxSamples(snapshot, dir: dir)
-        #expect(read.count == Int(stated) && read == Array(input.prefix(read.count)) && read.count >= 480 * 250 - 48_000)
+        #expect(read.count == Int(stated) && read == Array(input.prefix(read.count)))
+        #expect(read.count >= 480 * 250 - 48_000)
         _ = try WAVRepair.repair(path: snapshot)
         let repaired = try soxSamples(snapshot, dir: dir)
         #expect(repaired.count >= read.count && repaired == Array(input.prefix(repaired.count)))

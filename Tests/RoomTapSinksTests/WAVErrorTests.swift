@@ -50,7 +50,8 @@ import Testing
         let path = geteuid() == 0 ? "/sys/roomtap-test.wav" : locked + "/a.wav"
         let error = #expect(throws: WAVError.self) { try WAVWriter(path: path, channels: 1) }
         #expect(error?.kind == .cannotOpen)
-        #expect(error?.description == "\(path): cannot create: Permission denied; choose a writable directory with --out")
+        #expect(
+            error?.description == "\(path): cannot create: Permission denied; choose a writable directory with --out")
     }
 
     @Test func aDirectoryOrADeviceIsNotAFileToWrite() throws {
@@ -63,6 +64,15 @@ import Testing
             try WAVWriter(path: "/dev/null", channels: 1, options: testOptions { $0.overwrite = true })
         }
         #expect(device?.message == "is not a regular file; choose a file path for --out")
+        // A FIFO must be refused, not block the open waiting for a peer.
+        let fifo = dir.file("pipe.wav")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let readFIFO = #expect(throws: WAVError.self) { try WAVFile.inspect(path: fifo) }
+        #expect(readFIFO?.kind == .cannotOpen)
+        #expect(throws: WAVError.self) { try WAVRepair.repair(path: fifo) }
+        #expect(throws: WAVError.self) {
+            try WAVWriter(path: fifo, channels: 1, options: testOptions { $0.overwrite = true })
+        }
     }
 
     @Test func onlyMonoAndStereoAreWritten() throws {

@@ -59,6 +59,47 @@ import Testing
         #expect(try WAVFile.readSamples(path: dir.file("a.wav")).samples == input)
     }
 
+    @Test func framesTheQueueDropsBecomeSilenceSoTheFileKeepsTheTimeline() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("drops.wav")
+        // A one-frame queue fed as fast as the test thread can: the writer cannot keep up.
+        let sink = try WAVFileSink(path: path, channels: 1, options: testOptions(), policy: .drop, capacity: 1)
+        let frames = 3_000
+        let input = fullScaleNoise(480 * frames, seed: 8)
+        FrameFeeding.feed(input, channels: 1, to: sink)
+        try sink.close()
+        #expect(sink.droppedFrames > 0, "the test needs drops to mean anything")
+        #expect(sink.droppedFrames + sink.consumedFrames == frames)
+        let (file, samples) = try WAVFile.readSamples(path: path)
+        #expect(file.frameCount == Int64(480 * frames) && sink.samplesWritten == Int64(480 * frames))
+        var silent = 0
+        var wrong = 0
+        for f in 0..<frames {
+            let got = samples[(f * 480)..<((f + 1) * 480)]
+            if got.allSatisfy({ $0 == 0 }) {
+                silent += 1
+            } else if got != input[(f * 480)..<((f + 1) * 480)] {
+                wrong += 1
+            }
+        }
+        #expect(wrong == 0, "every frame that was written is in its place")
+        #expect(silent == sink.droppedFrames, "every dropped frame is silence, the last ones included")
+    }
+
+    @Test func stereoFramesToAMonoSinkAreDownmixedByTheQueue() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("mono.wav")
+        let sink = try WAVFileSink(path: path, channels: 1, options: testOptions(), policy: .wait)
+        let stereo = fullScaleNoise(960 * 20, seed: 12)
+        FrameFeeding.feed(stereo, channels: 2, to: sink)
+        try sink.close()
+        let expected = (0..<(480 * 20)).map { (i: Int) -> Int16 in
+            let sum = Int32(stereo[2 * i]) + Int32(stereo[2 * i + 1])
+            return Int16(sum / 2)
+        }
+        #expect(try WAVFile.readSamples(path: path).samples == expected)
+    }
+
     @Test func aFullDiskStopsWritingLeavesAValidFileAndCloseThrows() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("full.wav")

@@ -59,10 +59,12 @@ import Testing
         let dir = try TemporaryDirectory()
         let midnight = Date(timeIntervalSince1970: 1_709_596_800)  // 2024-03-05 00:00:00 UTC
         let late = dir.file("late.wav")
-        try WAVFixtures.write([], channels: 1, to: late, options: testOptions {
-            $0.roomStartTime = midnight
-            $0.timelineOrigin = 96_000
-        })
+        try WAVFixtures.write(
+            [], channels: 1, to: late,
+            options: testOptions {
+                $0.roomStartTime = midnight
+                $0.timelineOrigin = 96_000
+            })
         let file = try WAVFile.inspect(path: late)
         #expect(file.bextOriginationDate == "2024-03-05" && file.bextOriginationTime == "00:00:00")
         #expect(file.bextTimeReference == 96_000)
@@ -70,7 +72,8 @@ import Testing
         let unknown = dir.file("unknown.wav")
         try WAVFixtures.write([], channels: 1, to: unknown, options: testOptions { $0.timelineOrigin = 480 })
         let noStart = try WAVFile.inspect(path: unknown)
-        #expect(noStart.bextOriginationDate == "" && noStart.bextOriginationTime == "" && noStart.bextTimeReference == 480)
+        #expect(noStart.bextOriginationDate == "" && noStart.bextOriginationTime == "")
+        #expect(noStart.bextTimeReference == 480)
     }
 
     @Test func aLongDescriptionIsCutTo256BytesOnACharacterBoundary() throws {

@@ -9,7 +9,7 @@ import Testing
 @Suite struct WAVRepairTests {
     /// Cuts a finished file at `cut` bytes, repairs it, and checks the outcome against the original.
     private func checkCut(
-        original: String, bytes: [UInt8], samples: [Int16], channels: Int, dataOffset: Int, cut: Int, dir: TemporaryDirectory
+        bytes: [UInt8], samples: [Int16], channels: Int, dataOffset: Int, cut: Int, dir: TemporaryDirectory
     ) throws {
         let path = dir.file("cut-\(cut).wav")
         try WAVFixtures.setBytes(Array(bytes.prefix(cut)), path)
@@ -58,8 +58,7 @@ import Testing
         cuts.formUnion([bytes.count - 3, bytes.count - 2, bytes.count - 1])
         for cut in cuts.sorted() {
             try checkCut(
-                original: original, bytes: bytes, samples: samples, channels: channels, dataOffset: dataOffset, cut: cut,
-                dir: dir)
+                bytes: bytes, samples: samples, channels: channels, dataOffset: dataOffset, cut: cut, dir: dir)
         }
     }
 

@@ -26,7 +26,8 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.file("refresh.wav")
         let input = fullScaleNoise(480 * channels * 200, seed: 7)
-        let writer = try WAVWriter(path: path, channels: channels, options: testOptions { $0.headerRefreshInterval = 0 })
+        let writer = try WAVWriter(
+            path: path, channels: channels, options: testOptions { $0.headerRefreshInterval = 0 })
         var fed = 0
         for batch in [1, 2, 3, 50, 7, 100, 37] {
             let part = Array(input[(fed * 480 * channels)..<((fed + batch) * 480 * channels)])
@@ -157,7 +158,8 @@ import Testing
         // A frame from the past is ignored.
         try FrameFeeding.withFrame(a[...], channels: 1, roomSample: 0) { try writer.consume($0) }
         try writer.finish()
-        let expected = [Int16](repeating: 0, count: 48_000) + a + [Int16](repeating: 0, count: 4_320) + b
+        let expected =
+            [Int16](repeating: 0, count: 48_000) + a + [Int16](repeating: 0, count: 4_320) + b
             + [Int16](repeating: 0, count: 144_000) + c
         let (file, samples) = try WAVFile.readSamples(path: path)
         #expect(samples.count == expected.count && samples == expected)
