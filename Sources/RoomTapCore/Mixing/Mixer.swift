@@ -12,7 +12,8 @@ import Synchronization
 /// effect at the next tick.
 public final class Mixer: FrameSource, @unchecked Sendable {
     public let channels: Int
-    /// A mixer never finishes on its own; the room ends when its source tracks do.
+    /// Always true: a mix never keeps an offline room going (the room ends when its source tracks
+    /// do; derived tracks are not consulted).
     public var isFinished: Bool { true }
 
     private let inputList: Mutex<[AudioTrack]>
