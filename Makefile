@@ -1,6 +1,7 @@
 # roomtap — the two commands a fresh machine needs: `make demo` and `make test`.
 # Both install the Debian packages they need when missing (apt-get; sudo when not root).
 
+SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev pkg-config
@@ -36,10 +37,15 @@ demo: build
 
 # Everything: unit, integration (the real CLI) and a short fuzz run. Tests run on the optimised
 # build, the code users run (the no-allocation test of the 10 ms path is only meaningful there).
+# The last line is the plain "N passed, N failed" summary (Swift Testing's own line precedes it).
 test: deps
 	$(SWIFT) build -c release --build-tests
-	$(SWIFT) test -c release --skip-build
 	$(MAKE) fuzz-smoke
+	set -o pipefail; $(SWIFT) test -c release --skip-build 2>&1 | tee .build/test.log; status=$$?; \
+	  total=$$(sed -nE 's/^.*Test run with ([0-9]+) tests? .*/\1/p' .build/test.log | tail -1); \
+	  failed=$$(grep -E '^✘ Test .* failed after' .build/test.log | grep -vc '^✘ Test run' || true); \
+	  passed=$$(( $${total:-0} - failed )); \
+	  echo "$$passed passed, $$failed failed"; exit $$status
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20
