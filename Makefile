@@ -54,8 +54,11 @@ fuzz: deps
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: deps
-	$(SWIFT) build -c release --product roomtap --product roomtap-bench
+	$(SWIFT) build -c release --product roomtap
+	$(SWIFT) build -c release --product roomtap-bench
 	.build/release/roomtap-bench
+	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	bash Benchmarks/instructions.sh
 
 lint:
 	$(SWIFT) format lint --recursive --strict Package.swift Sources Tests Samples Benchmarks Fuzz

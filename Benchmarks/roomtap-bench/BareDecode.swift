@@ -22,7 +22,10 @@ enum BareDecode {
         defer { for decoder in decoders { opus_decoder_destroy(decoder) } }
         func decode(_ stream: Int, _ index: Int) -> Int {
             let packet = streams[stream][index]
-            return Int(packet.withUnsafeBufferPointer { opus_decode(decoders[stream], $0.baseAddress, Int32($0.count), pcm, 5760, 0) })
+            return Int(
+                packet.withUnsafeBufferPointer {
+                    opus_decode(decoders[stream], $0.baseAddress, Int32($0.count), pcm, 5760, 0)
+                })
         }
         let start = cpuTime()
         var total = 0

@@ -4,18 +4,33 @@
 import Foundation
 
 let options = BenchOptions.parse()
+if !options.bareOnly.isEmpty {
+    print(String(format: "bare decode: %.3f s CPU", BareDecode.cpuSeconds(files: options.bareOnly)))
+    exit(0)
+}
 let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
 print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
 print("CPU time = user + system of the measured process; best of \(options.repeats) runs each\n")
 
 var rows: [[String]] = [
-    ["room", "audio", "roomtap CPU", "roomtap x", "bare decode CPU", "bare x", "ratio", "round-robin bare", "ratio", "wall"]
+    [
+        "room", "audio", "roomtap CPU", "roomtap x", "bare decode CPU", "bare x", "ratio", "round-robin bare", "ratio",
+        "wall",
+    ]
 ]
 for (speakers, mix) in [(8, false), (8, true), (64, false)] {
     let room = (0..<speakers).map { files[$0 % files.count] }
-    let bare = (0..<options.repeats).map { _ in BareDecode.cpuSeconds(files: room) }.min()!
-    let roundRobin = (0..<options.repeats).map { _ in BareDecode.cpuSeconds(files: room, order: .roundRobin) }.min()!
-    let runs = try (0..<options.repeats).map { _ in try RecorderRun.measure(files: room, mix: mix) }
+    // Alternate the three measurements so that a noisy stretch of the machine hits all of them.
+    var bares: [Double] = []
+    var roundRobins: [Double] = []
+    var runs: [RecorderRun.Measurement] = []
+    for _ in 0..<options.repeats {
+        bares.append(BareDecode.cpuSeconds(files: room))
+        roundRobins.append(BareDecode.cpuSeconds(files: room, order: .roundRobin))
+        runs.append(try RecorderRun.measure(files: room, mix: mix))
+    }
+    let bare = bares.min()!
+    let roundRobin = roundRobins.min()!
     let best = runs.min { $0.cpuSeconds < $1.cpuSeconds }!
     let audio = Double(speakers) * options.seconds
     rows.append([

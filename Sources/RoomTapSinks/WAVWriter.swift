@@ -148,12 +148,25 @@ public final class WAVWriter: FrameConsumer {
             nextRoomSample = frame.roomSample
         }
         let skip = Int(nextRoomSample - frame.roomSample)  // 0...479: the part already in the file
-        frame.copy(into: scratch, channels: channels)
+        // WAV is little endian: on a little-endian host the samples go into the buffer as they are.
+        let source: UnsafePointer<Int16>
+        if frame.channels == channels, let base = frame.samples.baseAddress {
+            source = base
+        } else {
+            frame.copy(into: scratch, channels: channels)
+            source = UnsafePointer(scratch)
+        }
         let count = (AudioFrame.samplesPerChannel - skip) * channels
         if buffered + 2 * count > Self.bufferSize { try flush() }
         let out = buffer.baseAddress! + buffered
         let first = skip * channels
-        for i in 0..<count { out.storeBytes(of: scratch[first + i].littleEndian, toByteOffset: 2 * i, as: Int16.self) }
+        #if _endian(little)
+            UnsafeMutableRawPointer(out).copyMemory(from: source + first, byteCount: 2 * count)
+        #else
+            for i in 0..<count {
+                out.storeBytes(of: source[first + i].littleEndian, toByteOffset: 2 * i, as: Int16.self)
+            }
+        #endif
         buffered += 2 * count
         nextRoomSample = frame.roomSample + n
         advance(by: n - Int64(skip))

@@ -48,6 +48,7 @@ public final class QueuedSink<Consumer: FrameConsumer & SendableMetatype>: Audio
     private let threadDone = DispatchSemaphore(value: 0)
     private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
     private let failureBox = Mutex<(any Error)?>(nil)
+    private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
 
     /// Starts the sink's thread. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken
     /// when `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
@@ -134,16 +135,23 @@ public final class QueuedSink<Consumer: FrameConsumer & SendableMetatype>: Audio
     }
 
     private func deliver(_ frame: AudioFrame) {
-        guard failure == nil else {
+        guard !failed.load(ordering: .acquiring) else {
             dropped.add(1, ordering: .relaxed)
             return
         }
         attempt { try consumer.consume(frame) }
-        if failure == nil { consumed.add(1, ordering: .relaxed) } else { dropped.add(1, ordering: .relaxed) }
+        if failed.load(ordering: .acquiring) {
+            dropped.add(1, ordering: .relaxed)
+        } else {
+            consumed.add(1, ordering: .relaxed)
+        }
     }
 
     private func attempt(_ body: () throws -> Void) {
-        guard failure == nil else { return }
-        do { try body() } catch { failureBox.withLock { if $0 == nil { $0 = error } } }
+        guard !failed.load(ordering: .acquiring) else { return }
+        do { try body() } catch {
+            failureBox.withLock { if $0 == nil { $0 = error } }
+            failed.store(true, ordering: .releasing)
+        }
     }
 }
