@@ -2,6 +2,21 @@
 #include <stddef.h>
 #include <errno.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ROOMTAP_SANITIZER 1
+#endif
+#endif
+
+#ifdef ROOMTAP_SANITIZER
+// A sanitizer owns malloc; counting is not available in such builds.
+int roomtap_allocation_counting_available(void) { return 0; }
+void roomtap_count_allocations_on_this_thread(int enabled) { (void)enabled; }
+uint64_t roomtap_counted_allocations(void) { return 0; }
+void roomtap_reset_counted_allocations(void) {}
+#else
+int roomtap_allocation_counting_available(void) { return 1; }
+
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -32,3 +47,4 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
     *out = p;
     return 0;
 }
+#endif

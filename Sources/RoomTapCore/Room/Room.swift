@@ -188,11 +188,9 @@ public final class Room: Sendable {
         }
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
         var allSourcesFinished = true
-        side.tracks.withUnsafeBufferPointer { tracks in
-            for track in tracks {
-                track.renderFrame(at: roomSample)
-                if !track.isDerived && !track.source.isFinished { allSourcesFinished = false }
-            }
+        for track in side.tracks {
+            track.renderFrame(at: roomSample)
+            if !track.isDerived && !track.source.isFinished { allSourcesFinished = false }
         }
         framesRendered.store(index + 1, ordering: .relaxed)
         return !(endsWhenSourcesFinish && allSourcesFinished)

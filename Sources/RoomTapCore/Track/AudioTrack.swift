@@ -86,10 +86,7 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         buffer.status = status
         statistics.record(status)
         let frame = buffer.frame
-        // Borrow the snapshot's elements: no retain/release per sink per frame.
-        state.sinks.withUnsafeBufferPointer { sinks in
-            for sink in sinks { sink.onFrame(frame) }
-        }
+        for sink in state.sinks { sink.onFrame(frame) }
     }
 }
 

@@ -5,6 +5,8 @@
 #define ROOMTAP_ALLOCATION_COUNTER_H
 #include <stdint.h>
 
+/// 1 when counting works (0 in sanitizer builds, where the sanitizer owns malloc).
+int roomtap_allocation_counting_available(void);
 /// Starts (1) or stops (0) counting allocations made by the calling thread.
 void roomtap_count_allocations_on_this_thread(int enabled);
 /// Allocations counted so far, across all opted-in threads.
