@@ -133,9 +133,10 @@ struct RecordErrorTests {
         #expect(outcome.stderr.isEmpty, "stderr: \(outcome.stderr)")
         #expect(try listing(root) == ["out"], "nothing may land outside --out")
         #expect(
-            try listing(out) == [
-                "_.._escape.wav", "_...wav", "a_b-2.wav", "a_b.wav", "mix-2.wav", "mix.wav", "room.json",
-            ].sorted())
+            try listing(out)
+                == [
+                    "_.._escape.wav", "_...wav", "a_b-2.wav", "a_b.wav", "mix-2.wav", "mix.wav", "room.json",
+                ].sorted())
     }
 
     @Test func outputThatIsAnInputIsRefused() throws {
