@@ -25,11 +25,14 @@ let package = Package(
         .target(name: "RoomTapCore", swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
+        // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
+        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
-        // The public library: re-exports the three above.
+        // The public library: re-exports the targets above.
         .target(
-            name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapSinks"], swiftSettings: strict),
+            name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapSinks"],
+            swiftSettings: strict),
         // The command-line tool.
         .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
 
@@ -59,6 +62,8 @@ let package = Package(
         .testTarget(
             name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapRTPTests", dependencies: ["RoomTapRTP", "RoomTapTestSupport", "COpus"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 // The RoomTap library: the room core, ingest and sinks, under one import.
 @_exported public import RoomTapCore
 @_exported public import RoomTapIngest
+@_exported public import RoomTapRTP
 @_exported public import RoomTapSinks

@@ -1,0 +1,6 @@
+import RoomTapRTP
+import Testing
+
+@Test func theRTPTargetLinks() {
+    #expect(Bool(true))
+}
