@@ -20,6 +20,10 @@ struct RecordingPlan {
     /// Room length expected from the inputs, in samples (the longest offset + duration).
     let expectedSamples: Int64
 
+    /// Longest input accepted (48 hours): a damaged or crafted file whose granule positions claim
+    /// more would otherwise make a room of that length.
+    static let maxDurationSamples: Int64 = 48 * 3600 * 48_000
+
     static func make(_ options: RecordCommand.Options) throws -> RecordingPlan {
         var naming = OutputNaming()
         if options.mix { naming.reserve("mix") }
@@ -30,6 +34,11 @@ struct RecordingPlan {
                 throw RuntimeError(
                     description: "\(spec.path): file is truncated (ends mid-page or without an end-of-stream page); "
                         + "pass --allow-truncated to record what is there")
+            }
+            guard info.durationSamples <= maxDurationSamples else {
+                throw RuntimeError(
+                    description: "\(spec.path): the file claims \(info.durationSamples / 48_000 / 3600) hours of audio, "
+                        + "more than roomtap records from one file (48 hours); check the file")
             }
             inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
         }
