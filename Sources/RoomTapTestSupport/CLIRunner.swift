@@ -16,11 +16,17 @@ public enum CLIRunner {
     }
 
     /// The roomtap executable under test.
-    public static var executable: URL {
-        if let path = ProcessInfo.processInfo.environment["ROOMTAP_BIN"] { return URL(fileURLWithPath: path) }
+    public static var executable: URL { executable(named: "roomtap") }
+
+    /// An executable product of this package, built beside the tests (`$ROOMTAP_BIN` overrides
+    /// the path of `roomtap`).
+    public static func executable(named name: String) -> URL {
+        if name == "roomtap", let path = ProcessInfo.processInfo.environment["ROOMTAP_BIN"] {
+            return URL(fileURLWithPath: path)
+        }
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !directory.path.isEmpty && directory.path != "/" {
-            let candidate = directory.appendingPathComponent("roomtap")
+            let candidate = directory.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue
             {
@@ -28,13 +34,14 @@ public enum CLIRunner {
             }
             directory.deleteLastPathComponent()
         }
-        return URL(fileURLWithPath: ".build/debug/roomtap")
+        return URL(fileURLWithPath: ".build/debug/\(name)")
     }
 
     /// Runs `roomtap arguments...` in `directory` and waits for it (at most `timeout` seconds,
     /// after which it is killed and the outcome has status -9).
     public static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], timeout: Double = 120
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], timeout: Double = 120,
+        executable: URL = CLIRunner.executable
     ) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
