@@ -37,7 +37,8 @@ struct RecordingPlan {
             }
             guard info.durationSamples <= maxDurationSamples else {
                 throw RuntimeError(
-                    description: "\(spec.path): the file claims \(info.durationSamples / 48_000 / 3600) hours of audio, "
+                    description:
+                        "\(spec.path): the file claims \(info.durationSamples / 48_000 / 3600) hours of audio, "
                         + "more than roomtap records from one file (48 hours); check the file")
             }
             inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
