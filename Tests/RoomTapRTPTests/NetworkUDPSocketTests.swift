@@ -1,0 +1,101 @@
+import Foundation
+import RoomTapRTP
+import Testing
+
+@Suite("Network: listen addresses and UDP sockets")
+struct NetworkUDPSocketTests {
+    @Test(arguments: [
+        ("127.0.0.1:25000", "127.0.0.1", UInt16(25000)),
+        (":25001", "0.0.0.0", UInt16(25001)),
+        ("[::1]:25002", "::1", UInt16(25002)),
+        ("0.0.0.0:1", "0.0.0.0", UInt16(1)),
+    ])
+    func parsesListenAddresses(text: String, host: String, port: UInt16) throws {
+        let address = try #require(ListenAddress(text))
+        #expect(address.host == host && address.port == port)
+        #expect(ListenAddress(address.description) == address)
+    }
+
+    @Test(arguments: [
+        "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:25000", "::1:25000", "[::1]25000", "1.2.3:5", "",
+    ])
+    func refusesMalformedAddresses(text: String) {
+        #expect(ListenAddress(text) == nil)
+    }
+
+    /// Sends `bytes` to `address` from a fresh socket.
+    func send(_ bytes: [UInt8], to address: ListenAddress) {
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        if address.isIPv6 {
+            var sa = sockaddr_in6()
+            sa.sin6_family = sa_family_t(AF_INET6)
+            sa.sin6_port = address.port.bigEndian
+            inet_pton(AF_INET6, address.host, &sa.sin6_addr)
+            _ = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        } else {
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_port = address.port.bigEndian
+            inet_pton(AF_INET, address.host, &sa.sin_addr)
+            _ = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["127.0.0.1:27101", "[::1]:27102"])
+    func receivesADatagram(text: String) throws {
+        let address = try #require(ListenAddress(text))
+        let socket = try UDPSocket(address: address)
+        let payload: [UInt8] = [0x80, 111, 0, 1, 0, 0, 0, 160, 0xDE, 0xAD, 0xBE, 0xEF, 0xF8, 0xFF, 0xFE]
+        send(payload, to: address)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { buffer.deallocate() }
+        var received = 0
+        for _ in 0..<20 where received == 0 { received = socket.receive(into: buffer, timeoutMilliseconds: 100) ?? -1 }
+        #expect(received == payload.count)
+        #expect(Array(buffer.prefix(received)) == payload)
+        #expect(socket.receive(into: buffer, timeoutMilliseconds: 10) == 0, "a timeout with nothing sent gives 0")
+    }
+
+    @Test func aPortInUseIsOneClearError() throws {
+        let address = try #require(ListenAddress("127.0.0.1:27103"))
+        let first = try UDPSocket(address: address)
+        #expect(throws: UDPSocket.BindError.self) { _ = try UDPSocket(address: address) }
+        do {
+            _ = try UDPSocket(address: address)
+        } catch {
+            #expect(
+                error.description
+                    == "cannot listen on 127.0.0.1:27103: the port is already in use (another recorder or program holds it); choose another --listen port"
+            )
+        }
+        first.close()
+    }
+
+    @Test func closeEndsABlockedReceive() throws {
+        let socket = try UDPSocket(address: try #require(ListenAddress("127.0.0.1:27104")))
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        Thread {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+            defer { buffer.deallocate() }
+            while let n = socket.receive(into: buffer, timeoutMilliseconds: 200) { result.count += n }
+            done.signal()
+        }.start()
+        usleep(50_000)
+        socket.close()
+        #expect(done.wait(timeout: .now() + 2) == .success, "the receive loop ends after close")
+        #expect(socket.isClosed)
+    }
+
+    final class ResultBox: @unchecked Sendable { var count = 0 }
+}
