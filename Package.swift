@@ -63,7 +63,8 @@ let package = Package(
             name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapRTPTests", dependencies: ["RoomTapRTP", "RoomTapTestSupport", "COpus"], swiftSettings: strict),
+            name: "RoomTapRTPTests", dependencies: ["RoomTapRTP", "RoomTapTestSupport", "COpus"],
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),

@@ -1,0 +1,240 @@
+import Foundation
+
+/// Reads a JSON room file into a ``RoomDescription``; the schema is documented in `docs/ROOM-FILE.md`.
+///
+/// ```json
+/// {
+///   "listen": "127.0.0.1",
+///   "participants": [
+///     { "name": "alice", "port": 25000, "ssrc": 1234, "payloadType": 111 },
+///     { "name": "bob",   "port": 25002, "ssrc": "0x5eed", "channels": 2, "address": "::1" }
+///   ]
+/// }
+/// ```
+///
+/// Strict, so a typo never silently records the wrong thing: unknown and repeated keys, wrong types,
+/// out-of-range numbers (a number must be an integer as written: `25000.0` and `2.5e4` are not ports),
+/// bad names, repeated names and repeated (port, SSRC) pairs are errors of the form
+/// `room.json:9: participants[1].port: 70000 is not a port (1-65535)` — the line of the value, its JSON
+/// path, what is wrong and what is expected.
+///
+/// Thread: pure, thread-safe (a value with no shared state).
+struct RoomFileParser {
+    /// Where the data came from, for error messages.
+    let source: String
+
+    /// The keys of the top-level object.
+    static let roomKeys = ["participants", "listen"]
+    /// The keys of a participant object.
+    static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels"]
+    /// The longest name, in characters.
+    static let maximumNameLength = 64
+
+    /// Parses a room file. See ``RoomDescription/parseJSON(_:source:)``.
+    func parse(_ data: Data) throws(RoomDescriptionError) -> RoomDescription {
+        try checkSize(data.count)
+        return try parse(bytes: [UInt8](data))
+    }
+
+    /// Parses a room file from raw bytes (the fuzz entry point).
+    func parse(_ bytes: UnsafeRawBufferPointer) throws(RoomDescriptionError) -> RoomDescription {
+        try checkSize(bytes.count)
+        return try parse(bytes: [UInt8](bytes))
+    }
+
+    private func checkSize(_ size: Int) throws(RoomDescriptionError) {
+        guard size <= RoomDescription.maximumBytes else {
+            throw RoomDescriptionError(
+                .tooLarge, source: source,
+                message: "is \(size) bytes, more than the \(RoomDescription.maximumBytes) bytes (1 MiB) roomtap reads "
+                    + "as a room file; give the room file of one room")
+        }
+    }
+
+    private func parse(bytes: [UInt8]) throws(RoomDescriptionError) -> RoomDescription {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw RoomDescriptionError(
+                .malformed, source: source, message: "is not UTF-8 text; give a JSON room file (docs/ROOM-FILE.md)")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONValue.read(bytes)
+        } catch {
+            throw RoomDescriptionError(
+                .malformed, source: source, line: error.line,
+                message: "not valid JSON: \(error.message); give a JSON room file (docs/ROOM-FILE.md)")
+        }
+        guard case .object(let members) = root.kind else {
+            throw RoomDescriptionError(
+                .malformed, source: source, line: root.line,
+                message: "the room file is \(root.quoted), not a JSON object; "
+                    + "expected {\"participants\": [{\"name\": ..., \"port\": ...}, ...]}")
+        }
+        let room = try fields(members, at: root, path: "", allowed: Self.roomKeys)
+        let listen = try room["listen"].map { (value) throws(RoomDescriptionError) in
+            try address(value, path: "listen")
+        }
+        guard let list = room["participants"] else {
+            throw invalid(root, "", "missing \"participants\"; list the participants: \"participants\": [...]")
+        }
+        guard case .array(let entries) = list.kind else {
+            throw invalid(list, "participants", "\(list.quoted) is not an array; give a list of participants")
+        }
+        guard !entries.isEmpty else {
+            throw invalid(list, "participants", "is empty; list at least one participant")
+        }
+        guard entries.count <= RoomDescription.maximumParticipants else {
+            throw RoomDescriptionError(
+                .tooLarge, source: source, line: list.line,
+                message: "participants: \(entries.count) participants, more than the "
+                    + "\(RoomDescription.maximumParticipants) roomtap describes")
+        }
+
+        var participants: [ParticipantDescription] = []
+        var names: [String: Int] = [:]
+        var streams: [StreamKey: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            let path = "participants[\(index)]"
+            guard case .object(let members) = entry.kind else {
+                throw invalid(entry, path, "\(entry.quoted) is not an object; give {\"name\": ..., \"port\": ...}")
+            }
+            let field = try fields(members, at: entry, path: path, allowed: Self.participantKeys)
+            guard let nameValue = field["name"] else {
+                throw invalid(entry, path, "missing \"name\"; give the participant's track name")
+            }
+            guard let portValue = field["port"] else {
+                throw invalid(entry, path, "missing \"port\"; give the UDP port the participant's RTP arrives on")
+            }
+            let name = try trackName(nameValue, path: path + ".name")
+            let port = try integer(portValue, path: path + ".port", in: 1...65_535, "is not a port (1-65535)")
+            let ssrc = try field["ssrc"].map { (value) throws(RoomDescriptionError) in
+                try self.ssrc(value, path: path + ".ssrc")
+            }
+            let payloadType = try field["payloadType"].map { (value) throws(RoomDescriptionError) in
+                try integer(value, path: path + ".payloadType", in: 0...127, "is not an RTP payload type (0-127)")
+            }
+            let channels = try field["channels"].map { (value) throws(RoomDescriptionError) in
+                try integer(value, path: path + ".channels", in: 1...2, "is not a channel count (1 or 2)")
+            }
+            let participantAddress = try field["address"].map { (value) throws(RoomDescriptionError) in
+                try address(value, path: path + ".address")
+            }
+
+            if let first = names[name] {
+                throw RoomDescriptionError(
+                    .duplicate, source: source, line: nameValue.line,
+                    message: "\(path).name: \(name.quotedForRoomMessage) is already the name of "
+                        + "participants[\(first)]; give each participant its own name")
+            }
+            names[name] = index
+            let key = StreamKey(port: UInt16(port), ssrc: ssrc)
+            if let first = streams[key] {
+                let what = ssrc.map { "port \(port) and ssrc \($0) are" } ?? "port \(port) without an ssrc is"
+                throw RoomDescriptionError(
+                    .duplicate, source: source, line: entry.line,
+                    message: "\(path): \(what) already participants[\(first)]'s; "
+                        + "give each participant its own port, or an ssrc to tell them apart")
+            }
+            streams[key] = index
+            participants.append(
+                ParticipantDescription(
+                    name: name, port: UInt16(port), address: participantAddress ?? listen, ssrc: ssrc,
+                    payloadTypes: payloadType.map { [UInt8($0)] } ?? [], channels: Int(channels ?? 1)))
+        }
+        return RoomDescription(participants: participants)
+    }
+
+    private struct StreamKey: Hashable {
+        var port: UInt16
+        var ssrc: UInt32?
+    }
+
+    // MARK: - Values
+
+    /// The members of an object by key, after refusing unknown and repeated keys.
+    private func fields(
+        _ members: [(key: String, value: JSONValue)], at object: JSONValue, path: String, allowed: [String]
+    ) throws(RoomDescriptionError) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for (key, value) in members {
+            let keyPath = path.isEmpty ? key : "\(path).\(key)"
+            guard allowed.contains(key) else {
+                throw RoomDescriptionError(
+                    .invalidValue, source: source, line: value.line,
+                    message: "\(keyPath.quotedForRoomMessage.dropFirst().dropLast()): unknown key; "
+                        + "the keys are \(allowed.joined(separator: ", "))")
+            }
+            guard result[key] == nil else {
+                throw RoomDescriptionError(
+                    .duplicate, source: source, line: value.line, message: "\(keyPath): repeated key; give it once")
+            }
+            result[key] = value
+        }
+        return result
+    }
+
+    /// An integer written without fraction or exponent, within `range`.
+    private func integer(
+        _ value: JSONValue, path: String, in range: ClosedRange<UInt64>, _ problem: String
+    ) throws(RoomDescriptionError) -> UInt64 {
+        guard case .number(let text) = value.kind, let number = Substring(text).sdpDecimal(maximum: range.upperBound),
+            number >= range.lowerBound
+        else { throw invalid(value, path, "\(value.quoted) \(problem)") }
+        return number
+    }
+
+    /// An SSRC: an integer 0...2^32-1, or a string of decimal digits or `0x` and 1-8 hex digits.
+    private func ssrc(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> UInt32 {
+        let problem = "is not an SSRC (0-4294967295, or a string \"0x...\" of 1-8 hex digits)"
+        switch value.kind {
+        case .number:
+            return UInt32(try integer(value, path: path, in: 0...UInt64(UInt32.max), problem))
+        case .string(let text):
+            let lower = text.lowercased()
+            if lower.hasPrefix("0x") {
+                let digits = lower.dropFirst(2)
+                if (1...8).contains(digits.count), digits.allSatisfy(\.isHexDigit),
+                    let ssrc = UInt32(digits, radix: 16)
+                {
+                    return ssrc
+                }
+            } else if let ssrc = Substring(text).sdpDecimal(maximum: UInt64(UInt32.max)) {
+                return UInt32(ssrc)
+            }
+        default:
+            break
+        }
+        throw invalid(value, path, "\(value.quoted) \(problem)")
+    }
+
+    /// A track name: 1-64 characters, no `/`, no control characters, not `.` or `..` (it names files).
+    private func trackName(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> String {
+        guard case .string(let name) = value.kind, !name.isEmpty, name.count <= Self.maximumNameLength,
+            name != ".", name != "..",
+            !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.generalCategory == .control })
+        else {
+            throw invalid(
+                value, path,
+                "\(value.quoted) is not a track name (1-\(Self.maximumNameLength) characters, "
+                    + "no '/' or control characters, not . or ..)")
+        }
+        return name
+    }
+
+    /// A listen address: an IPv4 or IPv6 literal, or a host name.
+    private func address(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> String {
+        guard case .string(let text) = value.kind,
+            SDPParser.isIPv4Literal(Substring(text)) || SDPParser.isIPv6Literal(Substring(text))
+                || SDPParser.isHostName(Substring(text))
+        else {
+            throw invalid(
+                value, path, "\(value.quoted) is not an IP address or host name (e.g. \"127.0.0.1\", \"::1\")")
+        }
+        return text
+    }
+
+    private func invalid(_ value: JSONValue, _ path: String, _ message: String) -> RoomDescriptionError {
+        RoomDescriptionError(
+            .invalidValue, source: source, line: value.line, message: path.isEmpty ? message : "\(path): \(message)")
+    }
+}
