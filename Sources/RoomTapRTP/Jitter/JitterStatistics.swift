@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Live counters of one jitter buffer, readable from any thread (relaxed atomics: a reading may
+/// lag the audio by a frame, and counters read one after the other are not one snapshot).
+///
+/// Units: packets are counts, `bytes` are payload bytes, samples are per channel at 48 kHz.
+/// Thread: written by the jitter buffer's producer (receive thread) and consumer (room clock's
+/// thread); read anywhere.
+public final class JitterStatistics: Sendable {
+    let packetCounter = Atomic<Int>(0)
+    let byteCounter = Atomic<Int>(0)
+    let lostCounter = Atomic<Int>(0)
+    let fecCounter = Atomic<Int>(0)
+    let concealedCounter = Atomic<Int>(0)
+    let lateCounter = Atomic<Int>(0)
+    let duplicateCounter = Atomic<Int>(0)
+    let reorderedCounter = Atomic<Int>(0)
+    let restartCounter = Atomic<Int>(0)
+    let invalidCounter = Atomic<Int>(0)
+    let overflowCounter = Atomic<Int>(0)
+    let driftCorrectionCounter = Atomic<Int>(0)
+    /// RFC 3550 Appendix A.8 estimator, scaled by 16 (timestamp units).
+    let jitterQ4 = Atomic<Int>(0)
+
+    init() {}
+
+    /// Packets handed to `insert` (every call, whatever its result).
+    public var packets: Int { packetCounter.load(ordering: .relaxed) }
+    /// Payload bytes handed to `insert`.
+    public var bytes: Int { byteCounter.load(ordering: .relaxed) }
+    /// Packets missing at their playout point (concealed or recovered by FEC), whether they
+    /// arrived later (then also counted in ``late``) or never.
+    public var lost: Int { lostCounter.load(ordering: .relaxed) }
+    /// Lost packets whose audio was decoded from the in-band FEC of the packet after them
+    /// (RFC 6716 §2.1.7).
+    public var recoveredByFEC: Int { fecCounter.load(ordering: .relaxed) }
+    /// Samples per channel synthesised by Opus packet-loss concealment (not counting silence).
+    public var concealedSamples: Int { concealedCounter.load(ordering: .relaxed) }
+    /// ``concealedSamples`` in milliseconds.
+    public var concealedMilliseconds: Double { Double(concealedSamples) / 48 }
+    /// Packets that arrived after their playout point (or too far behind to tell) and were dropped.
+    public var late: Int { lateCounter.load(ordering: .relaxed) }
+    /// Packets received twice (the copy is dropped).
+    public var duplicates: Int { duplicateCounter.load(ordering: .relaxed) }
+    /// Packets that arrived after a packet with a higher sequence number.
+    public var reordered: Int { reorderedCounter.load(ordering: .relaxed) }
+    /// Sender restarts detected (sequence or timestamp jumps); each re-anchored the stream.
+    public var restarts: Int { restartCounter.load(ordering: .relaxed) }
+    /// Packets that were not valid Opus (empty, bad TOC, longer than a slot) and were dropped.
+    public var invalid: Int { invalidCounter.load(ordering: .relaxed) }
+    /// Packets dropped because they were too far ahead of playout for the ring.
+    public var overflow: Int { overflowCounter.load(ordering: .relaxed) }
+    /// Samples dropped or repeated to follow the sender's clock (drift correction).
+    public var driftCorrectedSamples: Int { driftCorrectionCounter.load(ordering: .relaxed) }
+    /// RFC 3550 §6.4.1 interarrival jitter, in RTP timestamp units (48 kHz for Opus).
+    /// https://www.rfc-editor.org/rfc/rfc3550#section-6.4.1
+    public var jitter: Int { jitterQ4.load(ordering: .relaxed) >> 4 }
+    /// ``jitter`` in milliseconds.
+    public var jitterMilliseconds: Double { Double(jitterQ4.load(ordering: .relaxed)) / 16 / 48 }
+}

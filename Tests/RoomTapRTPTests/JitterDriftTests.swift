@@ -1,0 +1,96 @@
+import COpus
+import RoomTapCore
+import RoomTapRTP
+import RoomTapTestSupport
+import Testing
+
+/// An hour of a sender whose clock runs ±200 ppm against the room's: the track must not slide.
+@Suite("Opus jitter buffer: sender clock drift")
+struct JitterDriftTests {
+    /// 49 quiet packets and a loud marker, 20 ms each, 12 kb/s (cheap to decode).
+    static let packets: [[UInt8]] = {
+        var pcm = [Int16](repeating: 0, count: 50 * 960)
+        let tone = TestSignal.sine(frequency: 1000, samples: 960, amplitude: 0.9)
+        pcm.replaceSubrange((49 * 960)..<(50 * 960), with: tone)
+        var error: Int32 = 0
+        let encoder = opus_encoder_create(48_000, 1, OPUS_APPLICATION_VOIP, &error)!
+        defer { opus_encoder_destroy(encoder) }
+        _ = roomtap_opus_encoder_set_bitrate(encoder, 12_000)
+        var packets: [[UInt8]] = []
+        var out = [UInt8](repeating: 0, count: 1500)
+        for f in 0..<50 {
+            let n = pcm.withUnsafeBufferPointer { src in
+                out.withUnsafeMutableBufferPointer { dst in
+                    opus_encode(encoder, src.baseAddress! + f * 960, 960, dst.baseAddress!, 1500)
+                }
+            }
+            packets.append(Array(out[0..<Int(n)]))
+        }
+        return packets
+    }()
+
+    @Test(arguments: [200.0, -200.0])
+    func anHourAtTwoHundredPPMStaysWithinOneFrame(ppm: Double) {
+        let hourPackets = 180_000
+        let markerEvery = 3000  // one marker a minute
+        let buffer = OpusJitterBuffer(arrivalToRoom: fakeMapping)!
+        var rng = SplitMix64(seed: 42)
+        let period = 20_000_000.0 / (1 + ppm * 1e-6)
+        let start: UInt64 = 7_777_000
+        func sendTime(_ i: Int) -> UInt64 { start + UInt64((Double(i) * period).rounded()) }
+        func payload(_ i: Int) -> [UInt8] { i % markerEvery == 0 ? Self.packets[49] : Self.packets[i % 49] }
+
+        var frame = [Int16](repeating: 0, count: 480)
+        var next = 0
+        var nextArrival = sendTime(0) + 5_000_000
+        var firstOnset: Int?
+        var worst = 0
+        var markersFound = 0
+        var nextMarker = 0
+        var starved = 0
+        var started = false
+        let lastSend = sendTime(hourPackets - 1)
+        let frames = Int((lastSend + 50_000_000) / 10_000_000)
+        for k in 0..<frames {
+            let now = UInt64(k) * 10_000_000
+            while next < hourPackets && nextArrival <= now {
+                let result = payload(next).withUnsafeBytes {
+                    buffer.insert(
+                        sequence: UInt16(truncatingIfNeeded: 50_000 + next),
+                        timestamp: UInt32(truncatingIfNeeded: 4_000_000_000 + UInt64(next) * 960), payload: $0,
+                        arrival: nextArrival)
+                }
+                #expect(result == .accepted)
+                next += 1
+                nextArrival = sendTime(next) + 5_000_000 + UInt64(rng.nextUnit() * 5_000_000)
+            }
+            let status = frame.withUnsafeMutableBufferPointer { buffer.render(into: $0, at: Int64(k) * 480) }
+            if status == .normal { started = true } else if started && next < hourPackets { starved += 1 }
+            // Marker m belongs at the first marker's onset plus its send-time distance from it.
+            let frameStart = k * 480
+            guard nextMarker < hourPackets else { continue }
+            let predicted = firstOnset.map { $0 + roomSample(sendTime(nextMarker)) - roomSample(sendTime(0)) }
+            if let predicted, frameStart + 480 < predicted - 4800 { continue }
+            if let i = frame.firstIndex(where: { abs(Int($0)) > 8000 }) {
+                let onset = frameStart + i
+                if let predicted { worst = max(worst, abs(onset - predicted)) } else { firstOnset = onset }
+                markersFound += 1
+                nextMarker += markerEvery
+            } else if let predicted, frameStart > predicted + 4800 {
+                worst = .max  // missing
+                nextMarker += markerEvery
+            }
+        }
+        let s = buffer.statistics
+        #expect(markersFound >= 60, "markers found: \(markersFound)")
+        #expect(worst <= 480, "worst marker displacement \(worst) samples")
+        #expect(
+            s.lost == 0 && s.late == 0 && s.concealedSamples == 0 && s.overflow == 0,
+            "lost \(s.lost) late \(s.late) concealed \(s.concealedSamples) overflow \(s.overflow)")
+        #expect(starved == 0)
+        // 200 ppm of an hour is 34 560 samples to drop (fast sender) or repeat (slow one).
+        #expect(s.driftCorrectedSamples > 30_000 && s.driftCorrectedSamples < 40_000, "\(s.driftCorrectedSamples)")
+        // Exactly room-duration samples: one 480-sample frame per tick, whatever the sender did.
+        #expect(frames * 480 == Int(UInt64(frames) * 10_000_000 * 48 / 1_000_000))
+    }
+}
