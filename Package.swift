@@ -57,7 +57,7 @@ let package = Package(
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
-            name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter"],
+            name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes roomtap's Ogg Opus ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
+# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP and the JSON room file, and the Ogg Opus
+# ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
 # frame source) with libFuzzer for SECONDS (default 60).
 #
 #   bash Fuzz/run.sh [SECONDS]
@@ -26,6 +27,12 @@ flags=(--scratch-path "$scratch" -c debug --sanitize=fuzzer -Xswiftc -DFUZZING)
 bin="$("$swift" build "${flags[@]}" --show-bin-path)/roomtap-fuzz"
 
 mkdir -p "$corpus" "$artifacts"
+for f in Tests/RoomTapRTPTests/Fixtures/*.sdp; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
+# RTP with a one-byte header extension (RFC 8285) and an Opus TOC; an RTCP SR followed by a BYE.
+printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85\x00\x00\xf8\xff\xfe' \
+  >"$corpus/seed-rtp-extension.bin"
+printf '\x80\xc8\x00\x06\x00\x0a\x11\xce\xe0\x00\x00\x00\x80\x00\x00\x00\x00\x00\x12\xc0\x00\x00\x00\x19\x00\x00\x02\x58\x81\xcb\x00\x01\x00\x00\x0b\x0b' \
+  >"$corpus/seed-rtcp-sr-bye.bin"
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

@@ -13,14 +13,16 @@
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
 ///
-/// RFC 5761 §4 keeps the two apart by forbidding RTP payload types 64-95 on a multiplexed port
-/// (so that neither PT nor PT + 128 for marked packets can collide with the RTCP packet types
-/// 192-223: FIR, NACK, SR, RR, SDES, BYE, APP, RTPFB, PSFB, XR, ...), and by asking that RTCP packet
-/// types outside 192-223 be used only "when other values have been exhausted". The rule here is
-/// exactly that: version 2 and a second octet in 192...223 is RTCP; anything else goes to the RTP
-/// parser. A second octet of 64...95 (PT 64-95 without the marker) is therefore RTP with a payload
-/// type RFC 5761 forbids, which a receiver drops as an unknown payload type. (libwebrtc also calls
-/// that RTCP; the difference only matters for packets that are invalid either way.)
+/// RFC 5761 §4 keeps the two apart with two rules: "payload type values in the range 64-95 MUST
+/// NOT be used" for RTP on a multiplexed port, and "future RTCP packet type assignments SHOULD be
+/// made after the current assignments in the range 209-223, then in the range 194-199, so that
+/// only the RTP payload types in the range 64-95 are blocked". RTCP packet types therefore live in
+/// 192-223 (FIR, NACK, SR 200, RR 201, SDES 202, BYE 203, APP 204, RTPFB 205, PSFB 206, XR 207,
+/// ...), which is PT 64-95 with the marker bit set. The rule here is exactly that: version 2 and a
+/// second octet in 192...223 is RTCP; anything else goes to the RTP parser. A second octet of
+/// 64...95 (PT 64-95 without the marker) is then RTP with a payload type RFC 5761 forbids, which a
+/// receiver drops as an unknown payload type. (libwebrtc and others test `octet & 0x7F` in 64...95
+/// and call those RTCP too; the difference only concerns packets that are invalid either way.)
 ///
 /// Thread: pure functions, any thread.
 public enum RTPDemux {

@@ -58,8 +58,9 @@ public struct RTPHeaderExtensionElements: Sequence {
     public var isTwoByte: Bool { profile & 0xFFF0 == Self.twoByteProfile }
 
     public func makeIterator() -> Iterator {
-        Iterator(bytes: bytes, form: isOneByte ? .one : isTwoByte ? .two : .none, offset: range.lowerBound,
-                 end: range.upperBound)
+        Iterator(
+            bytes: bytes, form: isOneByte ? .one : isTwoByte ? .two : .none, offset: range.lowerBound,
+            end: range.upperBound)
     }
 
     /// False when an element's length runs past the end of the extension. ID 15 (one-byte form)

@@ -1,0 +1,136 @@
+import Foundation
+
+/// Decides which track an incoming RTP stream belongs to: by the room description (SDP or JSON)
+/// when there is one, else by discovery (an unknown SSRC becomes `ssrc-<hex>`), bounded by
+/// `maxTracks` so that a flood of SSRCs cannot exhaust memory.
+///
+/// Rules, in order, for a packet on `port` from `ssrc` with `payloadType`:
+/// 1. A described port accepts only its described payload types; an undescribed port (or no
+///    description) accepts the dynamic range 96–127 (where Opus lives, RFC 7587 §7) and drops the
+///    static types (PCMU, PCMA, ...).
+/// 2. A stream already routed keeps its track.
+/// 3. A described participant with that port and SSRC claims it.
+/// 4. A described participant on that port without an SSRC claims the first SSRC seen there; a
+///    later SSRC takes the same track over when the current one has been silent for
+///    `takeoverAfter` (a sender that restarted with a new SSRC continues its track).
+/// 5. Otherwise, with a description listing ports, a packet on an unlisted port is dropped;
+///    without one, the stream becomes a new discovered track while fewer than `maxTracks` exist.
+///
+/// Thread: any thread (receive threads); a lock guards the table. Never used on the room clock.
+public final class ParticipantDirectory: @unchecked Sendable {
+    /// Where a packet goes.
+    public enum Route: Equatable, Sendable {
+        /// To the existing track `slot`.
+        case existing(slot: Int)
+        /// To a new track `slot` named `name`: the caller creates the track, then routes there.
+        case new(slot: Int, name: String)
+        /// To the existing track `slot`, whose sender restarted with a new SSRC.
+        case takeover(slot: Int)
+        /// Nowhere.
+        case drop(DropReason)
+    }
+
+    /// Why a packet was dropped.
+    public enum DropReason: String, Sendable, CaseIterable {
+        /// Its payload type is not the described Opus type (or a static type when undescribed).
+        case unknownPayloadType
+        /// `maxTracks` tracks exist already.
+        case tooManyTracks
+        /// The description lists ports and this is not one of them.
+        case unlistedPort
+    }
+
+    /// One track's entry.
+    public struct Slot: Sendable, Equatable {
+        /// The track name (described, or `ssrc-<hex>`).
+        public let name: String
+        /// The description it came from, if any.
+        public let participant: ParticipantDescription?
+        /// The SSRC now feeding it.
+        public var ssrc: UInt32?
+        /// Arrival (CLOCK_MONOTONIC ns) of its last packet.
+        public var lastArrival: UInt64
+    }
+
+    private let description: RoomDescription?
+    private let maxTracks: Int
+    private let takeoverAfter: UInt64
+    private let lock = NSLock()
+    private var slots: [Slot] = []
+    private var routes: [Key: Int] = [:]
+    private var drops: [DropReason: Int] = [:]
+
+    private struct Key: Hashable {
+        let port: UInt16
+        let ssrc: UInt32
+    }
+
+    /// `maxTracks` bounds discovered and described tracks together; `takeoverAfter` is in ns.
+    public init(description: RoomDescription?, maxTracks: Int = 64, takeoverAfter: UInt64 = 2_000_000_000) {
+        self.description = description
+        self.maxTracks = max(1, maxTracks)
+        self.takeoverAfter = takeoverAfter
+    }
+
+    /// Routes one packet (see the rules above) and records its arrival.
+    public func route(port: UInt16, ssrc: UInt32, payloadType: UInt8, arrival: UInt64) -> Route {
+        lock.lock()
+        defer { lock.unlock() }
+        let onPort = description?.participants.filter { $0.port == port } ?? []
+        let accepted =
+            onPort.isEmpty ? (96...127).contains(payloadType) : onPort.contains { $0.acceptsPayloadType(payloadType) }
+        guard accepted else { return drop(.unknownPayloadType) }
+        let key = Key(port: port, ssrc: ssrc)
+        if let slot = routes[key] {
+            slots[slot].lastArrival = arrival
+            return .existing(slot: slot)
+        }
+        if let described = onPort.first(where: { $0.ssrc == ssrc }) { return claim(described, key, arrival) }
+        for described in onPort where described.ssrc == nil {
+            guard let slot = slots.firstIndex(where: { $0.participant == described }) else {
+                return claim(described, key, arrival)
+            }
+            if arrival &- slots[slot].lastArrival >= takeoverAfter {
+                if let old = slots[slot].ssrc { routes[Key(port: port, ssrc: old)] = nil }
+                slots[slot].ssrc = ssrc
+                slots[slot].lastArrival = arrival
+                routes[key] = slot
+                return .takeover(slot: slot)
+            }
+        }
+        if let description, !description.participants.isEmpty, onPort.isEmpty { return drop(.unlistedPort) }
+        return add(
+            Slot(name: "ssrc-" + String(ssrc, radix: 16), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
+    }
+
+    /// The tracks so far, by slot.
+    public var allSlots: [Slot] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots
+    }
+
+    /// Packets dropped for `reason`.
+    public func dropped(_ reason: DropReason) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return drops[reason, default: 0]
+    }
+
+    private func claim(_ described: ParticipantDescription, _ key: Key, _ arrival: UInt64) -> Route {
+        let name = described.name ?? "ssrc-" + String(key.ssrc, radix: 16)
+        return add(Slot(name: name, participant: described, ssrc: key.ssrc, lastArrival: arrival), key)
+    }
+
+    private func add(_ slot: Slot, _ key: Key) -> Route {
+        guard slots.count < maxTracks else { return drop(.tooManyTracks) }
+        slots.append(slot)
+        routes[key] = slots.count - 1
+        return .new(slot: slots.count - 1, name: slot.name)
+    }
+
+    private func drop(_ reason: DropReason) -> Route {
+        drops[reason, default: 0] += 1
+        return .drop(reason)
+    }
+}
