@@ -4,63 +4,64 @@ import RoomTap
 import RoomTapTestSupport
 import Testing
 
-/// The live path: `insert` (receive thread) and `render` (room clock) of the Opus jitter buffer
-/// make no heap allocation, through loss, FEC recovery and PLC.
-@Suite(
-    "The jitter buffer does not allocate", .serialized,
-    .enabled(if: roomtap_allocation_counting_available() == 1, "a sanitizer owns malloc in this build"))
-struct JitterBufferAllocationTests {
-    /// 300 packets of 20 ms speech-like audio with in-band FEC.
-    static func packets() -> [[UInt8]] {
-        let pcm = TestSignal.speechLike(samples: 300 * 960)
-        var error: Int32 = 0
-        let encoder = opus_encoder_create(48_000, 1, OPUS_APPLICATION_VOIP, &error)!
-        defer { opus_encoder_destroy(encoder) }
-        _ = roomtap_opus_encoder_set_inband_fec(encoder, 1)
-        _ = roomtap_opus_encoder_set_packet_loss_perc(encoder, 20)
-        var out = [UInt8](repeating: 0, count: 1500)
-        return (0..<300).map { f in
-            let n = pcm.withUnsafeBufferPointer { s in
-                out.withUnsafeMutableBufferPointer {
-                    opus_encode(encoder, s.baseAddress! + f * 960, 960, $0.baseAddress!, 1500)
-                }
-            }
-            return Array(out[0..<Int(n)])
-        }
-    }
-
-    @Test func insertAndRenderMakeNoAllocation() throws {
-        let packets = Self.packets()
-        let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
-        let made = OpusJitterBuffer(arrivalToRoom: mapping)
-        let buffer = try #require(made)
-        var frame = [Int16](repeating: 0, count: 480)
-        var next = 0
-        var random = SplitMix64(seed: 3)
-        roomtap_reset_counted_allocations()
-        for k in 0..<700 {
-            let now = UInt64(k) * 10_000_000
-            while next < packets.count && UInt64(next) * 20_000_000 + 5_000_000 <= now {
-                if random.nextUnit() > 0.1 || next > 250 {  // 10 % loss, then a clean tail
-                    let arrival = UInt64(next) * 20_000_000 + 5_000_000
-                    packets[next].withUnsafeBytes { payload in
-                        roomtap_count_allocations_on_this_thread(1)
-                        buffer.insert(
-                            sequence: UInt16(truncatingIfNeeded: 65_400 + next), timestamp: UInt32(next * 960),
-                            payload: payload, arrival: arrival)
-                        roomtap_count_allocations_on_this_thread(0)
+extension AllocationCounting {
+    /// The live path: `insert` (receive thread) and `render` (room clock) of the Opus jitter buffer
+    /// make no heap allocation, through loss, FEC recovery and PLC.
+    @Suite(
+        "The jitter buffer does not allocate", .serialized)
+    struct JitterBufferAllocationTests {
+        /// 300 packets of 20 ms speech-like audio with in-band FEC.
+        static func packets() -> [[UInt8]] {
+            let pcm = TestSignal.speechLike(samples: 300 * 960)
+            var error: Int32 = 0
+            let encoder = opus_encoder_create(48_000, 1, OPUS_APPLICATION_VOIP, &error)!
+            defer { opus_encoder_destroy(encoder) }
+            _ = roomtap_opus_encoder_set_inband_fec(encoder, 1)
+            _ = roomtap_opus_encoder_set_packet_loss_perc(encoder, 20)
+            var out = [UInt8](repeating: 0, count: 1500)
+            return (0..<300).map { f in
+                let n = pcm.withUnsafeBufferPointer { s in
+                    out.withUnsafeMutableBufferPointer {
+                        opus_encode(encoder, s.baseAddress! + f * 960, 960, $0.baseAddress!, 1500)
                     }
                 }
-                next += 1
-            }
-            frame.withUnsafeMutableBufferPointer { samples in
-                roomtap_count_allocations_on_this_thread(1)
-                _ = buffer.render(into: samples, at: Int64(k) * 480)
-                roomtap_count_allocations_on_this_thread(0)
+                return Array(out[0..<Int(n)])
             }
         }
-        #expect(buffer.statistics.lost > 0, "the run must exercise loss")
-        #expect(buffer.statistics.recoveredByFEC + buffer.statistics.concealedSamples > 0)
-        #expect(roomtap_counted_allocations() == 0, "\(roomtap_counted_allocations()) allocations")
+
+        @Test func insertAndRenderMakeNoAllocation() throws {
+            let packets = Self.packets()
+            let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
+            let made = OpusJitterBuffer(arrivalToRoom: mapping)
+            let buffer = try #require(made)
+            var frame = [Int16](repeating: 0, count: 480)
+            var next = 0
+            var random = SplitMix64(seed: 3)
+            roomtap_reset_counted_allocations()
+            for k in 0..<700 {
+                let now = UInt64(k) * 10_000_000
+                while next < packets.count && UInt64(next) * 20_000_000 + 5_000_000 <= now {
+                    if random.nextUnit() > 0.1 || next > 250 {  // 10 % loss, then a clean tail
+                        let arrival = UInt64(next) * 20_000_000 + 5_000_000
+                        packets[next].withUnsafeBytes { payload in
+                            roomtap_count_allocations_on_this_thread(1)
+                            buffer.insert(
+                                sequence: UInt16(truncatingIfNeeded: 65_400 + next), timestamp: UInt32(next * 960),
+                                payload: payload, arrival: arrival)
+                            roomtap_count_allocations_on_this_thread(0)
+                        }
+                    }
+                    next += 1
+                }
+                frame.withUnsafeMutableBufferPointer { samples in
+                    roomtap_count_allocations_on_this_thread(1)
+                    _ = buffer.render(into: samples, at: Int64(k) * 480)
+                    roomtap_count_allocations_on_this_thread(0)
+                }
+            }
+            #expect(buffer.statistics.lost > 0, "the run must exercise loss")
+            #expect(buffer.statistics.recoveredByFEC + buffer.statistics.concealedSamples > 0)
+            #expect(roomtap_counted_allocations() == 0, "\(roomtap_counted_allocations()) allocations")
+        }
     }
 }

@@ -4,70 +4,71 @@ import RoomTap
 import Synchronization
 import Testing
 
-/// "Nothing allocates per frame on the clock thread": count every malloc the room clock's thread
-/// makes while a room of real Ogg Opus sources, a mix and queued sinks runs.
-@Suite(
-    "The 10 ms path does not allocate", .serialized,
-    .enabled(if: roomtap_allocation_counting_available() == 1, "a sanitizer owns malloc in this build"))
-struct NoAllocationOnTheClockTests {
-    /// A sink that switches allocation counting on for the clock thread at the first frame it
-    /// sees and off at `lastFrame`, and otherwise only counts frames (no allocation of its own).
-    final class CountingSwitch: AudioTrackSink, @unchecked Sendable {
-        let lastFrame: Int64
-        let frames = Atomic<Int>(0)
-        init(lastFrame: Int64) { self.lastFrame = lastFrame }
-        func onFrame(_ frame: AudioFrame) {
-            if frame.index == 0 { roomtap_count_allocations_on_this_thread(1) }
-            frames.add(1, ordering: .relaxed)
-            if frame.index == lastFrame { roomtap_count_allocations_on_this_thread(0) }
+extension AllocationCounting {
+    /// "Nothing allocates per frame on the clock thread": count every malloc the room clock's thread
+    /// makes while a room of real Ogg Opus sources, a mix and queued sinks runs.
+    @Suite(
+        "The 10 ms path does not allocate", .serialized)
+    struct NoAllocationOnTheClockTests {
+        /// A sink that switches allocation counting on for the clock thread at the first frame it
+        /// sees and off at `lastFrame`, and otherwise only counts frames (no allocation of its own).
+        final class CountingSwitch: AudioTrackSink, @unchecked Sendable {
+            let lastFrame: Int64
+            let frames = Atomic<Int>(0)
+            init(lastFrame: Int64) { self.lastFrame = lastFrame }
+            func onFrame(_ frame: AudioFrame) {
+                if frame.index == 0 { roomtap_count_allocations_on_this_thread(1) }
+                frames.add(1, ordering: .relaxed)
+                if frame.index == lastFrame { roomtap_count_allocations_on_this_thread(0) }
+            }
         }
-    }
 
-    /// Consumes frames on the sink thread and throws them away.
-    final class Discard: FrameConsumer {
-        func consume(_ frame: AudioFrame) throws {}
-        func drained() throws {}
-        func finish() throws {}
-    }
-
-    @Test func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheClockThread() throws {
-        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Samples/room")
-        let room = Room(clock: VirtualClock())
-        var tracks: [AudioTrack] = []
-        var queued: [QueuedSink<Discard>] = []
-        for (name, offset) in [("alice", Int64(0)), ("bob", Int64(120_000)), ("carol", Int64(0))] {
-            let source = try OggOpusFileSource(
-                path: samples.appendingPathComponent("\(name).opus").path, channels: 1, offset: offset)
-            let track = room.addTrack(name: name, source: source)
-            let sink = QueuedSink(consumer: Discard(), channels: 1, policy: .wait)
-            track.addSink(sink)
-            queued.append(sink)
-            tracks.append(track)
+        /// Consumes frames on the sink thread and throws them away.
+        final class Discard: FrameConsumer {
+            func consume(_ frame: AudioFrame) throws {}
+            func drained() throws {}
+            func finish() throws {}
         }
-        let mix = room.addMix(name: "mix", inputs: tracks, channels: 2)
-        let lastFrame: Int64 = 504_000 / 480 - 1
-        // Attached to the first track, so counting covers everything every later track does.
-        let counter = CountingSwitch(lastFrame: lastFrame)
-        tracks[0].removeSink(queued[0])
-        tracks[0].addSink(counter)
-        tracks[0].addSink(queued[0])
-        mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
-        roomtap_reset_counted_allocations()
-        room.run()
-        #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
-        #expect(
-            roomtap_counted_allocations() == 0,
-            "the clock thread allocated \(roomtap_counted_allocations()) times in \(lastFrame + 1) ticks")
-        for sink in queued { try sink.close() }
-    }
 
-    @Test func theCounterSeesAllocations() {
-        roomtap_reset_counted_allocations()
-        roomtap_count_allocations_on_this_thread(1)
-        let array = [Int](repeating: 1, count: Int.random(in: 100...200))
-        roomtap_count_allocations_on_this_thread(0)
-        #expect(array.count >= 100)
-        #expect(roomtap_counted_allocations() >= 1, "the counter must be able to fail the test above")
+        @Test func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheClockThread() throws {
+            let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Samples/room")
+            let room = Room(clock: VirtualClock())
+            var tracks: [AudioTrack] = []
+            var queued: [QueuedSink<Discard>] = []
+            for (name, offset) in [("alice", Int64(0)), ("bob", Int64(120_000)), ("carol", Int64(0))] {
+                let source = try OggOpusFileSource(
+                    path: samples.appendingPathComponent("\(name).opus").path, channels: 1, offset: offset)
+                let track = room.addTrack(name: name, source: source)
+                let sink = QueuedSink(consumer: Discard(), channels: 1, policy: .wait)
+                track.addSink(sink)
+                queued.append(sink)
+                tracks.append(track)
+            }
+            let mix = room.addMix(name: "mix", inputs: tracks, channels: 2)
+            let lastFrame: Int64 = 504_000 / 480 - 1
+            // Attached to the first track, so counting covers everything every later track does.
+            let counter = CountingSwitch(lastFrame: lastFrame)
+            tracks[0].removeSink(queued[0])
+            tracks[0].addSink(counter)
+            tracks[0].addSink(queued[0])
+            mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
+            roomtap_reset_counted_allocations()
+            room.run()
+            #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
+            #expect(
+                roomtap_counted_allocations() == 0,
+                "the clock thread allocated \(roomtap_counted_allocations()) times in \(lastFrame + 1) ticks")
+            for sink in queued { try sink.close() }
+        }
+
+        @Test func theCounterSeesAllocations() {
+            roomtap_reset_counted_allocations()
+            roomtap_count_allocations_on_this_thread(1)
+            let array = [Int](repeating: 1, count: Int.random(in: 100...200))
+            roomtap_count_allocations_on_this_thread(0)
+            #expect(array.count >= 100)
+            #expect(roomtap_counted_allocations() >= 1, "the counter must be able to fail the test above")
+        }
     }
 }
