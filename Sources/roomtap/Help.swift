@@ -30,12 +30,15 @@ enum Help {
     static let record = """
         OVERVIEW: Record every speaker of a room to a time-aligned WAV each.
 
-        Each --file is one speaker's Ogg Opus file (RFC 7845). All speakers share one room timeline
-        that starts at 0: a file starts at room time 0, or at the offset given after '@' (seconds).
-        Every WAV covers the whole room, start to end, with silence where its speaker is absent, so
-        all files of a room have exactly the same number of samples (48 kHz, 16-bit).
+        Speakers come from Ogg Opus files (--file) or live, as Opus over RTP from an SFU or PBX
+        (--listen, --sdp, --room). All speakers share one room timeline that starts at 0: a file
+        starts at room time 0 or at its '@' offset (seconds); a live participant is placed by its
+        RTP timestamps from its first packet on. Every WAV covers the whole room, start to end,
+        with silence where its speaker is absent, so all files of a room have exactly the same
+        number of samples (48 kHz, 16-bit).
 
         USAGE: roomtap record --file NAME=PATH[@SECONDS] ... --out DIR [options]
+               roomtap record --listen HOST:PORT ... | --sdp FILE | --room FILE --out DIR [options]
 
         OPTIONS:
           --file NAME=PATH[@SECONDS]
@@ -53,16 +56,35 @@ enum Help {
           --quiet         No progress and no summary table.
           -h, --help      Show this help.
 
+        LIVE OPTIONS:
+          --listen HOST:PORT
+                          Receive Opus RTP (and RTCP on the same port) on this UDP address
+                          (127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a
+                          track: named by --sdp/--room, otherwise ssrc-<hex>.
+          --sdp FILE      The room as SDP (RFC 8866), e.g. what ffmpeg -sdp_file writes: each
+                          m=audio port is listened on; a=label/a=ssrc/a=mid name participants.
+          --room FILE     The room as JSON (see docs/ROOM-FILE.md).
+          --max-tracks N  Most tracks (default 64): a flood of SSRCs cannot exhaust memory.
+          --jitter-ms N   Jitter buffer delay in milliseconds (default 60).
+          --leave-after S Seconds without packets before a participant counts as left
+                          (default 5); their file keeps the timeline (silence).
+          --duration S    Stop after S seconds of room time (otherwise: Ctrl-C / SIGTERM).
+          --realtime      Play --file tracks at real time (a live clock), e.g. beside live ones.
+
         Names are sanitised to [A-Za-z0-9._-] (other characters become '_'), so no file can land
         outside DIR; names that collide get a suffix (-2, -3, ...). Nothing is overwritten unless
-        --force is given: the command checks every output path before it creates any.
+        --force is given: the command checks every output path it knows before it creates any, and
+        a live participant who appears later gets a name no file in DIR has yet.
 
         A corrupt stretch inside a file (bad pages, undecodable packets) is concealed with Opus
-        packet-loss concealment and counted; the timeline is kept. Progress goes to stderr, the
-        summary table to stdout. Ctrl-C stops early and finalises every file.
+        packet-loss concealment and counted; the timeline is kept. Live loss is recovered from
+        Opus in-band FEC when the next packet carries it, concealed otherwise, and counted per
+        track in room.json. Progress goes to stderr, the summary table to stdout. Ctrl-C stops the
+        room and finalises every file (exit 0).
 
-        EXAMPLE:
+        EXAMPLES:
           roomtap record --file alice=a.opus --file bob=b.opus@2.5 --out out/standup --mix
+          roomtap record --sdp room.sdp --out out/call --mix --duration 3600
 
         """
 

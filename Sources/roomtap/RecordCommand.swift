@@ -11,6 +11,24 @@ enum RecordCommand {
         var channels = 1
         var allowTruncated = false
         var quiet = false
+        /// Live: addresses to listen on for Opus RTP.
+        var listen: [ListenAddress] = []
+        /// Live: an SDP file describing the room.
+        var sdp: String?
+        /// Live: a JSON room file describing the room.
+        var roomFile: String?
+        var maxTracks = 64
+        var jitterMilliseconds = 60
+        var leaveAfter: Double = 5
+        /// Stop after this many seconds of room time.
+        var duration: Double?
+        /// Pace file tracks at real time (a live clock) instead of as fast as possible.
+        var realtime = false
+
+        /// True when the room has network participants (and so a real-time clock).
+        var isLive: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
+        /// True when the room runs on the real-time clock.
+        var usesRealTimeClock: Bool { isLive || realtime }
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
@@ -33,6 +51,36 @@ enum RecordCommand {
             }
             options.channels = Int(channels)!
         }
+        for text in try args.values("--listen") {
+            guard let address = ListenAddress(text) else {
+                throw UsageError(
+                    description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 1-65535 "
+                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000)", command: "record")
+            }
+            options.listen.append(address)
+        }
+        options.sdp = try args.value("--sdp")
+        options.roomFile = try args.value("--room")
+        if options.sdp != nil && options.roomFile != nil {
+            throw UsageError(description: "give --sdp or --room, not both", command: "record")
+        }
+        options.maxTracks = try integer(args.value("--max-tracks"), "--max-tracks", in: 1...1024) ?? 64
+        options.jitterMilliseconds = try integer(args.value("--jitter-ms"), "--jitter-ms", in: 10...1000) ?? 60
+        if let text = try args.value("--duration") {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 7 * 86_400 else {
+                throw UsageError(
+                    description: "--duration must be a number of seconds > 0, not '\(text)'", command: "record")
+            }
+            options.duration = seconds
+        }
+        if let text = try args.value("--leave-after") {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 3600 else {
+                throw UsageError(
+                    description: "--leave-after must be seconds between 0.1 and 3600, not '\(text)'", command: "record")
+            }
+            options.leaveAfter = seconds
+        }
+        options.realtime = try args.flag("--realtime")
         let out = try args.value("--out")
         let extra = try args.positionals()
         guard extra.isEmpty else {
@@ -40,14 +88,28 @@ enum RecordCommand {
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
                 command: "record")
         }
-        guard !options.files.isEmpty else {
-            throw UsageError(description: "no speakers: give at least one --file NAME=PATH", command: "record")
+        guard !options.files.isEmpty || options.isLive else {
+            throw UsageError(
+                description: "no speakers: give --file NAME=PATH, or --listen HOST:PORT / --sdp FILE / --room FILE "
+                    + "for a live room", command: "record")
         }
         guard let out, !out.isEmpty else {
             throw UsageError(description: "no output directory: give --out DIR", command: "record")
         }
         options.out = out
         return options
+    }
+
+    private static func integer(_ text: String?, _ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int?
+    {
+        guard let text else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(
+                description:
+                    "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'",
+                command: "record")
+        }
+        return value
     }
 
     static func run(_ arguments: [String]) throws {

@@ -14,6 +14,13 @@ struct RecordingPlan {
 
     let options: RecordCommand.Options
     let inputs: [Input]
+    /// Live: who is expected (from --sdp or --room).
+    let description: RoomDescription?
+    /// Live: the file of each described participant, by track name.
+    let describedPaths: [String: String]
+    /// The names claimed so far (file tracks, described participants, "mix"); live tracks that
+    /// appear later claim theirs from a copy of this.
+    let naming: OutputNaming
     let outDirectory: String
     let mixPath: String?
     let roomJSONPath: String
@@ -43,12 +50,18 @@ struct RecordingPlan {
             }
             inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
         }
+        let description = try readDescription(options)
         let out = options.out
         try prepareDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + ".wav") }
+        var describedPaths: [String: String] = [:]
+        for participant in description?.participants ?? [] {
+            let name = participant.name ?? "port-\(participant.port)"
+            describedPaths[name] = join(out, naming.claim(name) + ".wav")
+        }
         let mixPath = options.mix ? join(out, "mix.wav") : nil
         let roomJSON = join(out, "room.json")
-        let outputs = inputs.map(\.wavPath) + [mixPath, roomJSON].compactMap { $0 }
+        let outputs = inputs.map(\.wavPath) + describedPaths.values.sorted() + [mixPath, roomJSON].compactMap { $0 }
         let inputPaths = Set(inputs.map { realpathOrSelf($0.spec.path) })
         for path in outputs {
             if inputPaths.contains(realpathOrSelf(path)) {
@@ -61,8 +74,34 @@ struct RecordingPlan {
         }
         let expected = inputs.map { $0.spec.offsetSamples + $0.info.durationSamples }.max() ?? 0
         return RecordingPlan(
-            options: options, inputs: inputs, outDirectory: out, mixPath: mixPath, roomJSONPath: roomJSON,
-            expectedSamples: expected)
+            options: options, inputs: inputs, description: description, describedPaths: describedPaths,
+            naming: naming, outDirectory: out, mixPath: mixPath, roomJSONPath: roomJSON, expectedSamples: expected)
+    }
+
+    /// Reads and parses --sdp or --room (one clear line on failure).
+    private static func readDescription(_ options: RecordCommand.Options) throws -> RoomDescription? {
+        guard let path = options.sdp ?? options.roomFile else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let what = options.sdp != nil ? "SDP file" : "room file"
+            throw RuntimeError(description: "\(path): cannot read the \(what); check the path")
+        }
+        do {
+            if options.sdp != nil {
+                return try RoomDescription.parseSDP(String(decoding: data, as: UTF8.self), source: path)
+            }
+            return try RoomDescription.parseJSON(data, source: path)
+        } catch {
+            throw RuntimeError(description: error.description)
+        }
+    }
+
+    /// The path for a track that appears while a live room runs: a fresh sanitised name; without
+    /// --force, with a suffix past any file already on disk (nothing is overwritten).
+    static func livePath(for name: String, naming: inout OutputNaming, in directory: String, force: Bool) -> String {
+        while true {
+            let path = join(directory, naming.claim(name) + ".wav")
+            if force || !FileManager.default.fileExists(atPath: path) { return path }
+        }
     }
 
     private static func prepareDirectory(_ out: String) throws {
@@ -86,7 +125,7 @@ struct RecordingPlan {
         }
     }
 
-    private static func join(_ directory: String, _ name: String) -> String {
+    static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 

@@ -2,9 +2,14 @@ import Foundation
 import RoomTap
 import Synchronization
 
-/// Runs one offline room: a track per input file, a WAV sink attached to each track when it is
-/// added (the Sora SDK's add-stream handler) and closed when it is removed, a mix track with
-/// --mix, progress while the virtual clock runs, and the numbers for room.json.
+/// Runs one room: a track per input file and per live participant, a WAV sink attached to each
+/// track when it is added (the Sora SDK's add-stream handler) and closed when it is removed, a mix
+/// track with --mix, progress while the clock runs, and the numbers for room.json.
+///
+/// Offline (files only) the room runs on a ``VirtualClock`` as fast as the CPU allows and ends with
+/// its longest file; sinks wait rather than drop. Live (--listen/--sdp/--room, or --realtime) it
+/// runs on a ``RealTimeClock`` until SIGINT/SIGTERM or --duration; sinks drop (and count) rather
+/// than ever hold the clock.
 final class RoomRecording: Sendable {
     let plan: RecordingPlan
 
@@ -13,6 +18,7 @@ final class RoomRecording: Sendable {
         let track: AudioTrack
         let path: String
         let source: OggOpusFileSource?
+        let live: LiveParticipant?
         let samplesWritten: Int64
         let droppedFrames: Int
     }
@@ -20,24 +26,31 @@ final class RoomRecording: Sendable {
     struct Result {
         let report: RoomReport
         let outcomes: [TrackOutcome]
+        let roomSamples: Int64
         let warnings: [String]
         let plan: RecordingPlan
 
-        func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, directory: plan.outDirectory) }
+        func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, roomSamples: roomSamples) }
     }
 
     private struct Shared {
         var pathsBySource: [ObjectIdentifier: String] = [:]
         var mixPath: String?
+        var mixer: Mixer?
+        var naming: OutputNaming
         var sinks: [TrackID: WAVFileSink] = [:]
         var outcomes: [TrackOutcome] = []
         var errors: [String] = []
         var created: [String] = []
     }
 
-    private let shared = Mutex(Shared())
+    private let shared: Mutex<Shared>
+    private let liveRoom = Mutex<LiveRoom?>(nil)
 
-    init(plan: RecordingPlan) { self.plan = plan }
+    init(plan: RecordingPlan) {
+        self.plan = plan
+        shared = Mutex(Shared(naming: plan.naming))
+    }
 
     func run() throws -> Result {
         let options = plan.options
@@ -48,14 +61,21 @@ final class RoomRecording: Sendable {
             o.roomStartTime = startTime
             return o
         }()
-
-        let room = Room(clock: VirtualClock(), endsWhenSourcesFinish: true)
+        let realTimeClock = options.usesRealTimeClock ? RealTimeClock() : nil
+        let room = Room(
+            clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive)
+        let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
-                onTrackAdded: { [self] track in attachSink(to: track, options: writerOptions) },
+                onTrackAdded: { [self] track in attachSink(to: track, options: writerOptions, policy: policy) },
                 onTrackRemoved: { [self] track in closeSink(of: track) }))
 
-        var sources: [OggOpusFileSource] = []
+        // The mix first, so that every track added later (files now, live participants whenever
+        // they appear) joins it in onTrackAdded.
+        if let mixPath = plan.mixPath {
+            shared.withLock { $0.mixPath = mixPath }
+            room.addMix(name: "mix", inputs: [], channels: options.channels)
+        }
         for input in plan.inputs {
             let source: OggOpusFileSource
             do {
@@ -65,42 +85,64 @@ final class RoomRecording: Sendable {
                 abandon(room)
                 throw RuntimeError(description: error.description)
             }
-            sources.append(source)
             shared.withLock { $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath }
             room.addTrack(name: input.spec.name, source: source)
         }
-        if let mixPath = plan.mixPath {
-            shared.withLock { $0.mixPath = mixPath }
-            room.addMix(name: "mix", inputs: room.tracks, channels: options.channels)
+        if options.isLive, let realTimeClock {
+            var liveOptions = LiveRoom.Options()
+            liveOptions.listen = options.listen
+            liveOptions.description = plan.description
+            liveOptions.maxTracks = options.maxTracks
+            liveOptions.jitterMilliseconds = options.jitterMilliseconds
+            liveOptions.channels = options.channels
+            liveOptions.leaveAfter = options.leaveAfter
+            do {
+                liveRoom.withLock { $0 = nil }
+                let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions)
+                liveRoom.withLock { $0 = live }
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: error.description)
+            }
         }
         if let firstError = shared.withLock({ $0.errors.first }) {
             abandon(room)
             throw RuntimeError(description: firstError)
         }
+        if let duration = options.duration { room.stop(atSample: Int64((duration * 48_000).rounded())) }
 
         let interrupted = Atomic<Bool>(false)
         let signals = installStopSignals {
             interrupted.store(true, ordering: .relaxed)
             room.stop()
         }
-        let progress = ProgressReporter(total: plan.expectedSamples, quiet: options.quiet)
+        let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
+        let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
+        let live = liveRoom.withLock { $0 }
+        live?.start()
         while room.isRunning {
-            progress.update(room.position)
+            progress.update(room.position, tracks: room.tracks.count)
             usleep(100_000)
         }
+        live?.stop()
         room.waitUntilFinished()
-        progress.finish(room.position)
+        progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
 
         let state = shared.withLock { $0 }
         if let firstError = state.errors.first { throw RuntimeError(description: firstError) }
         var warnings: [String] = []
-        if interrupted.load(ordering: .relaxed) {
+        if interrupted.load(ordering: .relaxed) && !options.isLive {
             warnings.append(
                 String(
                     format: "stopped early at %.2f s of %.2f s; every file is complete up to there",
                     Double(room.position) / 48_000, Double(plan.expectedSamples) / 48_000))
+        }
+        if let realTimeClock, realTimeClock.lateTicks > 0 {
+            warnings.append(
+                "\(realTimeClock.lateTicks) tick(s) of the room clock ran late (worst "
+                    + "\(realTimeClock.maxLatenessNanoseconds / 1_000_000) ms); no frame was skipped")
         }
         for outcome in state.outcomes {
             if let source = outcome.source, source.holes + source.decodeErrors > 0 {
@@ -112,24 +154,32 @@ final class RoomRecording: Sendable {
                 warnings.append("\(outcome.track.name): \(outcome.droppedFrames) frame(s) could not be written")
             }
         }
-        let outcomes = state.outcomes.sorted { $0.track.id < $1.track.id }
+        let outcomes = state.outcomes.sorted {
+            ($0.track.isDerived ? 1 : 0, $0.track.id) < ($1.track.isDerived ? 1 : 0, $1.track.id)
+        }
         let report = RoomReport.make(
             plan: plan, startTime: startTime, roomSamples: room.position, outcomes: outcomes,
-            interrupted: interrupted.load(ordering: .relaxed))
-        return Result(report: report, outcomes: outcomes, warnings: warnings, plan: plan)
+            interrupted: interrupted.load(ordering: .relaxed), clock: realTimeClock, live: live)
+        return Result(report: report, outcomes: outcomes, roomSamples: room.position, warnings: warnings, plan: plan)
     }
 
     // MARK: - Room event handlers (on the thread that adds or removes tracks)
 
-    private func attachSink(to track: AudioTrack, options: WAVWriter.Options) {
-        let path: String? = shared.withLock { s in
-            track.isDerived ? s.mixPath : s.pathsBySource[ObjectIdentifier(track.source)]
+    private func attachSink(to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy) {
+        let path: String = shared.withLock { s in
+            if track.isDerived { return s.mixPath ?? "" }
+            s.mixer?.addInput(track)
+            if let path = s.pathsBySource[ObjectIdentifier(track.source)] { return path }
+            if let path = plan.describedPaths[track.name] { return path }
+            return RecordingPlan.livePath(
+                for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force)
         }
-        guard let path else { return }
+        if track.isDerived, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
+        guard !path.isEmpty else { return }
         var options = options
         options.description = "roomtap track \(track.name)"
         do {
-            let sink = try WAVFileSink(path: path, channels: track.channels, options: options, policy: .wait)
+            let sink = try WAVFileSink(path: path, channels: track.channels, options: options, policy: policy)
             track.addSink(sink)
             shared.withLock {
                 $0.sinks[track.id] = sink
@@ -144,8 +194,9 @@ final class RoomRecording: Sendable {
         guard let sink = shared.withLock({ $0.sinks.removeValue(forKey: track.id) }) else { return }
         var closeError: String?
         do { try sink.close() } catch { closeError = "\(error)" }
+        let live = liveRoom.withLock { $0 }?.participants.first { $0.track === track }
         let outcome = TrackOutcome(
-            track: track, path: sink.path, source: track.source as? OggOpusFileSource,
+            track: track, path: sink.path, source: track.source as? OggOpusFileSource, live: live,
             samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames)
         shared.withLock { s in
             s.outcomes.append(outcome)
@@ -156,6 +207,7 @@ final class RoomRecording: Sendable {
     /// Set-up failed before the clock started: close what was opened and delete the files this
     /// run created, so nothing is left half-made.
     private func abandon(_ room: Room) {
+        liveRoom.withLock { $0 }?.stop()
         room.stop()
         room.waitUntilFinished()
         for path in shared.withLock({ $0.created }) { unlink(path) }

@@ -13,6 +13,40 @@ struct RoomReport: Codable {
         var corruptPages: Int
     }
 
+    /// Live tracks: what the network delivered (RFC 3550 counters) and what the jitter buffer did.
+    struct RTPStatistics: Codable {
+        var port: UInt16
+        var ssrc: UInt32?
+        var packets: Int
+        var bytes: Int
+        var lost: Int
+        var recoveredByFEC: Int
+        var concealedMs: Int
+        var late: Int
+        var duplicates: Int
+        var reordered: Int
+        var restarts: Int
+        var invalid: Int
+        var jitterMs: Double
+        var driftCorrectedSamples: Int
+        var leaves: Int
+        var leftAtEnd: Bool
+    }
+
+    /// Live rooms: the receive side.
+    struct Network: Codable {
+        var listen: [String]
+        var datagrams: Int
+        var rtpPackets: Int
+        var rtcpPackets: Int
+        var invalidRTP: Int
+        var droppedUnknownPayloadType: Int
+        var droppedTooManyTracks: Int
+        var droppedUnlistedPort: Int
+        var lateTicks: Int
+        var maxTickLatenessMs: Double
+    }
+
     struct FrameCounts: Codable {
         var normal: Int
         var concealed: Int
@@ -36,6 +70,7 @@ struct RoomReport: Codable {
         var decodeErrors: Int?
         var source: Source?
         var inputs: [String]?
+        var rtp: RTPStatistics?
     }
 
     var roomtap: String
@@ -47,10 +82,11 @@ struct RoomReport: Codable {
     var durationSeconds: Double
     var stoppedEarly: Bool
     var tracks: [Track]
+    var network: Network?
 
     static func make(
         plan: RecordingPlan, startTime: Date, roomSamples: Int64, outcomes: [RoomRecording.TrackOutcome],
-        interrupted: Bool
+        interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?
     ) -> RoomReport {
         let specs = Dictionary(plan.inputs.map { ($0.wavPath, $0) }, uniquingKeysWith: { a, _ in a })
         let tracks = outcomes.map { outcome -> Track in
@@ -64,13 +100,13 @@ struct RoomReport: Codable {
                 kind: outcome.track.isDerived ? "mix" : "speaker",
                 file: (outcome.path as NSString).lastPathComponent,
                 channels: outcome.track.channels,
-                samples: Int64(stats.totalFrames) * Int64(AudioFrame.samplesPerChannel),
+                samples: roomSamples,
                 samplesWritten: outcome.samplesWritten,
                 frames: FrameCounts(
                     normal: stats.frames(.normal), concealed: stats.frames(.concealed),
                     silence: stats.frames(.silence), muted: stats.frames(.muted)),
                 concealedMs: SummaryTable.concealedMilliseconds(outcome),
-                silentMs: stats.frames(.silence) * 10,
+                silentMs: SummaryTable.silentMilliseconds(outcome, roomSamples: roomSamples),
                 droppedFrames: outcome.droppedFrames,
                 holes: source?.holes,
                 decodeErrors: source?.decodeErrors,
@@ -80,15 +116,37 @@ struct RoomReport: Codable {
                         offsetSeconds: Double($0.spec.offsetSamples) / 48_000, durationSamples: $0.info.durationSamples,
                         truncated: $0.info.isTruncated, corruptPages: $0.info.corruptPages)
                 },
-                inputs: mixInputs)
+                inputs: mixInputs,
+                rtp: outcome.live.map(rtpStatistics))
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return RoomReport(
-            roomtap: CommandDispatch.version, startTime: formatter.string(from: startTime), clock: "virtual",
+            roomtap: CommandDispatch.version, startTime: formatter.string(from: startTime),
+            clock: clock == nil ? "virtual" : "realtime",
             sampleRate: AudioFrame.sampleRate, frameSamples: AudioFrame.samplesPerChannel,
             durationSamples: roomSamples, durationSeconds: Double(roomSamples) / 48_000, stoppedEarly: interrupted,
-            tracks: tracks)
+            tracks: tracks, network: live.map { network($0, clock: clock) })
+    }
+
+    private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {
+        let s = participant.buffer.statistics
+        return RTPStatistics(
+            port: participant.port, ssrc: participant.ssrc, packets: s.packets, bytes: s.bytes, lost: s.lost,
+            recoveredByFEC: s.recoveredByFEC, concealedMs: s.concealedSamples / 48, late: s.late,
+            duplicates: s.duplicates, reordered: s.reordered, restarts: s.restarts, invalid: s.invalid,
+            jitterMs: (s.jitterMilliseconds * 100).rounded() / 100, driftCorrectedSamples: s.driftCorrectedSamples,
+            leaves: participant.leaves, leftAtEnd: participant.hasLeft)
+    }
+
+    private static func network(_ live: LiveRoom, clock: RealTimeClock?) -> Network {
+        let r = live.receiver.statistics
+        return Network(
+            listen: live.receiver.sockets.map(\.address.description), datagrams: r.datagrams, rtpPackets: r.rtpPackets,
+            rtcpPackets: r.rtcpPackets, invalidRTP: r.invalidTotal,
+            droppedUnknownPayloadType: live.dropped(.unknownPayloadType),
+            droppedTooManyTracks: live.dropped(.tooManyTracks), droppedUnlistedPort: live.dropped(.unlistedPort),
+            lateTicks: clock?.lateTicks ?? 0, maxTickLatenessMs: Double(clock?.maxLatenessNanoseconds ?? 0) / 1e6)
     }
 
     /// Writes the report through a temporary file and a rename, so a reader never sees half of it.

@@ -3,17 +3,16 @@ import RoomTap
 
 /// The table `record` prints when it ends: one row per track.
 enum SummaryTable {
-    static func render(outcomes: [RoomRecording.TrackOutcome], directory: String) -> String {
+    static func render(outcomes: [RoomRecording.TrackOutcome], roomSamples: Int64) -> String {
         var rows = [["TRACK", "DURATION", "SAMPLES", "CONCEALED", "SILENT", "FILE"]]
         for outcome in outcomes {
-            let stats = outcome.track.statistics
-            let samples = Int64(stats.totalFrames) * Int64(AudioFrame.samplesPerChannel)
+            let samples = outcome.samplesWritten
             rows.append([
                 outcome.track.name,
                 String(format: "%.2f s", Double(samples) / Double(AudioFrame.sampleRate)),
                 "\(samples)",
                 "\(concealedMilliseconds(outcome)) ms",
-                "\(stats.frames(.silence) * 10) ms",
+                "\(silentMilliseconds(outcome, roomSamples: roomSamples)) ms",
                 outcome.path,
             ])
         }
@@ -28,10 +27,19 @@ enum SummaryTable {
         return text
     }
 
+    /// Silent time on the room timeline: frames the track rendered as silence, and the frames of
+    /// the room before the track appeared (a live participant who joined late).
+    static func silentMilliseconds(_ outcome: RoomRecording.TrackOutcome, roomSamples: Int64) -> Int {
+        let stats = outcome.track.statistics
+        let roomFrames = Int(roomSamples / Int64(AudioFrame.samplesPerChannel))
+        return (max(0, roomFrames - stats.totalFrames) + stats.frames(.silence)) * 10
+    }
+
     /// Concealed time: samples made by packet-loss concealment where the source counts them,
     /// otherwise concealed frames.
     static func concealedMilliseconds(_ outcome: RoomRecording.TrackOutcome) -> Int {
         if let source = outcome.source { return source.concealedSamples / 48 }
+        if let live = outcome.live { return live.buffer.statistics.concealedSamples / 48 }
         return outcome.track.statistics.frames(.concealed) * 10
     }
 }

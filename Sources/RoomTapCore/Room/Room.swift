@@ -32,6 +32,7 @@ public final class Room: Sendable {
     private let appliedGeneration = Atomic<UInt64>(0)
     private let framesRendered = Atomic<Int64>(0)
     private let stopRequested = Atomic<Bool>(false)
+    private let stopPosition = Atomic<Int64>(.max)
     private let clockRunning = Atomic<Bool>(false)
     private let clockDone = DispatchSemaphore(value: 0)
     /// State owned by the room clock's thread.
@@ -126,6 +127,18 @@ public final class Room: Sendable {
     /// Asks the clock to stop after the tick in progress. Idempotent, any thread, never blocks.
     public func stop() { stopRequested.store(true, ordering: .releasing) }
 
+    /// Makes the room end exactly at room sample `position` (rounded up to a whole frame): the
+    /// frame that would start there is not rendered. Any thread; the earliest position given wins.
+    public func stop(atSample position: Int64) {
+        var current = stopPosition.load(ordering: .relaxed)
+        while position < current {
+            let (exchanged, original) = stopPosition.compareExchange(
+                expected: current, desired: position, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
+    }
+
     /// Blocks until the clock has stopped, then removes every track (firing `onTrackRemoved` for
     /// each, on this thread) and fires `onFinished`. Idempotent: later calls return at once.
     public func waitUntilFinished() {
@@ -179,6 +192,7 @@ public final class Room: Sendable {
 
     private func tick(_ index: Int64) -> Bool {
         if stopRequested.load(ordering: .acquiring) { return false }
+        if index * Int64(AudioFrame.samplesPerChannel) >= stopPosition.load(ordering: .acquiring) { return false }
         let side = clockSide
         let generation = routingGeneration.load(ordering: .acquiring)
         if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {

@@ -1,0 +1,50 @@
+public import RoomTapCore
+import Synchronization
+
+/// One live participant: a track of the room fed by an ``OpusJitterBuffer``.
+///
+/// Thread: any thread. The jitter buffer's producer side is used by the receive threads, its
+/// consumer side by the room clock; the state here is atomics.
+public final class LiveParticipant: Sendable {
+    /// The room's track.
+    public let track: AudioTrack
+    /// The track's source.
+    public let buffer: OpusJitterBuffer
+    /// The UDP port its packets arrive on.
+    public let port: UInt16
+    /// The description it was named from, if any (SDP or JSON).
+    public let description: ParticipantDescription?
+    private let currentSSRC = Atomic<UInt32>(0)
+    private let hasSSRC = Atomic<Bool>(false)
+    private let leftFlag = Atomic<Bool>(false)
+    private let leaveCount = Atomic<Int>(0)
+
+    init(track: AudioTrack, buffer: OpusJitterBuffer, port: UInt16, description: ParticipantDescription?) {
+        self.track = track
+        self.buffer = buffer
+        self.port = port
+        self.description = description
+    }
+
+    /// The SSRC feeding the track now (nil before the first packet).
+    public var ssrc: UInt32? { hasSSRC.load(ordering: .acquiring) ? currentSSRC.load(ordering: .relaxed) : nil }
+    /// True while the participant is gone (timeout or RTCP BYE); a returning sender clears it.
+    public var hasLeft: Bool { leftFlag.load(ordering: .relaxed) }
+    /// Times the participant was marked as left.
+    public var leaves: Int { leaveCount.load(ordering: .relaxed) }
+
+    func noteSSRC(_ ssrc: UInt32) {
+        currentSSRC.store(ssrc, ordering: .relaxed)
+        hasSSRC.store(true, ordering: .releasing)
+    }
+
+    /// Marks the participant as left: its track renders silence (timeline kept). Idempotent.
+    func leave() {
+        guard !leftFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        leaveCount.add(1, ordering: .relaxed)
+        buffer.markEnded()
+    }
+
+    /// A packet arrived after the participant had left: it is back on the same track.
+    func returned() { leftFlag.store(false, ordering: .releasing) }
+}

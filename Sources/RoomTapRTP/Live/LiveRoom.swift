@@ -1,0 +1,196 @@
+import Foundation
+public import RoomTapCore
+import Synchronization
+
+/// A live room: UDP sockets, the receive threads, the routing of streams to tracks, and a jitter
+/// buffer per track feeding a ``Room`` driven by a ``RealTimeClock``.
+///
+/// Described participants (SDP or JSON) get their tracks when the live room is created, so their
+/// files exist even if they never send; any other stream gets a track when its first packet
+/// arrives (`ssrc-<hex>`; at most `maxTracks` tracks in all). A participant silent for
+/// `leaveAfter` seconds, or named in an RTCP BYE, is marked as left (its track renders silence,
+/// the timeline goes on); one who comes back continues the same track.
+///
+/// Thread: `init`, `start`, `stop` on a control thread; the delegate methods on the receive
+/// threads; `participants` and the counters anywhere. New tracks are added to the room from a
+/// receive thread (so the room's `onTrackAdded` handler runs there: keep it short).
+public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
+    /// How the live room listens and decodes.
+    public struct Options: Sendable {
+        /// Addresses to listen on, besides the ports of the description.
+        public var listen: [ListenAddress] = []
+        /// Who is expected (SDP or JSON), if known.
+        public var description: RoomDescription?
+        /// Most tracks, described and discovered together.
+        public var maxTracks = 64
+        /// Jitter buffer target delay, in milliseconds.
+        public var jitterMilliseconds = 60
+        /// Channels of every track.
+        public var channels = 1
+        /// Seconds without packets after which a participant is marked as left.
+        public var leaveAfter: Double = 5
+        /// Defaults.
+        public init() {}
+    }
+
+    /// The room the tracks live in.
+    public let room: Room
+    /// Its real-time clock (maps packet arrival to room time).
+    public let clock: RealTimeClock
+    /// The options given.
+    public let options: Options
+    /// The receive side (sockets, threads, counters).
+    public private(set) var receiver: RTPReceiver!
+    private let directory: ParticipantDirectory
+    private let lock = NSLock()
+    private var bySlot: [Int: LiveParticipant] = [:]
+    private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
+    private var everyone: [LiveParticipant] = []
+    private let monitorStop = DispatchSemaphore(value: 0)
+    private let monitorDone = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+
+    /// Binds every socket (the description's ports, then `options.listen`, which wins for a port
+    /// given twice); throws the first bind failure with nothing left open. Adds the described
+    /// participants' tracks to the room.
+    public init(room: Room, clock: RealTimeClock, options: Options) throws(UDPSocket.BindError) {
+        self.room = room
+        self.clock = clock
+        self.options = options
+        directory = ParticipantDirectory(description: options.description, maxTracks: options.maxTracks)
+        var addresses: [ListenAddress] = []
+        for participant in options.description?.participants ?? []
+        where !addresses.contains(where: { $0.port == participant.port }) {
+            addresses.append(ListenAddress(host: Self.bindHost(participant.address), port: participant.port))
+        }
+        for address in options.listen {
+            addresses.removeAll { $0.port == address.port }
+            addresses.append(address)
+        }
+        var sockets: [UDPSocket] = []
+        for address in addresses {
+            do {
+                sockets.append(try UDPSocket(address: address))
+            } catch {
+                for socket in sockets { socket.close() }
+                throw error
+            }
+        }
+        receiver = RTPReceiver(sockets: sockets, delegate: self)
+        for participant in options.description?.participants ?? [] {
+            let name = participant.name ?? "port-\(participant.port)"
+            guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
+                continue
+            }
+            lock.withLock { described.append((participant, live)) }
+        }
+    }
+
+    /// Every participant so far, in the order their tracks were added.
+    public var participants: [LiveParticipant] { lock.withLock { everyone } }
+
+    /// Packets dropped by routing, by reason.
+    public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }
+
+    /// Starts the receive threads and the leave monitor. Idempotent.
+    public func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        receiver.start()
+        let thread = Thread { [self] in monitorLoop() }
+        thread.name = "roomtap.leave"
+        thread.start()
+    }
+
+    /// Stops receiving (closes the sockets, ends the threads). The room itself is the caller's to
+    /// stop. Idempotent.
+    public func stop() {
+        receiver.stop()
+        guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        monitorStop.signal()
+        monitorDone.wait()
+    }
+
+    // MARK: - RTPReceiverDelegate (receive threads)
+
+    public func receiver(
+        _ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64
+    ) {
+        let route = directory.route(
+            port: address.port, ssrc: packet.ssrc, payloadType: packet.payloadType, arrival: arrival)
+        let participant: LiveParticipant?
+        switch route {
+        case .existing(let slot), .takeover(let slot):
+            participant = lock.withLock { bySlot[slot] }
+        case .new(let slot, let name):
+            participant = adopt(slot: slot, name: name, port: address.port)
+        case .drop:
+            participant = nil
+        }
+        guard let participant else { return }
+        if participant.ssrc != packet.ssrc { participant.noteSSRC(packet.ssrc) }
+        if participant.hasLeft { participant.returned() }
+        participant.buffer.insert(
+            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+    }
+
+    public func receiver(
+        _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress, arrival: UInt64
+    ) {
+        // Timing stays anchored on arrival (see OpusJitterBuffer); sender reports are not used yet.
+    }
+
+    public func receiver(_ receiver: RTPReceiver, didReceiveByeFor ssrc: UInt32, on address: ListenAddress) {
+        for participant in participants where participant.port == address.port && participant.ssrc == ssrc {
+            participant.leave()
+        }
+    }
+
+    // MARK: - Tracks
+
+    /// The participant for a newly routed stream: a described one (created at init) or a new track.
+    private func adopt(slot: Int, name: String, port: UInt16) -> LiveParticipant? {
+        let description = directory.allSlots[slot].participant
+        let existing = lock.withLock { described.first { $0.description == description && description != nil } }
+        let participant =
+            existing?.participant ?? makeParticipant(name: name, port: port, description: description)
+        if let participant { lock.withLock { bySlot[slot] = participant } }
+        return participant
+    }
+
+    private func makeParticipant(name: String, port: UInt16, description: ParticipantDescription?) -> LiveParticipant? {
+        guard
+            let buffer = OpusJitterBuffer(
+                channels: options.channels, targetDelayMilliseconds: options.jitterMilliseconds,
+                arrivalToRoom: clock.roomTimeMapping)
+        else { return nil }
+        let track = room.addTrack(name: name, source: buffer)
+        let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
+        lock.withLock { everyone.append(participant) }
+        return participant
+    }
+
+    private static func bindHost(_ address: String?) -> String {
+        guard let address else { return "0.0.0.0" }
+        let bracketed = address.contains(":") ? "[\(address)]:1" : "\(address):1"
+        guard let parsed = ListenAddress(bracketed) else { return "0.0.0.0" }
+        // Multicast groups are joined by nobody here: listen on every interface instead.
+        if !parsed.isIPv6, let first = UInt8(parsed.host.split(separator: ".")[0]), (224...239).contains(first) {
+            return "0.0.0.0"
+        }
+        return parsed.host
+    }
+
+    // MARK: - The leave monitor
+
+    private func monitorLoop() {
+        let leaveAfter = UInt64(options.leaveAfter * 1e9)
+        while monitorStop.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+            let now = RealTimeClock.monotonicNow()
+            for participant in participants where !participant.hasLeft {
+                let last = participant.buffer.lastArrival
+                if last > 0 && now > last && now - last > leaveAfter { participant.leave() }
+            }
+        }
+        monitorDone.signal()
+    }
+}
