@@ -47,12 +47,14 @@ struct NetworkRTPReceiverTests {
             let payload: [UInt8] = [0xF8] + (0..<(20 + i % 7)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
             let ssrc: UInt32 = i % 2 == 0 ? 0xA11CE : 0xB0B
             let builder = RTPPacketBuilder(
-                payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: 65_530 + i), timestamp: UInt32(960 * i), ssrc: ssrc,
+                payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: 65_530 + i), timestamp: UInt32(960 * i),
+                ssrc: ssrc,
                 payload: payload)
             send(builder.bytes(), to: address)
             sent.append(
                 Collector.Packet(
-                    ssrc: ssrc, sequence: UInt16(truncatingIfNeeded: 65_530 + i), timestamp: UInt32(960 * i), payload: payload))
+                    ssrc: ssrc, sequence: UInt16(truncatingIfNeeded: 65_530 + i), timestamp: UInt32(960 * i),
+                    payload: payload))
         }
         send(
             RTCPPacketBuilder.senderReport(
