@@ -5,6 +5,12 @@ struct BenchOptions {
     var repeats = 5
     /// Only run the bare decode loop once over these files (for `valgrind --tool=callgrind`).
     var bareOnly: [String] = []
+    /// One live capacity run with this many senders (and nothing else).
+    var liveSenders: Int?
+    /// Run the live capacity search after the offline benchmark.
+    var liveSearch = true
+    /// Seconds of each live run.
+    var liveSeconds: Double = 10
 
     static func parse() -> BenchOptions {
         var options = BenchOptions()
@@ -14,9 +20,14 @@ struct BenchOptions {
             case "--seconds": options.seconds = Double(args.next() ?? "") ?? options.seconds
             case "--repeats": options.repeats = Int(args.next() ?? "") ?? options.repeats
             case "--bare-only": while let file = args.next() { options.bareOnly.append(file) }
+            case "--live": options.liveSenders = Int(args.next() ?? "")
+            case "--no-live": options.liveSearch = false
+            case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
-                    Data("usage: roomtap-bench [--seconds S] [--repeats N] | --bare-only FILE...\n".utf8))
+                    Data(
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N | --bare-only FILE...\n"
+                            .utf8))
                 exit(64)
             }
         }

@@ -8,6 +8,11 @@ if !options.bareOnly.isEmpty {
     print(String(format: "bare decode: %.3f s CPU", BareDecode.cpuSeconds(files: options.bareOnly)))
     exit(0)
 }
+if let senders = options.liveSenders {
+    let outcome = try LiveCapacity.run(senders: senders, seconds: options.liveSeconds, port: 27_900)
+    print(LiveReport.line(outcome))
+    exit(outcome.passed ? 0 : 1)
+}
 let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
 print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
 print("CPU time = user + system of the measured process; best of \(options.repeats) runs each\n")
@@ -54,3 +59,26 @@ for row in rows {
 print(
     "\nx = seconds of audio per CPU second; ratio = roomtap throughput / bare libopus decode throughput (target >= 0.85)"
 )
+
+// The live capacity search: N senders at real time, doubling then bisecting to the largest N that
+// passes (no late tick, every packet received, complete files).
+if options.liveSearch {
+    print("\nlive capacity (senders at real time into one recorder, \(Int(options.liveSeconds)) s each):")
+    var best = 0
+    var n = 100
+    var failed: Int?
+    while n <= 1024 {
+        let outcome = try LiveCapacity.run(senders: n, seconds: options.liveSeconds, port: 27_900)
+        print("  " + LiveReport.line(outcome))
+        if outcome.passed {
+            best = n
+            if let failed, failed - n <= 50 { break }
+            n = failed.map { (n + $0) / 2 } ?? n * 2
+        } else {
+            failed = n
+            if n - best <= 50 { break }
+            n = (best + n) / 2
+        }
+    }
+    print("  largest N with no late tick and complete files: \(best)")
+}

@@ -1,0 +1,12 @@
+import Foundation
+
+enum LiveReport {
+    static func line(_ o: LiveCapacity.Outcome) -> String {
+        String(
+            format:
+                "N=%4d  %@  late ticks %d  tracks %d  packets %d/%d  files %@  CPU %.2f s (%.2f ms of CPU per track per second)",
+            o.senders, o.passed ? "pass" : "FAIL", o.lateTicks, o.tracks, o.packetsReceived, o.packetsSent,
+            o.completeFiles ? "complete" : "INCOMPLETE", o.cpuSeconds,
+            o.cpuSeconds / Double(o.senders) / o.seconds * 1000)
+    }
+}
