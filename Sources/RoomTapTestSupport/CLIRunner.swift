@@ -77,7 +77,74 @@ public enum CLIRunner {
             stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
     }
 
-    private final class Collected: @unchecked Sendable {
+    /// A `roomtap` (or other) process started by ``start(_:in:environment:executable:)``, still
+    /// running: its pid, signals, and `wait` for its outcome.
+    public final class Running: @unchecked Sendable {
+        private let process: Process
+        private let collected: Collected
+        private let readers: DispatchGroup
+
+        fileprivate init(process: Process, collected: Collected, readers: DispatchGroup) {
+            self.process = process
+            self.collected = collected
+            self.readers = readers
+        }
+
+        /// The process id.
+        public var pid: Int32 { process.processIdentifier }
+        /// True until it exits.
+        public var isRunning: Bool { process.isRunning }
+
+        /// Sends `signal` (SIGINT, SIGTERM, ...).
+        public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        /// Waits for it to exit (killing it after `timeout` seconds: status -9) and returns what it
+        /// printed.
+        public func wait(timeout: Double = 120) -> Outcome {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            readers.wait()
+            return Outcome(
+                status: process.terminationReason == .uncaughtSignal
+                    ? -process.terminationStatus : process.terminationStatus,
+                stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
+        }
+    }
+
+    /// Starts `roomtap arguments...` (or `executable`) in `directory` and returns at once.
+    public static func start(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
+        executable: URL = CLIRunner.executable
+    ) throws -> Running {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let collected = Collected()
+        let group = DispatchGroup()
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.set(data, isOut: isOut)
+                group.leave()
+            }
+        }
+        return Running(process: process, collected: collected, readers: group)
+    }
+
+    fileprivate final class Collected: @unchecked Sendable {
         private let lock = NSLock()
         private var out = Data()
         private var err = Data()

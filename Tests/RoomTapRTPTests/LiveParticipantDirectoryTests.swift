@@ -66,4 +66,11 @@ struct LiveParticipantDirectoryTests {
             directory.route(port: 25002, ssrc: 1, payloadType: 111, arrival: 4 * second + 2)
                 == .new(slot: 1, name: "ssrc-1"))
     }
+
+    @Test func extraListenPortsWelcomeAnyStreamBesideADescription() {
+        let room = RoomDescription(participants: [ParticipantDescription(name: "alice", port: 25000)])
+        let directory = ParticipantDirectory(description: room, discoveryPorts: [25010])
+        #expect(directory.route(port: 25010, ssrc: 0xF, payloadType: 96, arrival: 0) == .new(slot: 0, name: "ssrc-f"))
+        #expect(directory.route(port: 25020, ssrc: 0xF, payloadType: 96, arrival: 0) == .drop(.unlistedPort))
+    }
 }

@@ -57,7 +57,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         self.room = room
         self.clock = clock
         self.options = options
-        directory = ParticipantDirectory(description: options.description, maxTracks: options.maxTracks)
+        directory = ParticipantDirectory(
+            description: options.description, maxTracks: options.maxTracks,
+            discoveryPorts: Set(options.listen.map(\.port)))
         var addresses: [ListenAddress] = []
         for participant in options.description?.participants ?? []
         where !addresses.contains(where: { $0.port == participant.port }) {

@@ -13,8 +13,9 @@ import Foundation
 /// 4. A described participant on that port without an SSRC claims the first SSRC seen there; a
 ///    later SSRC takes the same track over when the current one has been silent for
 ///    `takeoverAfter` (a sender that restarted with a new SSRC continues its track).
-/// 5. Otherwise, with a description listing ports, a packet on an unlisted port is dropped;
-///    without one, the stream becomes a new discovered track while fewer than `maxTracks` exist.
+/// 5. Otherwise, with a description listing ports, a packet on a port neither described nor in
+///    `discoveryPorts` (e.g. an extra `--listen`) is dropped; else the stream becomes a new
+///    discovered track while fewer than `maxTracks` exist.
 ///
 /// Thread: any thread (receive threads); a lock guards the table. Never used on the room clock.
 public final class ParticipantDirectory: @unchecked Sendable {
@@ -55,6 +56,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
     private let description: RoomDescription?
     private let maxTracks: Int
     private let takeoverAfter: UInt64
+    private let discoveryPorts: Set<UInt16>
     private let lock = NSLock()
     private var slots: [Slot] = []
     private var routes: [Key: Int] = [:]
@@ -65,9 +67,14 @@ public final class ParticipantDirectory: @unchecked Sendable {
         let ssrc: UInt32
     }
 
-    /// `maxTracks` bounds discovered and described tracks together; `takeoverAfter` is in ns.
-    public init(description: RoomDescription?, maxTracks: Int = 64, takeoverAfter: UInt64 = 2_000_000_000) {
+    /// `maxTracks` bounds discovered and described tracks together; `takeoverAfter` is in ns;
+    /// `discoveryPorts` are ports listened on besides the description's, where any stream is welcome.
+    public init(
+        description: RoomDescription?, maxTracks: Int = 64, takeoverAfter: UInt64 = 2_000_000_000,
+        discoveryPorts: Set<UInt16> = []
+    ) {
         self.description = description
+        self.discoveryPorts = discoveryPorts
         self.maxTracks = max(1, maxTracks)
         self.takeoverAfter = takeoverAfter
     }
@@ -98,7 +105,9 @@ public final class ParticipantDirectory: @unchecked Sendable {
                 return .takeover(slot: slot)
             }
         }
-        if let description, !description.participants.isEmpty, onPort.isEmpty { return drop(.unlistedPort) }
+        if let description, !description.participants.isEmpty, onPort.isEmpty, !discoveryPorts.contains(port) {
+            return drop(.unlistedPort)
+        }
         return add(
             Slot(name: "ssrc-" + String(ssrc, radix: 16), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
     }
