@@ -40,14 +40,26 @@ public final class Room: Sendable {
 
     private final class ClockSide {
         var tracks: [AudioTrack] = []
+        /// Tracks before the first derived one (`tracks` holds source tracks first).
+        var sourceCount = 0
         var generation: UInt64 = 0
+        var helper: RenderHelper?
     }
 
-    /// Creates a room driven by `clock`.
+    /// Render threads per tick (1, or 2 to split the source tracks with a helper thread).
+    public let renderThreads: Int
+    /// Source tracks from which a second render thread is used.
+    static let helperThreshold = 8
+
+    /// Creates a room driven by `clock`. `renderThreads` 2 lets a large room (8 or more source
+    /// tracks) render its tracks on two threads each tick: for live rooms on machines with two or
+    /// more cores.
     public init(
-        clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents()
+        clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
+        renderThreads: Int = 1
     ) {
         self.clock = clock
+        self.renderThreads = max(1, min(2, renderThreads))
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         control.withLock { $0.events = events }
     }
@@ -115,7 +127,9 @@ public final class Room: Sendable {
         guard first else { return }
         clockRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
+            if renderThreads > 1 { clockSide.helper = RenderHelper() }
             clock.run { index in tick(index) }
+            clockSide.helper?.stop()
             clockRunning.store(false, ordering: .releasing)
             clockDone.signal()
         }
@@ -197,15 +211,27 @@ public final class Room: Sendable {
         let generation = routingGeneration.load(ordering: .acquiring)
         if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {
             side.tracks = fresh
+            side.sourceCount = fresh.firstIndex { $0.isDerived } ?? fresh.count
             side.generation = generation
             appliedGeneration.store(generation, ordering: .releasing)
         }
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
-        var allSourcesFinished = true
-        for track in side.tracks {
-            track.renderFrame(at: roomSample)
-            if !track.isDerived && !track.source.isFinished { allSourcesFinished = false }
+        let tracks = side.tracks
+        let sources = side.sourceCount
+        if let helper = side.helper, sources >= Self.helperThreshold {
+            helper.begin(tracks: tracks, sourceCount: sources, roomSample: roomSample)
+            var i = 0
+            while i < sources {
+                tracks[i].renderFrame(at: roomSample)
+                i += 2
+            }
+            helper.finish()
+        } else {
+            for i in 0..<sources { tracks[i].renderFrame(at: roomSample) }
         }
+        for i in sources..<tracks.count { tracks[i].renderFrame(at: roomSample) }
+        var allSourcesFinished = true
+        for i in 0..<sources where !tracks[i].source.isFinished { allSourcesFinished = false }
         framesRendered.store(index + 1, ordering: .relaxed)
         return !(endsWhenSourcesFinish && allSourcesFinished)
     }
