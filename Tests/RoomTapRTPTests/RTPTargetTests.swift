@@ -1,6 +1,0 @@
-import RoomTapRTP
-import Testing
-
-@Test func theRTPTargetLinks() {
-    #expect(Bool(true))
-}
