@@ -1,4 +1,3 @@
-import COpus
 import Foundation
 import RoomTapTestSupport
 
@@ -21,20 +20,7 @@ enum LiveCapacity {
 
     /// 50 distinct 20 ms packets of speech-like audio (1 s), reused in a loop by every sender.
     static func packets() -> [[UInt8]] {
-        let pcm = TestSignal.speechLike(samples: 50 * 960)
-        var error: Int32 = 0
-        let encoder = opus_encoder_create(48_000, 1, OPUS_APPLICATION_VOIP, &error)!
-        defer { opus_encoder_destroy(encoder) }
-        _ = roomtap_opus_encoder_set_bitrate(encoder, 24_000)
-        var out = [UInt8](repeating: 0, count: 1500)
-        return (0..<50).map { f in
-            let n = pcm.withUnsafeBufferPointer { s in
-                out.withUnsafeMutableBufferPointer {
-                    opus_encode(encoder, s.baseAddress! + f * 960, 960, $0.baseAddress!, 1500)
-                }
-            }
-            return Array(out[0..<Int(n)])
-        }
+        RTPTestSender.encode(TestSignal.speechLike(samples: 50 * 960), bitrate: 24_000).packets
     }
 
     static func run(senders: Int, seconds: Double, port: UInt16) throws -> Outcome {

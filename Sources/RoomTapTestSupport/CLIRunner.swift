@@ -43,38 +43,7 @@ public enum CLIRunner {
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], timeout: Double = 120,
         executable: URL = CLIRunner.executable
     ) throws -> Outcome {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let collected = Collected()
-        let group = DispatchGroup()
-        for (pipe, isOut) in [(out, true), (err, false)] {
-            group.enter()
-            DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                collected.set(data, isOut: isOut)
-                group.leave()
-            }
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        group.wait()
-        return Outcome(
-            status: process.terminationReason == .uncaughtSignal
-                ? -process.terminationStatus : process.terminationStatus,
-            stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
+        try start(arguments, in: directory, environment: environment, executable: executable).wait(timeout: timeout)
     }
 
     /// A `roomtap` (or other) process started by ``start(_:in:environment:executable:)``, still

@@ -1,5 +1,4 @@
 import CAllocationCounter
-import COpus
 import RoomTap
 import RoomTapTestSupport
 import Testing
@@ -12,21 +11,7 @@ extension AllocationCounting {
     struct JitterBufferAllocationTests {
         /// 300 packets of 20 ms speech-like audio with in-band FEC.
         static func packets() -> [[UInt8]] {
-            let pcm = TestSignal.speechLike(samples: 300 * 960)
-            var error: Int32 = 0
-            let encoder = opus_encoder_create(48_000, 1, OPUS_APPLICATION_VOIP, &error)!
-            defer { opus_encoder_destroy(encoder) }
-            _ = roomtap_opus_encoder_set_inband_fec(encoder, 1)
-            _ = roomtap_opus_encoder_set_packet_loss_perc(encoder, 20)
-            var out = [UInt8](repeating: 0, count: 1500)
-            return (0..<300).map { f in
-                let n = pcm.withUnsafeBufferPointer { s in
-                    out.withUnsafeMutableBufferPointer {
-                        opus_encode(encoder, s.baseAddress! + f * 960, 960, $0.baseAddress!, 1500)
-                    }
-                }
-                return Array(out[0..<Int(n)])
-            }
+            Array(RTPTestSender.encode(TestSignal.speechLike(samples: 300 * 960)).packets.prefix(300))
         }
 
         @Test func insertAndRenderMakeNoAllocation() throws {
