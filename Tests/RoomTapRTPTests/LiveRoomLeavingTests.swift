@@ -30,14 +30,15 @@ struct LiveRoomLeavingTests {
         return condition()
     }
 
-    @Test func aSilentSenderLeavesAfterTheTimeoutAndComesBackOnItsTrack() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27601"))
+    /// Creates a live room with `options`, checks it with `beforeStart`, runs `body` while it runs,
+    /// then stops everything.
+    func withLiveRoom(
+        _ options: LiveRoom.Options, beforeStart: (Room) -> Void = { _ in }, _ body: (LiveRoom) throws -> Void
+    ) throws {
         let clock = RealTimeClock()
         let room = Room(clock: clock, endsWhenSourcesFinish: false)
-        var options = LiveRoom.Options()
-        options.listen = [address]
-        options.leaveAfter = 0.3
         let live = try LiveRoom(room: room, clock: clock, options: options)
+        beforeStart(room)
         room.start()
         live.start()
         defer {
@@ -45,45 +46,51 @@ struct LiveRoomLeavingTests {
             room.stop()
             room.waitUntilFinished()
         }
-        sendPackets(0..<10, ssrc: 0xCAFE, to: address)
-        #expect(waitUntil { live.participants.count == 1 })
-        let participant = try #require(live.participants.first)
-        #expect(participant.track.name == "ssrc-cafe")
-        #expect(!participant.hasLeft)
-        #expect(waitUntil { participant.hasLeft }, "marked as left once silent for 0.3 s")
-        #expect(participant.leaves == 1)
-        sendPackets(10..<20, ssrc: 0xCAFE, to: address)
-        #expect(waitUntil { !participant.hasLeft }, "a returning sender is live again")
-        #expect(live.participants.count == 1, "on the same track")
-        #expect(participant.buffer.statistics.packets == 20)
+        try body(live)
+    }
+
+    @Test func aSilentSenderLeavesAfterTheTimeoutAndComesBackOnItsTrack() throws {
+        let address = try #require(ListenAddress("127.0.0.1:27601"))
+        var options = LiveRoom.Options()
+        options.listen = [address]
+        options.leaveAfter = 0.3
+        try withLiveRoom(options) { live in
+            sendPackets(0..<10, ssrc: 0xCAFE, to: address)
+            #expect(waitUntil { live.participants.count == 1 })
+            let participant = try #require(live.participants.first)
+            #expect(participant.track.name == "ssrc-cafe")
+            #expect(!participant.hasLeft)
+            #expect(waitUntil { participant.hasLeft }, "marked as left once silent for 0.3 s")
+            #expect(participant.leaves == 1)
+            sendPackets(10..<20, ssrc: 0xCAFE, to: address)
+            #expect(waitUntil { !participant.hasLeft }, "a returning sender is live again")
+            #expect(live.participants.count == 1, "on the same track")
+            #expect(participant.buffer.statistics.packets == 20)
+        }
     }
 
     @Test func aByeMarksTheSenderAsLeftAtOnceAndDescribedTracksExistUpFront() throws {
         let address = try #require(ListenAddress("127.0.0.1:27603"))
-        let clock = RealTimeClock()
-        let room = Room(clock: clock, endsWhenSourcesFinish: false)
         var options = LiveRoom.Options()
         options.description = RoomDescription(participants: [
             ParticipantDescription(name: "alice", port: 27603, address: "127.0.0.1", ssrc: 0xA11CE),
             ParticipantDescription(name: "bob", port: 27603, address: "127.0.0.1", ssrc: 0xB0B),
         ])
         options.leaveAfter = 60
-        let live = try LiveRoom(room: room, clock: clock, options: options)
-        #expect(room.tracks.map(\.name) == ["alice", "bob"], "described tracks exist before any packet")
-        room.start()
-        live.start()
-        defer {
-            live.stop()
-            room.stop()
-            room.waitUntilFinished()
+        try withLiveRoom(
+            options,
+            beforeStart: { room in
+                #expect(room.tracks.map(\.name) == ["alice", "bob"], "described tracks exist before any packet")
+            }
+        ) { live in
+            sendPackets(0..<5, ssrc: 0xB0B, to: address)
+            let bob = try #require(live.participants.first { $0.track.name == "bob" })
+            #expect(waitUntil { bob.ssrc == 0xB0B })
+            send(RTCPPacketBuilder.bye(ssrcs: [0xB0B]), to: address)
+            #expect(waitUntil({ bob.hasLeft }, seconds: 1), "BYE marks bob as left without waiting for the timeout")
+            let alice = try #require(live.participants.first { $0.track.name == "alice" })
+            #expect(!alice.hasLeft && alice.ssrc == nil)
+            #expect(live.room.tracks.count == 2)
         }
-        sendPackets(0..<5, ssrc: 0xB0B, to: address)
-        let bob = try #require(live.participants.first { $0.track.name == "bob" })
-        #expect(waitUntil { bob.ssrc == 0xB0B })
-        send(RTCPPacketBuilder.bye(ssrcs: [0xB0B]), to: address)
-        #expect(waitUntil({ bob.hasLeft }, seconds: 1), "BYE marks bob as left without waiting for the timeout")
-        let alice = try #require(live.participants.first { $0.track.name == "alice" })
-        #expect(!alice.hasLeft && alice.ssrc == nil)
-        #expect(room.tracks.count == 2)
     }
 }
