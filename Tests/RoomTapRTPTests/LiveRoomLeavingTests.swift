@@ -77,12 +77,10 @@ struct LiveRoomLeavingTests {
             ParticipantDescription(name: "bob", port: 27603, address: "127.0.0.1", ssrc: 0xB0B),
         ])
         options.leaveAfter = 60
-        try withLiveRoom(
-            options,
-            beforeStart: { room in
-                #expect(room.tracks.map(\.name) == ["alice", "bob"], "described tracks exist before any packet")
-            }
-        ) { live in
+        let describedUpFront: (Room) -> Void = { room in
+            #expect(room.tracks.map(\.name) == ["alice", "bob"], "described tracks exist before any packet")
+        }
+        try withLiveRoom(options, beforeStart: describedUpFront) { live in
             sendPackets(0..<5, ssrc: 0xB0B, to: address)
             let bob = try #require(live.participants.first { $0.track.name == "bob" })
             #expect(waitUntil { bob.ssrc == 0xB0B })
