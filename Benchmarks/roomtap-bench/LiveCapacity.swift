@@ -1,4 +1,5 @@
 import Foundation
+import RoomTap
 import RoomTapTestSupport
 
 /// The live capacity run: N synthetic senders at real time (20 ms Opus packets, one UDP port,
@@ -63,14 +64,7 @@ enum LiveCapacity {
     /// Returns the packets sent.
     static func send(senders: Int, seconds: Double, port: UInt16) -> Int {
         let payloads = packets()
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var size: Int32 = 8 << 20
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let socket = DatagramSocket(ListenAddress(host: "127.0.0.1", port: port))
         let count = Int(seconds * 50)
         var start = timespec()
         clock_gettime(CLOCK_MONOTONIC, &start)
@@ -86,12 +80,7 @@ enum LiveCapacity {
                     payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: k), timestamp: UInt32(k * 960),
                     ssrc: UInt32(0x1000 + s), payload: payloads[(k + s) % payloads.count]
                 ).bytes()
-                let n = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                if n == packet.count { sent += 1 }
+                if socket.send(packet) { sent += 1 }
             }
         }
         return sent

@@ -17,7 +17,7 @@ public final class WAVFileSink: AudioTrackSink, @unchecked Sendable {
     /// Channels in the file.
     public let channels: Int
     private let writer: WAVWriter
-    private let sink: QueuedSink<WAVWriter>
+    private let sink: QueuedSink
 
     /// Creates the file (see ``WAVWriter/init(path:channels:options:)`` for the errors) and starts
     /// the sink's thread. `capacity` is the queue length in 10 ms frames (256 = 2.56 s); `policy`

@@ -35,7 +35,7 @@ extension AllocationCounting {
                 .deletingLastPathComponent().appendingPathComponent("Samples/room")
             let room = Room(clock: VirtualClock())
             var tracks: [AudioTrack] = []
-            var queued: [QueuedSink<Discard>] = []
+            var queued: [QueuedSink] = []
             for (name, offset) in [("alice", Int64(0)), ("bob", Int64(120_000)), ("carol", Int64(0))] {
                 let source = try OggOpusFileSource(
                     path: samples.appendingPathComponent("\(name).opus").path, channels: 1, offset: offset)

@@ -30,33 +30,35 @@ public enum OverflowPolicy: Sendable {
 ///
 /// Thread: `onFrame` on the room clock's thread (never blocks under `.drop`, never allocates);
 /// `close`, the counters and `failure` from any other thread.
-public final class QueuedSink<Consumer: FrameConsumer & SendableMetatype>: AudioTrackSink, @unchecked Sendable {
+///
+/// Not generic on purpose: with Swift 6.3 release builds, the generic form of this class (an
+/// `Atomic` stored after its `Mutex` fields) corrupted the heap in the QueuedSink tests. The
+/// consumer is called once per frame on the sink's own thread, where an existential call costs
+/// nothing that matters.
+public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     /// The queue between the clock and the sink's thread.
     public let queue: FrameQueue
     /// What happens when the queue is full.
     public let policy: OverflowPolicy
 
-    private let consumer: Consumer  // the sink's thread only (and `close` after it has ended)
+    private let consumer: any FrameConsumer  // the sink's thread only (and `close` after it has ended)
     private let wakeThreshold: Int
-    // Keep the atomics together and before the semaphores and mutexes: with Swift 6.3, release
-    // builds, an Atomic<Bool> stored after the Mutex fields of this generic class corrupted the
-    // heap (found by the QueuedSink and WAV tests; reproduced and fixed by moving the field).
     private let dropped = Atomic<Int>(0)
     private let consumed = Atomic<Int>(0)
     private let closing = Atomic<Bool>(false)
     private let consumerSleeping = Atomic<Bool>(false)
     private let producerWaiting = Atomic<Bool>(false)
-    private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
     private let dataReady = DispatchSemaphore(value: 0)
     private let spaceReady = DispatchSemaphore(value: 0)
     private let threadDone = DispatchSemaphore(value: 0)
     private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
     private let failureBox = Mutex<(any Error)?>(nil)
+    private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
 
     /// Starts the sink's thread. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken
     /// when `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
     public init(
-        consumer: Consumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
+        consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
         policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink"
     ) {
         self.consumer = consumer

@@ -23,41 +23,18 @@ public final class UDPSocket: @unchecked Sendable {
     /// Creates and binds a UDP socket with a large receive buffer (4 MiB requested).
     public init(address: ListenAddress) throws(BindError) {
         self.address = address
-        let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
+        guard let socketAddress = SocketAddress(address) else {
+            throw BindError(address: address, reason: "not a numeric IP address")
+        }
+        let fd = socket(socketAddress.family, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw BindError(address: address, reason: String(cString: strerror(errno))) }
         var size: Int32 = 4 << 20
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let result: Int32
         if address.isIPv6 {
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-            var sa = sockaddr_in6()
-            sa.sin6_family = sa_family_t(AF_INET6)
-            sa.sin6_port = address.port.bigEndian
-            guard inet_pton(AF_INET6, address.host, &sa.sin6_addr) == 1 else {
-                Foundation.close(fd)
-                throw BindError(address: address, reason: "not a numeric IPv6 address")
-            }
-            result = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var sa = sockaddr_in()
-            sa.sin_family = sa_family_t(AF_INET)
-            sa.sin_port = address.port.bigEndian
-            guard inet_pton(AF_INET, address.host, &sa.sin_addr) == 1 else {
-                Foundation.close(fd)
-                throw BindError(address: address, reason: "not a numeric IPv4 address")
-            }
-            result = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
         }
+        let result = socketAddress.withSockaddr { bind(fd, $0, $1) }
         guard result == 0 else {
             let code = errno
             Foundation.close(fd)
