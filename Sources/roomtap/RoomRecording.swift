@@ -100,7 +100,6 @@ final class RoomRecording: Sendable {
             liveOptions.channels = options.channels
             liveOptions.leaveAfter = options.leaveAfter
             do {
-                liveRoom.withLock { $0 = nil }
                 let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions)
                 liveRoom.withLock { $0 = live }
             } catch {

@@ -50,3 +50,36 @@ extension AllocationCounting {
         }
     }
 }
+
+extension AllocationCounting {
+    /// The receive thread's routing of a known stream (every packet after the first) allocates
+    /// nothing either.
+    @Suite("Live: routing a packet allocates nothing")
+    struct RoutingNoAllocationTests {
+        @Test func routingKnownStreamsAllocatesNothing() {
+            let room = RoomDescription(participants: [
+                ParticipantDescription(name: "alice", port: 25000, ssrc: 1, payloadTypes: [111]),
+                ParticipantDescription(name: "bob", port: 25002),
+            ])
+            let directory = ParticipantDirectory(description: room, discoveryPorts: [25004])
+            for (port, ssrc) in [(UInt16(25000), UInt32(1)), (25002, 2), (25004, 3)] {
+                _ = directory.route(port: port, ssrc: ssrc, payloadType: 111, arrival: 0)
+            }
+            _ = directory.route(port: 25006, ssrc: 9, payloadType: 111, arrival: 0)  // first drop of its kind
+            let before = roomtap_counted_allocations()
+            roomtap_count_allocations_on_this_thread(1)
+            var routed = 0
+            for k in 1...1_000 {
+                for (port, ssrc) in [(UInt16(25000), UInt32(1)), (25002, 2), (25004, 3), (25006, 9)] {
+                    if case .existing = directory.route(port: port, ssrc: ssrc, payloadType: 111, arrival: UInt64(k)) {
+                        routed += 1
+                    }
+                }
+            }
+            roomtap_count_allocations_on_this_thread(0)
+            #expect(routed == 3_000)
+            #expect(
+                roomtap_counted_allocations() - before == 0, "\(roomtap_counted_allocations() - before) allocations")
+        }
+    }
+}

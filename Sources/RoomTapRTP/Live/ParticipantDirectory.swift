@@ -57,6 +57,9 @@ public final class ParticipantDirectory: @unchecked Sendable {
     private let maxTracks: Int
     private let takeoverAfter: UInt64
     private let discoveryPorts: Set<UInt16>
+    /// The described participants of each port, built once so routing a packet allocates nothing.
+    private let describedByPort: [UInt16: [ParticipantDescription]]
+    private let hasDescribedPorts: Bool
     private let lock = NSLock()
     private var slots: [Slot] = []
     private var routes: [Key: Int] = [:]
@@ -75,6 +78,8 @@ public final class ParticipantDirectory: @unchecked Sendable {
     ) {
         self.description = description
         self.discoveryPorts = discoveryPorts
+        describedByPort = Dictionary(grouping: description?.participants ?? [], by: \.port)
+        hasDescribedPorts = !(description?.participants.isEmpty ?? true)
         self.maxTracks = max(1, maxTracks)
         self.takeoverAfter = takeoverAfter
     }
@@ -83,7 +88,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
     public func route(port: UInt16, ssrc: UInt32, payloadType: UInt8, arrival: UInt64) -> Route {
         lock.lock()
         defer { lock.unlock() }
-        let onPort = description?.participants.filter { $0.port == port } ?? []
+        let onPort = describedByPort[port] ?? []
         let accepted =
             onPort.isEmpty ? (96...127).contains(payloadType) : onPort.contains { $0.acceptsPayloadType(payloadType) }
         guard accepted else { return drop(.unknownPayloadType) }
@@ -105,7 +110,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
                 return .takeover(slot: slot)
             }
         }
-        if let description, !description.participants.isEmpty, onPort.isEmpty, !discoveryPorts.contains(port) {
+        if hasDescribedPorts, onPort.isEmpty, !discoveryPorts.contains(port) {
             return drop(.unlistedPort)
         }
         return add(
