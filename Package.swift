@@ -20,6 +20,10 @@ let package = Package(
         // for the variadic ctl functions Swift cannot call).
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "COgg", pkgConfig: "ogg", providers: [.apt(["libogg-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -29,9 +33,23 @@ let package = Package(
         .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
+        .target(name: "RoomTapControl", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.
+        .target(name: "RoomTapALSA", dependencies: ["RoomTapCore", "CALSA"], swiftSettings: strict),
+        // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
+        .target(name: "RoomTapWebSocket", dependencies: ["CCurl", "CWslay"], swiftSettings: strict),
+        // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
+        .target(
+            name: "RoomTapAgent", dependencies: ["RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
+            swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
-            name: "RoomTap", dependencies: ["RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapSinks"],
+            name: "RoomTap",
+            dependencies: [
+                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapSinks", "RoomTapControl", "RoomTapALSA",
+                "RoomTapWebSocket", "RoomTapAgent",
+            ],
             swiftSettings: strict),
         // The command-line tool.
         .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
@@ -68,5 +86,15 @@ let package = Package(
         .testTarget(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapControlTests", dependencies: ["RoomTapControl", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapALSATests", dependencies: ["RoomTapALSA", "RoomTapTestSupport", "CALSA"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapWebSocketTests", dependencies: ["RoomTapWebSocket", "RoomTapTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapAgentTests", dependencies: ["RoomTapAgent", "RoomTapTestSupport"], swiftSettings: strict),
     ]
 )

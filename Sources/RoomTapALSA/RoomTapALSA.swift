@@ -1,0 +1,1 @@
+// RoomTapALSA: see docs/ARCHITECTURE.md.

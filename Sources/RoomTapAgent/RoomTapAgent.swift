@@ -1,0 +1,1 @@
+// RoomTapAgent: see docs/ARCHITECTURE.md.

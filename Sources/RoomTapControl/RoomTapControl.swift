@@ -1,0 +1,1 @@
+// RoomTapControl: see docs/ARCHITECTURE.md.

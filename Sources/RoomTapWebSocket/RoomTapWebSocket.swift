@@ -1,0 +1,1 @@
+// RoomTapWebSocket: see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// Tests for RoomTapALSA live in this folder.

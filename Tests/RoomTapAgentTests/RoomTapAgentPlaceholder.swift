@@ -1,0 +1,1 @@
+// Tests for RoomTapAgent live in this folder.

@@ -1,0 +1,1 @@
+// Tests for RoomTapControl live in this folder.

@@ -1,0 +1,1 @@
+// Tests for RoomTapWebSocket live in this folder.
