@@ -69,7 +69,7 @@ let package = Package(
         // Test support: fakes and builders shared by the tests (Ogg Opus writer, sine source,
         // collecting sink, CLI runner).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg"], swiftSettings: strict),
+            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
