@@ -4,7 +4,9 @@ import Synchronization
 /// mix track (see ``Room/addMix(name:inputs:channels:)``).
 ///
 /// Inputs of another channel count are converted (stereo to mono averages, mono to stereo
-/// duplicates). Inputs whose frame is silence or muted are skipped. Mix-minus is a mix that
+/// duplicates). Each input is mixed as it is heard: after its mute, volume and the room's solo,
+/// with the gain ramped across the frame (see ``TrackControls``). Inputs whose frame is silence or
+/// muted are skipped. Mix-minus is a mix that
 /// leaves a track out.
 ///
 /// Thread: `render` runs on the room clock's thread after every input track has rendered the same
@@ -82,8 +84,10 @@ public final class Mixer: FrameSource, @unchecked Sendable {
         var any = false
         var concealed = false
         for input in clockInputs {
-            let buffer = input.render.buffer
-            guard buffer.roomSample == roomSample, !buffer.status.isZero else { continue }
+            let state = input.render
+            let buffer = state.buffer
+            let gain = state.heardGain
+            guard buffer.roomSample == roomSample, !buffer.status.isZero, !gain.isSilent else { continue }
             any = true
             if buffer.status == .concealed { concealed = true }
             let src: UnsafePointer<Int16>
@@ -93,7 +97,11 @@ public final class Mixer: FrameSource, @unchecked Sendable {
                 buffer.frame.copy(into: converted.baseAddress!, channels: channels)
                 src = UnsafePointer(converted.baseAddress!)
             }
-            for i in 0..<count { acc[i] += Float(src[i]) }
+            if gain.isUnity {
+                for i in 0..<count { acc[i] += Float(src[i]) }
+            } else {
+                for i in 0..<count { acc[i] += Float(src[i]) * gain.gain(at: i / channels) }
+            }
         }
         limiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
         guard any else { return .silence }

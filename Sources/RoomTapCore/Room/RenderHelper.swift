@@ -18,6 +18,7 @@ final class RenderHelper: @unchecked Sendable {
     private var tracks: [AudioTrack] = []
     private var sourceCount = 0
     private var roomSample: Int64 = 0
+    private var soloActive = false
 
     /// Starts the helper thread.
     init() {
@@ -28,8 +29,9 @@ final class RenderHelper: @unchecked Sendable {
     }
 
     /// Hands the odd source tracks of this tick to the helper. Clock thread.
-    func begin(tracks: [AudioTrack], sourceCount: Int, roomSample: Int64) {
+    func begin(tracks: [AudioTrack], sourceCount: Int, roomSample: Int64, soloActive: Bool) {
         self.tracks = tracks
+        self.soloActive = soloActive
         self.sourceCount = sourceCount
         self.roomSample = roomSample
         pending.store(true, ordering: .releasing)
@@ -58,7 +60,7 @@ final class RenderHelper: @unchecked Sendable {
             let tracks = self.tracks
             var i = 1
             while i < sourceCount {
-                tracks[i].renderFrame(at: roomSample)
+                tracks[i].renderFrame(at: roomSample, soloActive: soloActive)
                 i += 2
             }
             pending.store(false, ordering: .releasing)

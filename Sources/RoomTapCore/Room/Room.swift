@@ -34,6 +34,8 @@ public final class Room: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let stopPosition = Atomic<Int64>(.max)
     private let clockRunning = Atomic<Bool>(false)
+    private let soloActive = Atomic<Bool>(false)
+    private let soloList = Mutex<[AudioTrack]>([])
     private let clockDone = DispatchSemaphore(value: 0)
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide = ClockSide()
@@ -108,6 +110,22 @@ public final class Room: Sendable {
         waitForClock(toApply: generation)
         retire(track)
     }
+
+    /// Solo: from the next tick, mixes and playback hear only `tracks` (their own mute and volume
+    /// still apply); recordings are untouched. An empty list ends the solo. Any thread; idempotent.
+    public func solo(_ tracks: [AudioTrack]) {
+        soloList.withLock { list in
+            list = tracks
+            for track in self.tracks { track.controls.setSoloed(tracks.contains { $0 === track }) }
+            soloActive.store(!tracks.isEmpty, ordering: .releasing)
+        }
+    }
+
+    /// Ends the solo: every track is heard again. Any thread; idempotent.
+    public func unsolo() { solo([]) }
+
+    /// The soloed tracks (empty when no solo is in force).
+    public var soloedTracks: [AudioTrack] { soloList.withLock { $0 } }
 
     /// The tracks in the room, in the order they were added.
     public var tracks: [AudioTrack] { control.withLock { $0.tracks } }
@@ -218,18 +236,19 @@ public final class Room: Sendable {
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
         let tracks = side.tracks
         let sources = side.sourceCount
+        let solo = soloActive.load(ordering: .acquiring)
         if let helper = side.helper, sources >= Self.helperThreshold {
-            helper.begin(tracks: tracks, sourceCount: sources, roomSample: roomSample)
+            helper.begin(tracks: tracks, sourceCount: sources, roomSample: roomSample, soloActive: solo)
             var i = 0
             while i < sources {
-                tracks[i].renderFrame(at: roomSample)
+                tracks[i].renderFrame(at: roomSample, soloActive: solo)
                 i += 2
             }
             helper.finish()
         } else {
-            for i in 0..<sources { tracks[i].renderFrame(at: roomSample) }
+            for i in 0..<sources { tracks[i].renderFrame(at: roomSample, soloActive: solo) }
         }
-        for i in sources..<tracks.count { tracks[i].renderFrame(at: roomSample) }
+        for i in sources..<tracks.count { tracks[i].renderFrame(at: roomSample, soloActive: solo) }
         var allSourcesFinished = true
         for i in 0..<sources where !tracks[i].source.isFinished { allSourcesFinished = false }
         framesRendered.store(index + 1, ordering: .relaxed)

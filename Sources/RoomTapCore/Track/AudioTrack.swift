@@ -21,8 +21,12 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     public let source: any FrameSource
     /// Derived tracks (mixes) render after every source track of the same tick.
     public let isDerived: Bool
+    /// Mute and volume (Sora's `audioEnabled` and `remoteAudioVolume`), settable from any thread.
+    public let controls = TrackControls()
+    /// Level and talking, measured on the raw audio.
+    public let meter = TrackMeter()
 
-    private let sinkList = Mutex<[any AudioTrackSink]>([])
+    private let sinkList = Mutex<[SinkEntry]>([])
     private let sinkGeneration = Atomic<UInt64>(0)
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
@@ -36,13 +40,14 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         self.render = TrackRenderState(channels: source.channels)
     }
 
-    /// Attaches `sink`; its `onFrame` is called from the next tick on. Adding a sink that is already
-    /// attached does nothing. The track keeps a strong reference until the sink is removed or the
-    /// track leaves the room. Thread-safe.
-    public func addSink(_ sink: any AudioTrackSink) {
+    /// Attaches `sink`; its `onFrame` is called from the next tick on with the track's audio as
+    /// `tap` says (by default the track's recording: raw unless a control is scoped to the
+    /// recording). Adding a sink that is already attached does nothing. The track keeps a strong
+    /// reference until the sink is removed or the track leaves the room. Thread-safe.
+    public func addSink(_ sink: any AudioTrackSink, tap: SinkTap = .recorded) {
         sinkList.withLock { list in
-            guard !list.contains(where: { $0 === sink }) else { return }
-            list.append(sink)
+            guard !list.contains(where: { $0.sink === sink }) else { return }
+            list.append(SinkEntry(sink: sink, tap: tap))
             sinkGeneration.add(1, ordering: .releasing)
         }
     }
@@ -51,14 +56,14 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// attached does nothing. Thread-safe.
     public func removeSink(_ sink: any AudioTrackSink) {
         sinkList.withLock { list in
-            guard let i = list.firstIndex(where: { $0 === sink }) else { return }
+            guard let i = list.firstIndex(where: { $0.sink === sink }) else { return }
             list.remove(at: i)
             sinkGeneration.add(1, ordering: .releasing)
         }
     }
 
     /// The sinks now attached, in the order they were added.
-    public var sinks: [any AudioTrackSink] { sinkList.withLock { $0 } }
+    public var sinks: [any AudioTrackSink] { sinkList.withLock { $0.map(\.sink) } }
 
     func removeAllSinks() {
         sinkList.withLock { list in
@@ -69,8 +74,10 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
 
     public var description: String { "\(id) \(name)" }
 
-    /// Renders the frame at `roomSample` and delivers it to the sinks. Room clock's thread only.
-    func renderFrame(at roomSample: Int64) {
+    /// Renders the frame at `roomSample`, applies the controls (ramped across the frame) and
+    /// delivers it to the sinks. `soloActive` says whether any track of the room is soloed. Room
+    /// clock's thread only; allocates nothing.
+    func renderFrame(at roomSample: Int64, soloActive: Bool) {
         let state = render
         let generation = sinkGeneration.load(ordering: .acquiring)
         if generation != state.sinkGeneration {
@@ -80,22 +87,108 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
                 state.sinkGeneration = generation
             }
         }
+        let controlState = TrackControls.decode(controls.packed)
+        state.heardGain.advance(to: controlState.heardGain(soloActive: soloActive))
+        state.recordedGain.advance(to: controlState.recordedGain)
+
         let buffer = state.buffer
         let status = source.render(into: buffer.samples, at: roomSample)
         buffer.roomSample = roomSample
         buffer.status = status
         statistics.record(status)
-        let frame = buffer.frame
-        for sink in state.sinks { sink.onFrame(frame) }
+        meter.measure(buffer.samples, status: status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
+        guard !state.sinks.isEmpty else { return }
+        var heardReady = false
+        var recordedReady = false
+        for entry in state.sinks {
+            switch entry.tap {
+            case .raw:
+                entry.sink.onFrame(buffer.frame)
+            case .recorded where state.recordedGain.isUnity, .heard where state.heardGain.isUnity:
+                entry.sink.onFrame(buffer.frame)
+            case .recorded:
+                if !recordedReady {
+                    state.recorded.fill(from: buffer, ramp: state.recordedGain)
+                    recordedReady = true
+                }
+                entry.sink.onFrame(state.recorded.frame)
+            case .heard:
+                if !heardReady {
+                    state.heard.fill(from: buffer, ramp: state.heardGain)
+                    heardReady = true
+                }
+                entry.sink.onFrame(state.heard.frame)
+            }
+        }
+    }
+}
+
+/// A sink attached to a track, with the view of the track's audio it gets.
+struct SinkEntry {
+    let sink: any AudioTrackSink
+    let tap: SinkTap
+}
+
+/// A gain that moves linearly across one frame from its previous value to a new target.
+/// Room clock's thread.
+struct GainRamp {
+    /// Gain at the start of the frame (the previous frame's end).
+    private(set) var start: Float = 1
+    /// Gain at the end of the frame.
+    private(set) var end: Float = 1
+
+    /// Starts the next frame's ramp toward `target`.
+    mutating func advance(to target: Float) {
+        start = end
+        end = target
+    }
+
+    /// True when the frame passes through unchanged.
+    var isUnity: Bool { start == 1 && end == 1 }
+    /// True when the frame is silent throughout.
+    var isSilent: Bool { start == 0 && end == 0 }
+
+    /// The gain of sample frame `n` (0..<480): reaches `end` on the last sample.
+    @inline(__always) func gain(at n: Int) -> Float {
+        start + (end - start) * Float(n + 1) / Float(AudioFrame.samplesPerChannel)
+    }
+}
+
+extension FrameBuffer {
+    /// Copies `source` through `ramp`, saturating at full scale; a frame silenced by the ramp is
+    /// marked `.muted`. Allocates nothing.
+    func fill(from source: FrameBuffer, ramp: GainRamp) {
+        roomSample = source.roomSample
+        if source.status.isZero || ramp.isSilent {
+            samples.update(repeating: 0)
+            status = source.status.isZero ? source.status : .muted
+            return
+        }
+        status = source.status
+        let channels = source.channels
+        let src = source.samples
+        for i in 0..<src.count {
+            let v = Float(src[i]) * ramp.gain(at: i / channels)
+            samples[i] = Int16(max(-32768, min(32767, v.rounded())))
+        }
     }
 }
 
 /// The part of a track that only the room clock's thread touches: the render buffer holding this
-/// tick's frame (read by mixers after the track renders) and the snapshot of the sink list.
+/// tick's raw frame (read by mixers after the track renders), the frames after the controls, the
+/// gain ramps and the snapshot of the sink list.
 final class TrackRenderState {
     let buffer: FrameBuffer
-    var sinks: [any AudioTrackSink] = []
+    let heard: FrameBuffer
+    let recorded: FrameBuffer
+    var heardGain = GainRamp()
+    var recordedGain = GainRamp()
+    var sinks: [SinkEntry] = []
     var sinkGeneration: UInt64 = 0
 
-    init(channels: Int) { buffer = FrameBuffer(channels: channels) }
+    init(channels: Int) {
+        buffer = FrameBuffer(channels: channels)
+        heard = FrameBuffer(channels: channels)
+        recorded = FrameBuffer(channels: channels)
+    }
 }

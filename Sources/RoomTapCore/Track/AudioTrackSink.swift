@@ -9,3 +9,14 @@ public protocol AudioTrackSink: AnyObject, Sendable {
     /// Takes one frame. The frame's samples are valid only during this call.
     func onFrame(_ frame: AudioFrame)
 }
+
+/// Which view of a track's audio a sink receives (see ``AudioTrack/addSink(_:tap:)``).
+public enum SinkTap: Sendable {
+    /// The track's recording: the raw speaker, unless a control is scoped to the recording
+    /// (``ControlScope/record``). Per-speaker files use this.
+    case recorded
+    /// What is heard: after mute, volume and solo. Playback of one track uses this.
+    case heard
+    /// The source's audio, before any control.
+    case raw
+}
