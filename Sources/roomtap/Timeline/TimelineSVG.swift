@@ -63,7 +63,8 @@ struct TimelineSVG {
             let t = Double(k) * step
             let px = n(x(t))
             out += "<line x1=\"\(px)\" y1=\"\(n(top - 6))\" x2=\"\(px)\" y2=\"\(n(baseline + 4))\"/>\n"
-            out += "<text x=\"\(px)\" y=\"\(n(baseline + 18))\" stroke=\"none\">"
+            out +=
+                "<text x=\"\(px)\" y=\"\(n(baseline + 18))\" stroke=\"none\">"
                 + "\(escape(Self.tickLabel(t, step: step, duration: duration)))</text>\n"
             k += 1
         }
@@ -75,23 +76,52 @@ struct TimelineSVG {
         let y = laneTop(index)
         let color = Self.palette[index % Self.palette.count]
         var out = "<g class=\"lane\" data-track=\"\(escape(lane.name))\">\n"
-        out += "<text x=\"\(n(left - 10))\" y=\"\(n(y + laneHeight / 2 + 5))\" text-anchor=\"end\">"
+        out +=
+            "<text x=\"\(n(left - 10))\" y=\"\(n(y + laneHeight / 2 + 5))\" text-anchor=\"end\">"
             + "\(escape(lane.name))</text>\n"
-        out += "<rect class=\"lane-background\" x=\"\(n(left))\" y=\"\(n(y))\" width=\"\(n(plotWidth))\" "
+        out +=
+            "<rect class=\"lane-background\" x=\"\(n(left))\" y=\"\(n(y))\" width=\"\(n(plotWidth))\" "
             + "height=\"\(n(laneHeight))\" fill=\"#000000\" fill-opacity=\"0.04\"/>\n"
         for span in lane.spans {
             let x0 = x(span.start)
             let w = max(1, x(span.end) - x0)
-            out += "<rect class=\"talk\" data-start=\"\(s(span.start))\" data-end=\"\(s(span.end))\" "
+            out +=
+                "<rect class=\"talk\" data-start=\"\(s(span.start))\" data-end=\"\(s(span.end))\" "
                 + "x=\"\(n(x0))\" y=\"\(n(y + 4))\" width=\"\(n(w))\" height=\"\(n(laneHeight - 8))\" rx=\"3\" "
                 + "fill=\"\(color)\"><title>\(escape(lane.name)): "
                 + "\(Self.clock(span.start)) – \(Self.clock(span.end)) "
                 + "(\(String(format: "%.2f", span.end - span.start)) s)</title></rect>\n"
         }
+        for (start, end, scope) in mutedStretches(of: lane.name) {
+            let x0 = x(start)
+            let what = "\(escape(lane.name)) muted\(scope.map { " (\(escape($0)))" } ?? "")"
+            out +=
+                "<rect class=\"muted\" data-start=\"\(s(start))\" data-end=\"\(s(end))\" x=\"\(n(x0))\" "
+                + "y=\"\(n(y))\" width=\"\(n(max(1, x(end) - x0)))\" height=\"\(n(laneHeight))\" fill=\"#d62728\" "
+                + "fill-opacity=\"0.12\"><title>\(what) \(Self.clock(start)) – \(Self.clock(end))</title></rect>\n"
+        }
         for control in controls where control.track == lane.name && !Self.isRoomWide(control) {
             out += marker(control, from: y, to: y + laneHeight)
         }
         out += "</g>\n"
+        return out
+    }
+
+    /// Where `track` was muted, per scope: from a mute (or a volume change saying muted) to the
+    /// next unmute of the same scope, or the end of the room.
+    private func mutedStretches(of track: String) -> [(Double, Double, String?)] {
+        var open: [String: Double] = [:]
+        var out: [(Double, Double, String?)] = []
+        for c in controls where c.track == track {
+            let key = c.scope ?? ""
+            let mutes = c.change == "mute" || (c.change == "volume" && c.muted == true)
+            let unmutes = c.change == "unmute" || (c.change == "volume" && c.muted == false)
+            if mutes && open[key] == nil { open[key] = c.roomTime }
+            if unmutes, let start = open.removeValue(forKey: key) { out.append((start, c.roomTime, c.scope)) }
+        }
+        for (key, start) in open.sorted(by: { $0.value < $1.value }) {
+            out.append((start, duration, key.isEmpty ? nil : key))
+        }
         return out
     }
 
@@ -113,10 +143,12 @@ struct TimelineSVG {
         var out = "<g class=\"control\" data-change=\"\(escape(control.change))\" data-time=\"\(s(control.roomTime))\""
         if let track = control.track { out += " data-track=\"\(escape(track))\"" }
         out += "><title>\(escape(text))</title>\n"
-        out += "<line x1=\"\(px)\" y1=\"\(n(y0))\" x2=\"\(px)\" y2=\"\(n(y1))\" stroke=\"\(color)\" stroke-width=\"2\""
+        out +=
+            "<line x1=\"\(px)\" y1=\"\(n(y0))\" x2=\"\(px)\" y2=\"\(n(y1))\" stroke=\"\(color)\" stroke-width=\"2\""
             + (dash ? " stroke-dasharray=\"4 3\"" : "") + "/>\n"
         let cx = x(control.roomTime)
-        out += "<path d=\"M \(n(cx - 5)) \(n(y0 - 7)) L \(n(cx + 5)) \(n(y0 - 7)) L \(n(cx)) \(n(y0)) Z\" "
+        out +=
+            "<path d=\"M \(n(cx - 5)) \(n(y0 - 7)) L \(n(cx + 5)) \(n(y0 - 7)) L \(n(cx)) \(n(y0)) Z\" "
             + "fill=\"\(color)\"/>\n</g>\n"
         return out
     }
@@ -191,7 +223,9 @@ struct TimelineSVG {
             case "'": out += "&apos;"
             default:
                 // Control characters are not allowed in XML 1.0 text.
-                if let a = ch.asciiValue, a < 0x20, a != 0x09, a != 0x0A, a != 0x0D { out += "\u{FFFD}" } else {
+                if let a = ch.asciiValue, a < 0x20, a != 0x09, a != 0x0A, a != 0x0D {
+                    out += "\u{FFFD}"
+                } else {
                     out.append(ch)
                 }
             }
