@@ -33,6 +33,8 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     public let bufferFrames: Int
     /// Most samples per channel captured before the capture ends by itself; nil: no limit.
     public let maxSamples: Int64?
+    /// Whether a device running faster than real time is held back to the wall clock.
+    public let paceFastDevices: Bool
 
     private let pcm: PCMDevice
     private let ring: CaptureRing
@@ -46,6 +48,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     private let captured = Atomic<Int64>(0)
     private let failureBox = Mutex<ALSAError?>(nil)
     private let threadDone = DispatchSemaphore(value: 0)
+    private let pacedFlag = Atomic<Bool>(false)
 
     /// Opens and configures `device` at once, so a bad name is one error line at startup:
     /// `cannot open ALSA capture device "X": <reason>`. Capture begins at ``start()``.
@@ -53,14 +56,18 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     /// - Parameters:
     ///   - maxLatencyFrames: the most audio the ring holds, in 10 ms frames (at least 2).
     ///   - maxSamples: end the capture after this many samples per channel (timed captures, tests).
-    public init(device: String = "default", channels: Int = 1, maxLatencyFrames: Int = 8, maxSamples: Int64? = nil)
-        throws
-    {
+    ///   - paceFastDevices: hold back a device that delivers audio faster than real time (see
+    ///     ``isPaced``). Tests that want a whole file captured at once pass false.
+    public init(
+        device: String = "default", channels: Int = 1, maxLatencyFrames: Int = 8, maxSamples: Int64? = nil,
+        paceFastDevices: Bool = true
+    ) throws {
         precondition(channels == 1 || channels == 2, "1 or 2 channels")
         pcm = try PCMDevice(name: device, direction: .capture, channels: channels, bufferPeriods: 8)
         self.device = device
         self.channels = channels
         self.maxSamples = maxSamples
+        self.paceFastDevices = paceFastDevices
         periodFrames = pcm.periodFrames
         bufferFrames = pcm.bufferFrames
         let frames = max(2, maxLatencyFrames) * AudioFrame.samplesPerChannel
@@ -109,6 +116,12 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     public var bufferedSamples: Int { ring.count }
     /// True once the capture thread has stopped (failure, `maxSamples`, or `close`).
     public var hasEnded: Bool { ended.load(ordering: .acquiring) }
+    /// True once the capture thread found the device delivering audio faster than real time (ahead
+    /// of the wall clock by more than 50 ms + 0.5 % of the time since start; a sound card cannot be,
+    /// since audio exists only once recorded: ALSA's `null` and `file` plugins, a broken driver)
+    /// and, with `paceFastDevices`, began to sleep so the device yields real time, instead of
+    /// spinning a core and overflowing the ring.
+    public var isPaced: Bool { pacedFlag.load(ordering: .relaxed) }
     /// The device failure that ended the capture, if any.
     public var failure: ALSAError? { failureBox.withLock { $0 } }
 
@@ -141,7 +154,9 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
             fail("ALSA capture on \"\(device)\" failed to start: \(PCMDevice.text(started))", code: started)
             return
         }
+        let began = DispatchTime.now().uptimeNanoseconds
         while !stopping.load(ordering: .acquiring) {
+            if paceFastDevices { pace(since: began) }
             var want = pcm.periodFrames
             if let maxSamples {
                 let left = maxSamples - captured.load(ordering: .relaxed)
@@ -162,6 +177,22 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
                 return
             }
             if n == -Int(EPIPE) || n == -Int(ESTRPIPE) { _ = snd_pcm_start(handle) }
+        }
+    }
+
+    /// Sleeps while the samples captured so far are ahead of the wall clock since `began` (once
+    /// they have been too far ahead, see ``isPaced``), in steps of at most 20 ms so `close` is
+    /// noticed.
+    private func pace(since began: UInt64) {
+        while !stopping.load(ordering: .acquiring) {
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+            let ahead = Double(captured.load(ordering: .relaxed)) / Double(AudioFrame.sampleRate) - elapsed
+            if !pacedFlag.load(ordering: .relaxed) {
+                guard ahead > 0.05 + 0.005 * elapsed else { return }
+                pacedFlag.store(true, ordering: .relaxed)
+            }
+            guard ahead > 0.01 else { return }
+            usleep(UInt32(min(ahead - 0.01, 0.02) * 1e6))
         }
     }
 

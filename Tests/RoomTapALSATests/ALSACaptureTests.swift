@@ -15,7 +15,7 @@ extension ALSADeviceTests {
             config.activate()
             let capture = try ALSACapture(
                 device: config.captureDevice, channels: channels, maxLatencyFrames: maxLatencyFrames,
-                maxSamples: config.captureSampleCount)
+                maxSamples: config.captureSampleCount, paceFastDevices: false)
             capture.start()
             #expect(eventually { capture.hasEnded })
             let room = Room(clock: VirtualClock())
@@ -61,7 +61,8 @@ extension ALSADeviceTests {
             let input = TestSignal.noise(samples: 960, seed: 3)
             let config = try ALSATestConfig(captureSamples: input)
             config.activate()
-            let capture = try ALSACapture(device: config.captureDevice, maxSamples: config.captureSampleCount)
+            let capture = try ALSACapture(
+                device: config.captureDevice, maxSamples: config.captureSampleCount, paceFastDevices: false)
             let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 480)
             defer { frame.deallocate() }
             frame.initialize(repeating: 7)
@@ -85,12 +86,41 @@ extension ALSADeviceTests {
         @Test func theTestDevicesDoNotPace() throws {
             let config = try ALSATestConfig(captureSamples: [Int16](repeating: 1, count: 480_000))  // 10 s
             config.activate()
-            let capture = try ALSACapture(device: config.captureDevice, maxSamples: config.captureSampleCount)
+            let capture = try ALSACapture(
+                device: config.captureDevice, maxSamples: config.captureSampleCount, paceFastDevices: false)
             let began = Date()
             capture.start()
             #expect(eventually { capture.hasEnded })
             #expect(Date().timeIntervalSince(began) < 5, "10 s of audio read much faster than real time")
+            #expect(!capture.isPaced)
             capture.close()
+        }
+
+        @Test func aDeviceFasterThanRealTimeIsHeldToRealTimeAndItsFileEndsInSilence() throws {
+            let input = TestSignal.noise(samples: 14_400, seed: 11)  // 0.3 s
+            let config = try ALSATestConfig(captureSamples: input)
+            config.activate()
+            let capture = try ALSACapture(device: config.captureDevice, maxLatencyFrames: 100)
+            let began = Date()
+            capture.start()
+            #expect(eventually { capture.capturedSamples >= 24_000 })  // 0.5 s: past the end of the file
+            let elapsed = Date().timeIntervalSince(began)
+            capture.close()
+            #expect(capture.isPaced)
+            #expect(elapsed > 0.35 && elapsed < 3, "0.5 s of audio took \(elapsed) s")
+            #expect(capture.droppedSamples == 0 && capture.failure == nil)
+            var rendered: [Int16] = []
+            let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 480)
+            defer { frame.deallocate() }
+            var at: Int64 = 0
+            while !capture.isFinished {
+                _ = capture.render(into: frame, at: at)
+                rendered += frame
+                at += 480
+            }
+            #expect(rendered.count >= 24_000)
+            #expect(Array(rendered.prefix(14_400)) == input)
+            #expect(rendered.dropFirst(14_400).allSatisfy { $0 == 0 }, "after the file: its trailing silence")
         }
 
         @Test func aBadDeviceNameIsOneClearLine() {

@@ -7,14 +7,16 @@ import Foundation
 /// - ``playbackDevice`` (`roomtap_play`) writes everything played to ``playbackFile`` as raw
 ///   S16_LE interleaved samples (truncated at each open), in whatever channel count was opened.
 /// - ``captureDevice`` (`roomtap_mic`) reads raw S16_LE from ``captureFile`` (written by `init`).
-///   ALSA does not report the end of that file: reads after it return stale samples, so capture
-///   tests bound the capture (``captureSampleCount``).
+///   ALSA does not report the end of that file: reads after it go on returning the plugin's last
+///   read buffer. `init` therefore appends ``trailingSilence`` samples of zeros, so a capture that
+///   goes past the end yields silence; tests that want exactly the samples bound the capture with
+///   ``captureSampleCount`` (`ALSACapture(maxSamples:)`).
 /// - `default` is both (an `asym` PCM), so a program using the default device needs nothing else.
 ///
 /// The file replaces ALSA's whole configuration (`/usr/share/alsa/alsa.conf` is not read). Use it
 /// in a child process through ``environment`` (`ALSA_CONFIG_PATH`), or in this process through
 /// ``activate()``. Neither device paces: the `null` slave takes and gives samples as fast as they
-/// are asked for.
+/// are asked for (`ALSACapture` holds such a device back to real time unless told not to).
 ///
 /// Thread: immutable after `init`; ``activate()`` changes process-wide state (run such tests
 /// serialized).
@@ -29,8 +31,11 @@ public final class ALSATestConfig: Sendable {
     public let playbackFile: String
     /// What the capture device reads.
     public let captureFile: String
-    /// Samples per channel in ``captureFile`` for `captureChannels` channels.
+    /// Samples per channel given to `init` (the file holds ``trailingSilence`` more, all zero).
     public let captureSampleCount: Int64
+    /// Zero samples per channel appended to the capture file: more than ALSA's read buffer, so its
+    /// stale contents after the end are zeros.
+    public static let trailingSilence = 16_384
     private let directory: TemporaryDirectory
 
     /// Writes the configuration, and `captureSamples` (interleaved, `captureChannels` channels) as
@@ -41,7 +46,8 @@ public final class ALSATestConfig: Sendable {
         playbackFile = directory.file("played.raw")
         captureFile = directory.file("mic.raw")
         captureSampleCount = Int64(captureSamples.count / max(1, captureChannels))
-        let bytes = captureSamples.withUnsafeBufferPointer { Data(buffer: $0) }  // little-endian hosts
+        let padded = captureSamples + [Int16](repeating: 0, count: Self.trailingSilence * max(1, captureChannels))
+        let bytes = padded.withUnsafeBufferPointer { Data(buffer: $0) }  // little-endian hosts
         try bytes.write(to: URL(fileURLWithPath: captureFile))
         let config = """
             # roomtap test devices (ALSATestConfig): ALSA's file plugin over the null plugin.
