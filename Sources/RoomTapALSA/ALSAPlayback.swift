@@ -6,9 +6,11 @@ import Synchronization
 ///
 /// The device is S16_LE, 48 kHz, interleaved, `channels` 1 or 2 (frames of the other count are
 /// converted: stereo to mono averages, mono to stereo duplicates), with 10 ms periods and a 60 ms
-/// device buffer (six periods: enough to ride out a late consumer thread on a loaded machine,
-/// short enough for monitoring); playback starts once 20 ms are queued. Latency from the room clock
-/// to the device is at most the frame queue (`queueFrames` × 10 ms, default 80 ms) plus that buffer.
+/// device buffer (six periods). Playback starts once 40 ms are written, and since frames then
+/// arrive as fast as the device plays them, the device keeps about 40 ms queued: the cushion that
+/// rides out a consumer thread woken late on a loaded machine, with 20 ms of room above it for a
+/// burst of frames. Latency from the room clock to the speaker is about 40 ms plus what waits in
+/// the frame queue (at most `queueFrames` × 10 ms, default 80 ms; normally under 10 ms).
 ///
 /// Thread: ``onFrame(_:)`` runs on the room clock's thread and only copies the frame into a bounded
 /// queue (``QueuedSink``, `.drop` policy by default): it never blocks and never allocates. A

@@ -100,12 +100,13 @@ final class PCMDevice: @unchecked Sendable {
             }
         }
         if direction == .playback {
-            // Start once two periods are queued (20 ms) instead of the default full buffer.
+            // Start once four periods are queued (40 ms: the cushion against a late consumer thread that
+            // the device keeps from then on) instead of the default full buffer.
             var sw: OpaquePointer?
             if snd_pcm_sw_params_malloc(&sw) >= 0, let sw {
                 defer { snd_pcm_sw_params_free(sw) }
                 if snd_pcm_sw_params_current(pcm, sw) >= 0 {
-                    _ = snd_pcm_sw_params_set_start_threshold(pcm, sw, min(buffer, 2 * period))
+                    _ = snd_pcm_sw_params_set_start_threshold(pcm, sw, min(buffer, 4 * period))
                     _ = snd_pcm_sw_params_set_avail_min(pcm, sw, period)
                     _ = snd_pcm_sw_params(pcm, sw)
                 }
