@@ -29,6 +29,8 @@ enum CommandDispatch {
                 try RecordCommand.run(rest)
             case "repair":
                 try RepairCommand.run(rest)
+            case "timeline":
+                try TimelineCommand.run(rest)
             default:
                 throw UsageError(description: "unknown command '\(first)'", command: "")
             }

@@ -4,6 +4,7 @@ enum Help {
         switch command {
         case "record": record
         case "repair": repair
+        case "timeline": timeline
         case "help": topLevel
         default: nil
         }
@@ -17,6 +18,7 @@ enum Help {
         COMMANDS:
           record    Record every speaker of a room to a time-aligned WAV each (and a mix)
           repair    Fix the header of WAV files cut short (killed recorder, full disk)
+          timeline  Draw who spoke when in a recording, as an SVG
           help      Show help for a command (roomtap help record)
 
         OPTIONS:
@@ -99,6 +101,24 @@ enum Help {
         USAGE: roomtap repair FILE...
 
         OPTIONS:
+          -h, --help      Show this help.
+
+        """
+
+    static let timeline = """
+        OVERVIEW: Draw who spoke when in a recording, as an SVG.
+
+        Reads DIR/room.json and the speaker WAVs of a finished recording (roomtap record --out DIR)
+        and draws one lane per speaker (the mix is left out) on the room's time axis: a bar where
+        the speaker talks (10 ms frames at -45 dBFS or louder; pauses up to 200 ms bridged, bursts
+        under 100 ms ignored), with the times as tooltips. Track controls listed in room.json (mute,
+        volume, solo) are drawn as markers. Open the file in a browser.
+
+        USAGE: roomtap timeline DIR [--out FILE] [--force]
+
+        OPTIONS:
+          --out FILE      Where to write the SVG (default DIR/timeline.svg).
+          --force         Overwrite FILE if it exists.
           -h, --help      Show this help.
 
         """

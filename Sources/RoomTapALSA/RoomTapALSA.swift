@@ -1,1 +1,0 @@
-// RoomTapALSA: see docs/ARCHITECTURE.md.

@@ -1,0 +1,88 @@
+import Foundation
+import RoomTap
+
+/// `roomtap timeline DIR [--out FILE] [--force]`: draw who spoke when in a finished recording, as
+/// an SVG (default DIR/timeline.svg).
+enum TimelineCommand {
+    static func run(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "timeline")
+        if args.wantsHelp() {
+            print(Help.timeline, terminator: "")
+            return
+        }
+        let out = try args.value("--out")
+        let force = try args.flag("--force")
+        let positionals = try args.positionals()
+        guard let directory = positionals.first else {
+            throw UsageError(description: "no directory: give the directory of a recording", command: "timeline")
+        }
+        guard positionals.count == 1 else {
+            throw UsageError(description: "unexpected argument '\(positionals[1])'", command: "timeline")
+        }
+        let output = out ?? (directory as NSString).appendingPathComponent("timeline.svg")
+        let room = try TimelineRoom.load(directory: directory)
+        if !force && FileManager.default.fileExists(atPath: output) {
+            throw RuntimeError(description: "\(output) already exists; pass --force to overwrite it")
+        }
+        var lanes: [TimelineSVG.Lane] = []
+        var longest = 0.0
+        for track in room.speakers {
+            let path = (directory as NSString).appendingPathComponent(track.file)
+            let (spans, seconds) = try detect(path: path)
+            lanes.append(TimelineSVG.Lane(name: track.name, spans: spans))
+            longest = max(longest, seconds)
+        }
+        let name = (URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent)
+        let svg = TimelineSVG(
+            lanes: lanes, duration: room.durationSeconds ?? longest, controls: room.controls,
+            title: "\(name): who spoke when")
+        try write(svg.render(), to: output)
+        let spans = lanes.map(\.spans.count).reduce(0, +)
+        print("\(output): \(lanes.count) speaker(s), \(spans) talk span(s), \(room.controls.count) control(s)")
+    }
+
+    /// Runs the activity detector over a WAV file, one second at a time (hours-long files are not
+    /// loaded whole). Returns the spans and the file's length in seconds.
+    private static func detect(path: String) throws -> ([TalkSpan], Double) {
+        let wav: WAVFile
+        do { wav = try WAVFile.inspect(path: path) } catch { throw RuntimeError(description: "\(error)") }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        var detector = ActivityDetector(sampleRate: wav.sampleRate, channels: wav.channels)
+        do {
+            try handle.seek(toOffset: UInt64(wav.dataOffset))
+            var left = Int(wav.readableDataSize)
+            let chunk = wav.sampleRate * wav.blockAlign
+            var samples = [Int16](repeating: 0, count: chunk / 2)
+            while left > 0 {
+                guard let data = try handle.read(upToCount: min(chunk, left)), !data.isEmpty else { break }
+                left -= data.count
+                let count = data.count / 2
+                data.withUnsafeBytes { raw in
+                    for i in 0..<count {
+                        samples[i] = Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))
+                    }
+                }
+                samples.withUnsafeBufferPointer { detector.feed(UnsafeBufferPointer(rebasing: $0[..<count])) }
+            }
+        } catch {
+            throw RuntimeError(description: "cannot read \(path): \(error.localizedDescription)")
+        }
+        return (detector.finish(), wav.duration)
+    }
+
+    /// Writes through a temporary file and a rename, so a reader never sees half a document.
+    private static func write(_ text: String, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
+            throw RuntimeError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw RuntimeError(description: "cannot write \(path): \(reason)")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// What `roomtap timeline` needs from a recording's room.json: the tracks (name, kind, file), the
+/// room's length, and the track controls if the recording has any. Read leniently: fields other
+/// commands add are ignored, and a malformed control entry is skipped rather than failing.
+struct TimelineRoom: Decodable {
+    struct Track: Decodable {
+        var name: String
+        var kind: String?
+        var file: String
+    }
+
+    /// One track control applied during the recording (`controls` in room.json).
+    struct Control: Decodable {
+        /// Room time of the change, in seconds.
+        var roomTime: Double
+        /// "mute", "unmute", "volume", "solo", "unsolo", ...
+        var change: String
+        var track: String?
+        var tracks: [String]?
+        var volume: Double?
+        var muted: Bool?
+        var scope: String?
+
+        private enum Key: String, CodingKey {
+            case roomTime = "room_time"
+            case change, track, tracks, volume, muted, scope
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            roomTime = try c.decode(Double.self, forKey: .roomTime)
+            change = try c.decode(String.self, forKey: .change)
+            track = try? c.decode(String.self, forKey: .track)
+            tracks = try? c.decode([String].self, forKey: .tracks)
+            volume = try? c.decode(Double.self, forKey: .volume)
+            muted = try? c.decode(Bool.self, forKey: .muted)
+            scope = try? c.decode(String.self, forKey: .scope)
+        }
+    }
+
+    /// Decodes an element, or nothing when it is malformed.
+    private struct Lenient<T: Decodable>: Decodable {
+        let value: T?
+        init(from decoder: any Decoder) throws { value = try? T(from: decoder) }
+    }
+
+    var durationSeconds: Double?
+    var tracks: [Track]
+    var controls: [Control]
+
+    private enum Key: String, CodingKey { case durationSeconds, tracks, controls }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        durationSeconds = try? c.decode(Double.self, forKey: .durationSeconds)
+        tracks = try c.decode([Track].self, forKey: .tracks)
+        let lenient = (try? c.decode([Lenient<Control>].self, forKey: .controls)) ?? []
+        controls = lenient.compactMap(\.value).sorted { $0.roomTime < $1.roomTime }
+    }
+
+    /// The speakers: every track but mixes.
+    var speakers: [Track] { tracks.filter { $0.kind != "mix" } }
+
+    /// Reads `DIR/room.json`; one-line errors for a missing or unreadable file.
+    static func load(directory: String) throws -> TimelineRoom {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw RuntimeError(description: "\(directory): no such directory (give a directory roomtap record wrote)")
+        }
+        let path = (directory as NSString).appendingPathComponent("room.json")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RuntimeError(
+                description: "\(path) not found: \(directory) is not a finished roomtap recording "
+                    + "(roomtap record --out DIR writes room.json when it ends)")
+        }
+        do {
+            return try JSONDecoder().decode(TimelineRoom.self, from: data)
+        } catch {
+            throw RuntimeError(description: "\(path) is not a roomtap room.json: \(Self.reason(error))")
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "no \"\(key.stringValue)\" field"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "unexpected value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.dataCorrupted: "not valid JSON"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Tests for RoomTapALSA live in this folder.
