@@ -142,4 +142,9 @@ public struct ControlRequest: Sendable, Equatable {
 public struct ControlEnvelopeError: Error, Sendable, Equatable {
     public let id: JSONValue
     public let failure: ControlFailure
+
+    public init(id: JSONValue, failure: ControlFailure) {
+        self.id = id
+        self.failure = failure
+    }
 }

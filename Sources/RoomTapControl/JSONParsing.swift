@@ -5,6 +5,11 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Byte offset in the input where the problem was found.
     public let offset: Int
     public var description: String { "\(message) at byte \(offset)" }
+
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
 }
 
 extension JSONValue {
