@@ -14,6 +14,9 @@ public final class ControlClient {
     private let fd: Int32
     private var received: [UInt8] = []
     private var head = 0
+    /// `received[head..<scanned]` holds no newline.
+    private var scanned = 0
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
     private var nextID = 1
 
     /// Longest reply or event line accepted (16 MiB).
@@ -106,16 +109,18 @@ public final class ControlClient {
     /// The next line, parsed. Waits until `deadline` (nil: forever).
     private func readLine(deadline: UInt64?, command: String) throws(ControlClientError) -> JSONValue {
         while true {
-            if let newline = received[head...].firstIndex(of: 0x0A) {
+            if let newline = nextNewline() {
                 let result = received.withUnsafeBytes { bytes in
                     Result { () throws(JSONParseError) in
                         try JSONValue(parsing: UnsafeRawBufferPointer(rebasing: bytes[head..<newline]))
                     }
                 }
                 head = newline + 1
+                scanned = head
                 if head == received.count {
                     received.removeAll(keepingCapacity: received.capacity <= 65_536)
                     head = 0
+                    scanned = 0
                 }
                 switch result {
                 case .success(let value): return value
@@ -125,17 +130,30 @@ public final class ControlClient {
             if received.count - head > ControlClient.maxReplyBytes { throw .badReply("a line over 16 MiB") }
             if head > 0 {
                 received.removeFirst(head)
+                scanned -= head
                 head = 0
             }
             try wait(for: Int16(POLLIN), deadline: deadline, command: command)
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            let n = recv(fd, &chunk, chunk.count, 0)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
                 received.append(contentsOf: chunk[0..<n])
             } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 throw .disconnected(path: path)
             }
         }
+    }
+
+    /// The index of the first newline after `head`, scanning only bytes not scanned before.
+    private func nextNewline() -> Int? {
+        let start = scanned
+        scanned = received.count
+        let found = received.withUnsafeBytes { raw -> Int? in
+            guard start < raw.count, let base = raw.baseAddress,
+                let hit = memchr(base + start, 0x0A, raw.count - start)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(hit))
+        }
+        return found
     }
 
     private func wait(for events: Int16, deadline: UInt64?, command: String) throws(ControlClientError) {

@@ -42,7 +42,9 @@ public enum ControlLimits {
     public static let maxLineBytes = 65_536
     /// Most clients connected at once; one more gets an `unavailable` error line and is closed.
     public static let maxClients = 64
-    /// Bytes queued for one client at most (1 MiB). Watch events that would pass three quarters
-    /// of it are dropped (and counted); a client whose reply does not fit is disconnected.
+    /// Bytes queued for one client at most (1 MiB). The server stops reading a client's requests
+    /// while a quarter of it waits to be sent; watch events that would pass three quarters are
+    /// dropped (and counted); a client whose queue cannot take a reply is disconnected (a reply to
+    /// a client with nothing queued always goes out, whatever its size).
     public static let maxOutputBytes = 1 << 20
 }

@@ -175,8 +175,15 @@ private struct JSONParser {
             case 0..<0x20:
                 throw JSONParseError(message: "control character in a string (escape it)", offset: index)
             default:
-                out.append(byte)
-                index += 1
+                // A run of plain bytes goes in at once.
+                var end = index + 1
+                while end < bytes.count, bytes[end] >= 0x20, bytes[end] != UInt8(ascii: "\""),
+                    bytes[end] != UInt8(ascii: "\\")
+                {
+                    end += 1
+                }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
+                index = end
             }
         }
     }

@@ -158,7 +158,9 @@ final class ServerLoop: @unchecked Sendable {
             }
         }
         shared.statistics.requestCount.add(1, ordering: .relaxed)
-        guard client.output.count + reply.count <= ControlLimits.maxOutputBytes else {
+        // A reply always goes to a client that is up to date; one that lets its queue grow past
+        // the limit is too slow to keep.
+        guard client.output.count == 0 || client.output.count + reply.count <= ControlLimits.maxOutputBytes else {
             shared.statistics.slowDisconnectCount.add(1, ordering: .relaxed)
             client.failed = true
             return

@@ -20,8 +20,9 @@ final class ShortTemporaryDirectory: Sendable {
 }
 
 /// The handler the tests serve with: a test double of the recorder's commands.
-/// `ping` → {"pong":true}; `echo` → its parameters; `watch` subscribes; `volume` {"track","volume"}
-/// knows one track, "alice"; anything else is unknown.
+/// `ping` → {"pong":true}; `echo` → its parameters; `watch` subscribes; `big` {"bytes"} → a string
+/// of that many bytes; `volume` {"track","volume"} knows one track, "alice"; anything else is
+/// unknown.
 final class TestHandler: ControlHandler {
     let handled = Atomic<Int>(0)
 
@@ -31,6 +32,7 @@ final class TestHandler: ControlHandler {
         case "ping": return .ok(["pong": true])
         case "echo": return .ok(.object(request.parameters))
         case "watch": return .watch(["watching": true])
+        case "big": return .ok(.string(String(repeating: "b", count: request.parameters["bytes"]?.intValue ?? 0)))
         case "volume":
             do throws(ControlFailure) {
                 let track = try request.string("track")

@@ -69,12 +69,12 @@ import Testing
         #expect(try client.request("ping") == ["pong": true])
     }
 
-    @Test func aClientThatNeverReadsItsRepliesIsDisconnected() throws {
+    @Test func aClientThatNeverReadsItsRepliesIsThrottled() throws {
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
         let greedy = try #require(RawConnection(path: path))
-        // Each request asks for a 60 KiB reply and the client never reads: the server stops reading
-        // it (backpressure) or disconnects it, and serves others meanwhile.
+        // 400 requests of 60 KB whose replies are as large, never read: the server stops reading
+        // this client once its queue holds a quarter MiB, and serves others meanwhile.
         let pad = String(repeating: "z", count: 60_000)
         let line = #"{"cmd":"echo","pad":"\#(pad)"}"# + "\n"
         let writer = BackgroundWork {
@@ -82,9 +82,27 @@ import Testing
         }
         let client = try ControlClient(path: path)
         for _ in 0..<50 { #expect(try client.request("ping", timeout: .seconds(5)) == ["pong": true]) }
+        #expect(server.statistics.requests < 100 + 50)
+        #expect(server.statistics.slowClientsDisconnected == 0)
         shutdown(greedy.fd, Int32(SHUT_RDWR))
         #expect(writer.wait())
         #expect(try client.request("ping") == ["pong": true])
+    }
+
+    @Test func aClientWhoseQueueCannotTakeAReplyIsDisconnected() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let greedy = try #require(RawConnection(path: path))
+        // Ten 300 KB replies asked for in one write, never read: the fourth cannot fit in 1 MiB.
+        greedy.send(String(repeating: #"{"cmd":"big","bytes":300000}"# + "\n", count: 10))
+        let deadline = Date().addingTimeInterval(5)
+        while server.statistics.slowClientsDisconnected == 0 && Date() < deadline { usleep(10_000) }
+        #expect(server.statistics.slowClientsDisconnected == 1)
+        #expect(greedy.closedByPeer())
+        // A reader gets a reply larger than the limit: nothing else was queued for it.
+        let client = try ControlClient(path: path)
+        let large = try client.request("big", ["bytes": 2_000_000])
+        #expect(large.stringValue?.utf8.count == 2_000_000)
     }
 
     @Test func seventyClientsAtOnce() throws {
