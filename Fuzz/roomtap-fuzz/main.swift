@@ -3,13 +3,15 @@
 //   bash Fuzz/run.sh SECONDS        build with -sanitize=fuzzer and fuzz (corpus under /tmp)
 //   swift run roomtap-fuzz FILE...  plain build: run the target once over each file (a crash repro)
 //
-// Each input goes to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
+// Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
+// volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
 // the Opus TOC; SDP and the JSON room file), to OpusHead.parse, OpusTags.parse, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
 // length inspect announced, finishes on the right frame, and a frame is silent only outside the
 // file's span.
+import RoomTapControl
 import RoomTapCore
 import RoomTapIngest
 import RoomTapRTP
@@ -27,6 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
+    ControlFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // The first byte picks the output channels and the offset, so both paths are fuzzed.

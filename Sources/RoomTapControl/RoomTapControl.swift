@@ -1,1 +1,0 @@
-// RoomTapControl: see docs/ARCHITECTURE.md.

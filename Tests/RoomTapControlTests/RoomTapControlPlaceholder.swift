@@ -1,1 +1,0 @@
-// Tests for RoomTapControl live in this folder.

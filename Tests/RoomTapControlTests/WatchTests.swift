@@ -1,0 +1,93 @@
+import Foundation
+import RoomTapControl
+import Synchronization
+import Testing
+
+/// `watch`: events fan out to every watcher; the ticker runs while someone watches.
+@Suite struct WatchTests {
+    let directory = ShortTemporaryDirectory()
+    var path: String { directory.file("c.sock") }
+
+    @Test func twoWatchersReceiveEveryEvent() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let watchers = try (0..<2).map { _ in try #require(RawConnection(path: path)) }
+        for (index, watcher) in watchers.enumerated() {
+            watcher.send("{\"id\":\(index),\"cmd\":\"watch\"}\n")
+            #expect(watcher.readLine() == #"{"id":\#(index),"ok":true,"result":{"watching":true}}"#)
+        }
+        let bystander = try #require(RawConnection(path: path))
+        server.publish(["event": "track_added", "track": ["name": "alice", "state": "live"]])
+        server.publish(["event": "track_removed", "track": "alice"])
+        for watcher in watchers {
+            #expect(watcher.readLine() == #"{"event":"track_added","track":{"name":"alice","state":"live"}}"#)
+            #expect(watcher.readLine() == #"{"event":"track_removed","track":"alice"}"#)
+        }
+        #expect(bystander.readLine(timeout: 0.2) == nil)
+        // A watcher may still send requests.
+        watchers[0].send("{\"id\":9,\"cmd\":\"ping\"}\n")
+        #expect(watchers[0].readReply() == #"{"id":9,"ok":true,"result":{"pong":true}}"#)
+    }
+
+    @Test func clientWatchStreamsUntilTheCallbackStops() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let path = self.path
+        let received = Mutex<[JSONValue]>([])
+        let watcher = BackgroundWork {
+            do {
+                let client = try ControlClient(path: path)
+                try client.watch { event in
+                    received.withLock { $0.append(event) }
+                    return received.withLock { $0.count } < 3
+                }
+            } catch {
+                Issue.record("watch failed: \(error)")
+            }
+        }
+        var n = 0
+        let deadline = Date().addingTimeInterval(10)
+        while received.withLock({ $0.count }) < 3 && Date() < deadline {
+            server.publish(["event": "control_changed", "n": .number(Double(n))])
+            n += 1
+            usleep(5000)
+        }
+        #expect(watcher.wait())
+        let events = received.withLock { $0 }
+        #expect(events.count == 3)
+        #expect(events.allSatisfy { $0["event"] == "control_changed" })
+        let numbers = events.compactMap { $0["n"]?.intValue }
+        #expect(numbers == numbers.sorted() && Set(numbers).count == 3)
+    }
+
+    @Test func tickerRunsAboutTenTimesASecondOnlyWhileWatched() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let calls = Atomic<Int>(0)
+        server.setWatchTicker(interval: .milliseconds(100)) {
+            let n = calls.add(1, ordering: .relaxed).newValue
+            return ["event": "levels", "room_time": .number(Double(n) / 10), "tracks": []]
+        }
+        usleep(300_000)
+        #expect(calls.load(ordering: .relaxed) == 0)
+
+        let watcher = try #require(RawConnection(path: path))
+        watcher.send("{\"id\":1,\"cmd\":\"watch\"}\n")
+        #expect(watcher.readLine() == #"{"id":1,"ok":true,"result":{"watching":true}}"#)
+        var levels = 0
+        let end = Date().addingTimeInterval(1)
+        while Date() < end, let line = watcher.readLine(timeout: end.timeIntervalSinceNow) {
+            if line.hasPrefix(#"{"event":"levels""#) { levels += 1 }
+        }
+        #expect(levels >= 5)
+        #expect(levels <= 15)
+
+        // The watcher leaves: the ticker stops.
+        shutdown(watcher.fd, Int32(SHUT_RDWR))
+        let deadline = Date().addingTimeInterval(5)
+        while server.statistics.clientsConnected > 0 && Date() < deadline { usleep(10_000) }
+        let stopped = calls.load(ordering: .relaxed)
+        usleep(300_000)
+        #expect(calls.load(ordering: .relaxed) == stopped)
+    }
+}
