@@ -6,27 +6,27 @@
 /// buffered (at most `maxLineBytes`).
 ///
 /// Thread: a value, used by one thread.
-struct LineSplitter {
-    enum Piece {
+package struct LineSplitter {
+    package enum Piece {
         /// One line without its newline; the bytes are valid only during the callback.
         case line(UnsafeRawBufferPointer)
         /// A line over the limit (reported once per line).
         case tooLong
     }
 
-    let maxLineBytes: Int
+    package let maxLineBytes: Int
     private var partial: [UInt8] = []
     private var discarding = false
 
-    init(maxLineBytes: Int = ControlLimits.maxLineBytes) {
+    package init(maxLineBytes: Int = ControlLimits.maxLineBytes) {
         self.maxLineBytes = maxLineBytes
     }
 
     /// True while no partial line is held.
-    var isEmpty: Bool { partial.isEmpty && !discarding }
+    package var isEmpty: Bool { partial.isEmpty && !discarding }
 
     /// Feeds the next bytes of the stream; calls `body` for every line or overflow they complete.
-    mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Piece) -> Void) {
+    package mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Piece) -> Void) {
         var start = 0
         while start < chunk.count {
             let rest = UnsafeRawBufferPointer(rebasing: chunk[start...])
@@ -60,7 +60,7 @@ struct LineSplitter {
     }
 
     /// The stream ended: a final line without a newline is handed over as a line.
-    mutating func finish(_ body: (Piece) -> Void) {
+    package mutating func finish(_ body: (Piece) -> Void) {
         if !discarding && !partial.isEmpty { partial.withUnsafeBytes { body(.line($0)) } }
         partial = []
         discarding = false

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// Runs the real `roomtap` executable built next to the tests and captures what it printed.
 ///
@@ -92,6 +93,9 @@ public enum CLIRunner {
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
+        // Every recorder a test starts gets a control socket of its own unless the test names one,
+        // so tests running side by side never find "another recorder" at the default path.
+        env["ROOMTAP_CONTROL"] = uniqueControlPath()
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe()
@@ -128,4 +132,15 @@ public enum CLIRunner {
             return String(decoding: isOut ? out : err, as: UTF8.self)
         }
     }
+}
+
+private let controlCounter = Mutex(0)
+
+/// A fresh control socket path in a directory of its own (short: Unix socket paths are limited).
+public func uniqueControlPath() -> String {
+    let n = controlCounter.withLock { c -> Int in
+        c += 1
+        return c
+    }
+    return "/tmp/rtc-\(getpid())-\(n)/control.sock"
 }

@@ -77,6 +77,40 @@ struct Arguments {
         return all.first
     }
 
+    /// Consumes an option whose value may be left out (`--play`, `--play hw:1`, `--play=hw:1`):
+    /// `default` when it stands alone or the next argument is another option; nil when absent.
+    mutating func optionalValue(_ name: String, default fallback: String) throws(UsageError) -> String? {
+        var found: [String] = []
+        var i = 0
+        while i < remaining.count, remaining[i] != "--" {
+            let argument = remaining[i]
+            if argument == name {
+                if i + 1 < remaining.count, !remaining[i + 1].hasPrefix("-") {
+                    found.append(remaining[i + 1])
+                    remaining.removeSubrange(i...(i + 1))
+                } else {
+                    found.append(fallback)
+                    remaining.remove(at: i)
+                }
+            } else if argument.hasPrefix(name + "=") {
+                found.append(String(argument.dropFirst(name.count + 1)))
+                remaining.remove(at: i)
+            } else {
+                i += 1
+            }
+        }
+        guard found.count <= 1 else {
+            throw UsageError(description: "option '\(name)' given \(found.count) times; give it once", command: command)
+        }
+        return found.first
+    }
+
+    /// "-6dB", "-0.5", "-inf dB": a value (a level), not an option.
+    static func isNegativeNumber(_ argument: String) -> Bool {
+        let rest = argument.dropFirst()
+        return rest.first.map { $0.isNumber || $0 == "." } == true || rest.lowercased().hasPrefix("inf")
+    }
+
     /// The positional arguments left; any unknown option left over is a usage error.
     mutating func positionals() throws(UsageError) -> [String] {
         var result: [String] = []
@@ -84,7 +118,7 @@ struct Arguments {
         for argument in remaining {
             if !afterDashes && argument == "--" {
                 afterDashes = true
-            } else if !afterDashes && argument.hasPrefix("-") && argument != "-" {
+            } else if !afterDashes && argument.hasPrefix("-") && argument != "-" && !Self.isNegativeNumber(argument) {
                 throw UsageError(
                     description: "unknown option '\(argument)' for 'roomtap \(command)'", command: command)
             } else {

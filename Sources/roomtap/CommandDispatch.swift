@@ -31,6 +31,10 @@ enum CommandDispatch {
                 try RepairCommand.run(rest)
             case "timeline":
                 try TimelineCommand.run(rest)
+            case "watch":
+                try WatchCommand.run(rest)
+            case let verb where ControlVerbs.names.contains(verb):
+                try ControlVerbs.run(verb, rest)
             default:
                 throw UsageError(description: "unknown command '\(first)'", command: "")
             }

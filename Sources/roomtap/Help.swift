@@ -5,6 +5,9 @@ enum Help {
         case "record": record
         case "repair": repair
         case "timeline": timeline
+        case "watch": watch
+        case "tracks", "status", "mute", "unmute", "volume", "solo", "unsolo": control
+        case "agent": agent
         case "help": topLevel
         default: nil
         }
@@ -19,6 +22,15 @@ enum Help {
           record    Record every speaker of a room to a time-aligned WAV each (and a mix)
           repair    Fix the header of WAV files cut short (killed recorder, full disk)
           timeline  Draw who spoke when in a recording, as an SVG
+
+        WHILE A RECORDER RUNS (over its control socket):
+          tracks    List the tracks: source, state, mute, volume, level, talking, loss
+          status    Room time, tracks, sinks, drops, late ticks, files
+          mute      Mute a track (unmute to undo); --scope record keeps it off the record too
+          volume    Set a track's volume: 0...10 (1 is unity) or dB (-6dB)
+          solo      Hear only the named tracks in the mix and playback (unsolo to undo)
+          watch     Live level meters; keys to select, mute, change volume
+          agent     Talk to the room's agent (say, instructions, mute, unmute)
           help      Show help for a command (roomtap help record)
 
         OPTIONS:
@@ -72,6 +84,19 @@ enum Help {
                           (default 5); their file keeps the timeline (silence).
           --duration S    Stop after S seconds of room time (otherwise: Ctrl-C / SIGTERM).
           --realtime      Play --file tracks at real time (a live clock), e.g. beside live ones.
+          --mic [DEVICE]  Capture an ALSA device (default: "default") as a live track.
+          --mic-name NAME The microphone's track name (default: local).
+
+        CONTROL AND PLAYBACK:
+          --control PATH  The control socket (default: $ROOMTAP_CONTROL, else
+                          $XDG_RUNTIME_DIR/roomtap/default.sock, else /tmp/roomtap-UID/...).
+                          Opened whenever the room runs on the real-time clock (live rooms,
+                          --realtime); --control also opens it for an offline room. Other roomtap
+                          commands (tracks, mute, volume, solo, watch) talk to it.
+          --play [DEVICE] Play the mix through ALSA (default device: "default"), as heard:
+                          after mute, volume and solo. Underruns are recovered and counted.
+          --play-track NAME
+                          Play this track instead of the mix (implies --play).
 
         Names are sanitised to [A-Za-z0-9._-] (other characters become '_'), so no file can land
         outside DIR; names that collide get a suffix (-2, -3, ...). Nothing is overwritten unless
@@ -119,6 +144,72 @@ enum Help {
         OPTIONS:
           --out FILE      Where to write the SVG (default DIR/timeline.svg).
           --force         Overwrite FILE if it exists.
+          -h, --help      Show this help.
+
+        """
+
+    static let control = """
+        OVERVIEW: Control a running recorder (roomtap record) from another terminal.
+
+        USAGE: roomtap tracks [--json]
+               roomtap status [--json]
+               roomtap mute NAME [--scope heard|record|all]
+               roomtap unmute NAME
+               roomtap volume NAME LEVEL [--scope heard|record|all]
+               roomtap solo NAME...
+               roomtap unsolo
+
+        LEVEL is a linear gain from 0 to 10 (1 is unity, 0 silent, like the Sora SDK's volume) or
+        a level in dB such as -6dB or +3dB (clamped to the same range). A change takes effect at
+        the next 10 ms frame, ramped across it (no click); the reply says the room time.
+
+        Scope: by default a control shapes what is heard (the mix, playback, the agent) and the
+        speaker's own file keeps the raw speaker. --scope record (or all) applies it to the
+        speaker's file too: someone who asks to be off the record gets silence in their file, with
+        the timeline kept. room.json lists every change with its room time.
+
+        Solo: the mix and playback hear only the named tracks; unsolo restores.
+
+        OPTIONS:
+          --control PATH  The recorder's control socket (default as for roomtap record).
+          --json          Print the recorder's reply as JSON (tracks, status).
+          -h, --help      Show this help.
+
+        With no recorder running: "no recorder at PATH; start one with roomtap record", exit 1.
+        The protocol (one JSON object per line) is in docs/CONTROL-PROTOCOL.md.
+
+        """
+
+    static let watch = """
+        OVERVIEW: Watch a running room: level meter and talking indicator per track.
+
+        USAGE: roomtap watch [--control PATH] [--json]
+
+        On a terminal the view is redrawn in place about 10 times a second. Keys: up/down (or
+        k/j) select a track, m mutes or unmutes it, + and - change its volume by 3 dB, 0 sets
+        unity, s solos it, u ends the solo, q (or Ctrl-C) quits and restores the terminal.
+        Not on a terminal, or with --json, it prints one line per event instead.
+
+        OPTIONS:
+          --control PATH  The recorder's control socket (default as for roomtap record).
+          --json          Print every event as one JSON line.
+          -h, --help      Show this help.
+
+        """
+
+    static let agent = """
+        OVERVIEW: Talk to the agent of a running room (roomtap record --agent).
+
+        USAGE: roomtap agent say TEXT
+               roomtap agent instructions FILE
+               roomtap agent mute | unmute
+
+        say sends TEXT into the conversation and asks for a spoken answer (queued while the
+        agent is answering). instructions replaces the agent's instructions. mute stops what the
+        agent hears without ending its session; unmute resumes.
+
+        OPTIONS:
+          --control PATH  The recorder's control socket (default as for roomtap record).
           -h, --help      Show this help.
 
         """

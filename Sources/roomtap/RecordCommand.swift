@@ -24,9 +24,23 @@ enum RecordCommand {
         var duration: Double?
         /// Pace file tracks at real time (a live clock) instead of as fast as possible.
         var realtime = false
+        /// The control socket (--control); nil: `ROOMTAP_CONTROL` or the per-user default.
+        var control: String?
+        /// ALSA playback device (--play), "default" when given without a name.
+        var play: String?
+        /// The track to play (--play-track); nil plays the mix.
+        var playTrack: String?
+        /// ALSA capture device (--mic), "default" when given without a name.
+        var mic: String?
+        /// The microphone's track name (--mic-name).
+        var micName = "local"
 
-        /// True when the room has network participants (and so a real-time clock).
-        var isLive: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
+        /// True when the room has network participants.
+        var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
+        /// True when the room has live participants (network or microphone) and runs until stopped.
+        var isLive: Bool { hasNetwork || mic != nil }
+        /// True when the room needs a mix track (written with --mix, played with --play).
+        var needsMix: Bool { mix || (play != nil && playTrack == nil) }
         /// True when the room runs on the real-time clock.
         var usesRealTimeClock: Bool { isLive || realtime }
     }
@@ -81,6 +95,17 @@ enum RecordCommand {
             options.leaveAfter = seconds
         }
         options.realtime = try args.flag("--realtime")
+        options.control = try args.value("--control")
+        options.play = try args.optionalValue("--play", default: "default")
+        options.playTrack = try args.value("--play-track")
+        if options.playTrack != nil && options.play == nil { options.play = "default" }
+        options.mic = try args.optionalValue("--mic", default: "default")
+        if let name = try args.value("--mic-name") {
+            guard options.mic != nil else {
+                throw UsageError(description: "--mic-name names the --mic track; give --mic too", command: "record")
+            }
+            options.micName = name
+        }
         let out = try args.value("--out")
         let extra = try args.positionals()
         guard extra.isEmpty else {
@@ -91,7 +116,7 @@ enum RecordCommand {
         guard !options.files.isEmpty || options.isLive else {
             throw UsageError(
                 description: "no speakers: give --file NAME=PATH, or --listen HOST:PORT / --sdp FILE / --room FILE "
-                    + "for a live room", command: "record")
+                    + "/ --mic for a live room", command: "record")
         }
         guard let out, !out.isEmpty else {
             throw UsageError(description: "no output directory: give --out DIR", command: "record")

@@ -42,10 +42,16 @@ final class RoomRecording: Sendable {
         var outcomes: [TrackOutcome] = []
         var errors: [String] = []
         var created: [String] = []
+        /// The input file of each file track's source.
+        var inputsBySource: [ObjectIdentifier: String] = [:]
     }
 
     private let shared: Mutex<Shared>
     private let liveRoom = Mutex<LiveRoom?>(nil)
+    private let controlHandler = Mutex<RoomControlHandler?>(nil)
+    private let playback = Mutex<ALSAPlayback?>(nil)
+    /// Every control change, for room.json.
+    let controlLog = ControlLog()
 
     init(plan: RecordingPlan) {
         self.plan = plan
@@ -75,8 +81,17 @@ final class RoomRecording: Sendable {
 
         // The mix first, so that every track added later (files now, live participants whenever
         // they appear) joins it in onTrackAdded.
-        if let mixPath = plan.mixPath {
-            shared.withLock { $0.mixPath = mixPath }
+        if let device = options.play {
+            do {
+                let player = try ALSAPlayback(device: device, channels: options.channels)
+                playback.withLock { $0 = player }
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        if options.needsMix {
+            shared.withLock { $0.mixPath = plan.mixPath }
             room.addMix(name: "mix", inputs: [], channels: options.channels)
         }
         for input in plan.inputs {
@@ -88,10 +103,24 @@ final class RoomRecording: Sendable {
                 abandon(room)
                 throw RuntimeError(description: error.description)
             }
-            shared.withLock { $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath }
+            shared.withLock {
+                $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath
+                $0.inputsBySource[ObjectIdentifier(source)] = input.spec.path
+            }
             room.addTrack(name: input.spec.name, source: source)
         }
-        if options.isLive, let realTimeClock {
+        var microphone: ALSACapture?
+        if let device = options.mic {
+            do {
+                let capture = try ALSACapture(device: device, channels: options.channels)
+                microphone = capture
+                room.addTrack(name: options.micName, source: capture)
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        if options.hasNetwork, let realTimeClock {
             var liveOptions = LiveRoom.Options()
             liveOptions.listen = options.listen
             liveOptions.description = plan.description
@@ -112,6 +141,15 @@ final class RoomRecording: Sendable {
             throw RuntimeError(description: firstError)
         }
         if let duration = options.duration { room.stop(atSample: Int64((duration * 48_000).rounded())) }
+        var server: ControlServer?
+        if options.usesRealTimeClock || options.control != nil {
+            do {
+                server = try startControl(room: room, clock: realTimeClock)
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
 
         let interrupted = Atomic<Bool>(false)
         let signals = installStopSignals {
@@ -121,6 +159,7 @@ final class RoomRecording: Sendable {
         let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
+        microphone?.start()
         let live = liveRoom.withLock { $0 }
         live?.start()
         while room.isRunning {
@@ -128,7 +167,16 @@ final class RoomRecording: Sendable {
             usleep(100_000)
         }
         live?.stop()
+        microphone?.close()
         room.waitUntilFinished()
+        server?.stop()
+        var playbackStats: RoomReport.Playback?
+        if let player = playback.withLock({ $0 }) {
+            do { try player.close() } catch { shared.withLock { $0.errors.append("\(error)") } }
+            playbackStats = RoomReport.Playback(
+                device: options.play ?? "default", track: options.playTrack ?? "mix", underruns: player.underruns,
+                droppedFrames: player.dropped)
+        }
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
 
@@ -161,7 +209,8 @@ final class RoomRecording: Sendable {
         }
         let report = RoomReport.make(
             plan: plan, startTime: startTime, roomSamples: room.position, outcomes: outcomes,
-            interrupted: interrupted.load(ordering: .relaxed), clock: realTimeClock, live: live)
+            interrupted: interrupted.load(ordering: .relaxed), clock: realTimeClock, live: live,
+            controls: server == nil ? nil : controlLog.all, playback: playbackStats)
         return Result(report: report, outcomes: outcomes, roomSamples: room.position, warnings: warnings, plan: plan)
     }
 
@@ -177,6 +226,14 @@ final class RoomRecording: Sendable {
                 for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force)
         }
         if track.isDerived, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
+        if let player = playback.withLock({ $0 }),
+            track.name == (plan.options.playTrack ?? "mix") && track.isDerived == (plan.options.playTrack == nil)
+        {
+            track.addSink(player, tap: .heard)
+        }
+        if let handler = controlHandler.withLock({ $0 }) {
+            handler.publish(.object(["event": .string("track_added"), "track": handler.describe(track)]))
+        }
         guard !path.isEmpty else { return }
         var options = options
         options.description = "roomtap track \(track.name)"
@@ -193,6 +250,9 @@ final class RoomRecording: Sendable {
     }
 
     private func closeSink(of track: AudioTrack) {
+        if let handler = controlHandler.withLock({ $0 }) {
+            handler.publish(.object(["event": .string("track_removed"), "track": .string(track.name)]))
+        }
         guard let sink = shared.withLock({ $0.sinks.removeValue(forKey: track.id) }) else { return }
         var closeError: String?
         do { try sink.close() } catch { closeError = "\(error)" }
@@ -204,6 +264,47 @@ final class RoomRecording: Sendable {
             s.outcomes.append(outcome)
             if let closeError { s.errors.append(closeError) }
         }
+    }
+
+    // MARK: - The control socket
+
+    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`.
+    private func startControl(room: Room, clock: RealTimeClock?) throws -> ControlServer {
+        let path = ControlSocketPath.resolve(
+            explicit: plan.options.control, environment: ProcessInfo.processInfo.environment)
+        let handler = RoomControlHandler(
+            room: room, controlPath: path, log: controlLog,
+            details: { [self] track in details(of: track) },
+            status: { [self] in
+                let s = shared.withLock { $0 }
+                return RoomControlHandler.StatusDetails(
+                    sinks: room.tracks.reduce(0) { $0 + $1.sinks.count },
+                    droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
+                    files: s.created)
+            })
+        let server = try ControlServer(path: path, handler: handler)
+        handler.setPublisher { [weak server] event in server?.publish(event) }
+        server.setWatchTicker { handler.levelsEvent() }
+        controlHandler.withLock { $0 = handler }
+        return server
+    }
+
+    /// Where a track comes from and how it fares, for `roomtap tracks`.
+    private func details(of track: AudioTrack) -> RoomControlHandler.TrackDetails {
+        if track.isDerived { return .init(source: "mix", isLive: true, lossPercent: nil) }
+        if let input = shared.withLock({ $0.inputsBySource[ObjectIdentifier(track.source)] }) {
+            return .init(source: "file \(input)", isLive: !track.source.isFinished, lossPercent: nil)
+        }
+        if let participant = liveRoom.withLock({ $0 })?.participants.first(where: { $0.track === track }) {
+            let s = participant.buffer.statistics
+            let expected = s.packets + s.lost
+            let ssrc = participant.ssrc.map { String(format: "ssrc 0x%08x ", $0) } ?? ""
+            return .init(
+                source: "\(ssrc)port \(participant.port)", isLive: !participant.hasLeft,
+                lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
+        }
+        if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }
+        return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)
     }
 
     /// Set-up failed before the clock started: close what was opened and delete the files this

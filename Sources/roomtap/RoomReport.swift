@@ -73,6 +73,14 @@ struct RoomReport: Codable {
         var rtp: RTPStatistics?
     }
 
+    /// ALSA playback (--play).
+    struct Playback: Codable {
+        var device: String
+        var track: String
+        var underruns: Int
+        var droppedFrames: Int
+    }
+
     var roomtap: String
     var startTime: String
     var clock: String
@@ -83,10 +91,15 @@ struct RoomReport: Codable {
     var stoppedEarly: Bool
     var tracks: [Track]
     var network: Network?
+    /// Every control change (mute, volume, solo) with the room time it took effect; present when
+    /// the control socket was open.
+    var controls: [ControlLog.Change]?
+    var playback: Playback?
 
     static func make(
         plan: RecordingPlan, startTime: Date, roomSamples: Int64, outcomes: [RoomRecording.TrackOutcome],
-        interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?
+        interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?, controls: [ControlLog.Change]? = nil,
+        playback: Playback? = nil
     ) -> RoomReport {
         let specs = Dictionary(plan.inputs.map { ($0.wavPath, $0) }, uniquingKeysWith: { a, _ in a })
         let tracks = outcomes.map { outcome -> Track in
@@ -126,7 +139,7 @@ struct RoomReport: Codable {
             clock: clock == nil ? "virtual" : "realtime",
             sampleRate: AudioFrame.sampleRate, frameSamples: AudioFrame.samplesPerChannel,
             durationSamples: roomSamples, durationSeconds: Double(roomSamples) / 48_000, stoppedEarly: interrupted,
-            tracks: tracks, network: live.map { network($0, clock: clock) })
+            tracks: tracks, network: live.map { network($0, clock: clock) }, controls: controls, playback: playback)
     }
 
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {

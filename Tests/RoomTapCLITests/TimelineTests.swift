@@ -225,12 +225,12 @@ struct TimelineTests {
 
     @Test func controlsAreDrawnAsMarkersAndMutedStretches() throws {
         let controls = """
-            [{"room_time": 3.21, "track": "a", "change": "mute", "muted": true, "scope": "heard"},
-             {"room_time": 4.5, "track": "a", "change": "unmute", "muted": false, "scope": "heard"},
-             {"room_time": 1.5, "track": "a", "change": "volume", "volume": 0.5, "scope": "record"},
-             {"room_time": 5.0, "change": "solo", "tracks": ["b<&>'\\""]},
-             {"room_time": 5.5, "change": "unsolo"},
-             {"room_time": "soon", "change": "mute", "track": "a"}]
+            [{"roomTime": 3.21, "track": "a", "change": "mute", "muted": true, "scope": "heard"},
+             {"roomTime": 4.5, "track": "a", "change": "unmute", "muted": false, "scope": "heard"},
+             {"roomTime": 1.5, "track": "a", "change": "volume", "volume": 0.5, "scope": "record"},
+             {"roomTime": 5.0, "change": "solo", "tracks": ["b<&>'\\""]},
+             {"roomTime": 5.5, "change": "unsolo"},
+             {"roomTime": "soon", "change": "mute", "track": "a"}]
             """
         let dir = try Self.handMadeRoom(controls: controls)
         let outcome = try roomtap(["timeline", dir.path, "--out", dir.appendingPathComponent("t.svg").path], expect: 0)

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RoomTapControl
+import RoomTapControl
 
 @Suite struct LineSplitterTests {
     /// Feeds `text` in chunks of `chunk` bytes; lines as strings, overflows as nil.

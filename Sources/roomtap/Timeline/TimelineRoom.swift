@@ -23,7 +23,7 @@ struct TimelineRoom: Decodable {
         var scope: String?
 
         private enum Key: String, CodingKey {
-            case roomTime = "room_time"
+            case roomTime
             case change, track, tracks, volume, muted, scope
         }
 

@@ -1,0 +1,156 @@
+import Foundation
+import RoomTap
+
+/// The verbs that talk to a running recorder over its control socket: `tracks`, `status`,
+/// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one request
+/// (docs/CONTROL-PROTOCOL.md) and prints the reply: a table, or with --json the reply's result.
+enum ControlVerbs {
+    static let names = ["tracks", "status", "mute", "unmute", "volume", "solo", "unsolo", "agent"]
+
+    static func run(_ verb: String, _ arguments: [String]) throws {
+        var args = Arguments(arguments, command: verb)
+        if args.wantsHelp() {
+            print(Help.text(for: verb) ?? Help.control, terminator: "")
+            return
+        }
+        let explicit = try args.value("--control")
+        let json = try args.flag("--json")
+        let scope = verb == "mute" || verb == "volume" ? try args.value("--scope") : nil
+        let positionals = try args.positionals()
+        let (command, parameters) = try request(verb, positionals, scope: scope)
+        let client = try connect(explicit)
+        let result: JSONValue
+        do { result = try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
+        if json {
+            print(result.jsonText)
+            return
+        }
+        switch verb {
+        case "tracks": print(TracksTable.render(result["tracks"]?.arrayValue ?? []), terminator: "")
+        case "status": print(statusText(result), terminator: "")
+        case "agent": print(result["message"]?.stringValue ?? "ok")
+        default: print(changeText(verb, result))
+        }
+    }
+
+    /// Opens the recorder's control socket (--control, ROOMTAP_CONTROL, or the per-user default).
+    static func connect(_ explicit: String?) throws -> ControlClient {
+        let path = ControlSocketPath.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment)
+        do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
+    }
+
+    /// The protocol request for a verb and its arguments.
+    static func request(_ verb: String, _ args: [String], scope: String?) throws(UsageError) -> (
+        String, [String: JSONValue]
+    ) {
+        func expect(_ count: Int, _ usage: String) throws(UsageError) {
+            guard args.count == count else {
+                throw UsageError(description: "usage: roomtap \(verb) \(usage)", command: verb)
+            }
+        }
+        var parameters: [String: JSONValue] = [:]
+        if let scope {
+            guard ["heard", "record", "all"].contains(scope) else {
+                throw UsageError(description: "--scope must be heard, record or all, not '\(scope)'", command: verb)
+            }
+            parameters["scope"] = .string(scope)
+        }
+        switch verb {
+        case "tracks", "status", "unsolo":
+            try expect(0, "")
+            return (verb, parameters)
+        case "mute", "unmute":
+            try expect(1, "NAME")
+            parameters["track"] = .string(args[0])
+            return (verb, parameters)
+        case "volume":
+            try expect(2, "NAME LEVEL   (LEVEL: 0...10, 1 is unity, or dB such as -6dB)")
+            guard VolumeLevel.parse(args[1]) != nil else {
+                throw UsageError(
+                    description: "volume '\(args[1])' must be 0...10 (1 is unity) or a level in dB such as -6dB",
+                    command: verb)
+            }
+            parameters["track"] = .string(args[0])
+            parameters["volume"] = .string(args[1])
+            return (verb, parameters)
+        case "solo":
+            guard !args.isEmpty else { throw UsageError(description: "usage: roomtap solo NAME...", command: verb) }
+            parameters["tracks"] = .array(args.map(JSONValue.string))
+            return (verb, parameters)
+        default:  // agent
+            guard let action = args.first, ["say", "instructions", "mute", "unmute"].contains(action) else {
+                throw UsageError(
+                    description: "usage: roomtap agent say TEXT | instructions FILE | mute | unmute", command: verb)
+            }
+            parameters["action"] = .string(action)
+            switch action {
+            case "say":
+                guard args.count >= 2 else { throw UsageError(description: "usage: roomtap agent say TEXT", command: verb) }
+                parameters["text"] = .string(args.dropFirst().joined(separator: " "))
+            case "instructions":
+                guard args.count == 2 else {
+                    throw UsageError(description: "usage: roomtap agent instructions FILE", command: verb)
+                }
+                guard let text = try? String(contentsOfFile: args[1], encoding: .utf8) else {
+                    throw UsageError(description: "cannot read instructions file '\(args[1])'", command: verb)
+                }
+                parameters["text"] = .string(text)
+            default:
+                guard args.count == 1 else { throw UsageError(description: "usage: roomtap agent \(action)", command: verb) }
+            }
+            return ("agent", parameters)
+        }
+    }
+
+    private static func changeText(_ verb: String, _ result: JSONValue) -> String {
+        let time = String(format: "%.2f s", result["room_time"]?.doubleValue ?? 0)
+        switch verb {
+        case "solo": return "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
+        case "unsolo": return "solo off from \(time)"
+        default:
+            let name = result["track"]?.stringValue ?? "?"
+            let muted = result["muted"]?.boolValue == true ? "muted" : "unmuted"
+            let volume = String(format: "%.2f", result["volume"]?.doubleValue ?? 1)
+            let scope = result["scope"]?.stringValue ?? "heard"
+            return "\(name): \(muted), volume \(volume), scope \(scope), from \(time)"
+        }
+    }
+
+    private static func statusText(_ r: JSONValue) -> String {
+        func n(_ key: String) -> Int { r[key]?.intValue ?? 0 }
+        var lines = [
+            String(format: "room time   %.2f s", r["room_time"]?.doubleValue ?? 0),
+            "tracks      \(n("tracks"))", "sinks       \(n("sinks"))", "dropped     \(n("dropped_frames")) frame(s)",
+            "late ticks  \(n("late_ticks"))",
+        ]
+        let solo = r["solo"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        if !solo.isEmpty { lines.append("solo        \(solo.joined(separator: ", "))") }
+        lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
+        for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The `roomtap tracks` table.
+enum TracksTable {
+    static func render(_ tracks: [JSONValue]) -> String {
+        var rows = [["NAME", "SOURCE", "STATE", "MUTED", "VOLUME", "LEVEL", "TALKING", "LOSS"]]
+        for t in tracks {
+            let muted = t["muted"]?.boolValue == true ? (t["scope"]?.stringValue == "record" ? "yes (rec)" : "yes") : "no"
+            let solo = t["solo"]?.boolValue == true ? " solo" : ""
+            rows.append([
+                (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
+                t["state"]?.stringValue ?? "", muted, String(format: "%.2f", t["volume"]?.doubleValue ?? 1),
+                t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
+                t["talking"]?.boolValue == true ? "yes" : "no",
+                t["loss_percent"]?.doubleValue.map { String(format: "%.1f %%", $0) } ?? "-",
+            ])
+        }
+        let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { c, cell in
+                c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}

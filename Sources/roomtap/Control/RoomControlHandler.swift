@@ -1,0 +1,206 @@
+import Foundation
+import RoomTap
+import Synchronization
+
+/// The commands of the control socket (docs/CONTROL-PROTOCOL.md) acting on a running room: track
+/// listing and status, mute/unmute/volume/solo/unsolo, and the agent's commands.
+///
+/// Thread: `handle` runs on the control server's thread. It only sets atomics on the tracks and
+/// reads counters, so it returns at once and never waits on the room clock. A change takes
+/// effect at the next tick; the reply's `room_time` is the room time of that tick (the ramp
+/// starts there and lasts one frame).
+final class RoomControlHandler: ControlHandler {
+    /// What the recorder knows about a track beyond the room: where it comes from and how it fares.
+    struct TrackDetails: Sendable {
+        var source: String
+        var isLive: Bool
+        var lossPercent: Double?
+    }
+
+    /// The recorder's numbers for `status`.
+    struct StatusDetails: Sendable {
+        var sinks: Int
+        var droppedFrames: Int
+        var lateTicks: Int
+        var files: [String]
+    }
+
+    let room: Room
+    let controlPath: String
+    let log: ControlLog
+    private let details: @Sendable (AudioTrack) -> TrackDetails
+    private let status: @Sendable () -> StatusDetails
+    private let publisher = Mutex<(@Sendable (JSONValue) -> Void)?>(nil)
+    private let agentHandler = Mutex<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
+
+    init(
+        room: Room, controlPath: String, log: ControlLog, details: @escaping @Sendable (AudioTrack) -> TrackDetails,
+        status: @escaping @Sendable () -> StatusDetails
+    ) {
+        self.room = room
+        self.controlPath = controlPath
+        self.log = log
+        self.details = details
+        self.status = status
+    }
+
+    /// Where events for watchers go (the server's publish). Any thread.
+    func setPublisher(_ publish: @escaping @Sendable (JSONValue) -> Void) { publisher.withLock { $0 = publish } }
+
+    /// Who answers `agent` requests (nil: no agent in this room). Any thread.
+    func setAgentHandler(_ handler: (@Sendable (ControlRequest) -> ControlResponse)?) {
+        agentHandler.withLock { $0 = handler }
+    }
+
+    /// Sends an event to every watcher. Any thread.
+    func publish(_ event: JSONValue) { publisher.withLock { $0 }?(event) }
+
+    func handle(_ request: ControlRequest) -> ControlResponse {
+        switch request.command {
+        case "ping": return .ok(.object(["pong": .bool(true)]))
+        case "tracks": return .ok(.object(["tracks": .array(visibleTracks().map(describe))]))
+        case "status": return .ok(statusObject())
+        case "mute", "unmute": return mute(request, enabled: request.command == "unmute")
+        case "volume": return volume(request)
+        case "solo": return solo(request)
+        case "unsolo": return unsolo()
+        case "watch": return .watch(.object(["watching": .bool(true), "room_time": .number(roomTime)]))
+        case "agent":
+            guard let handler = agentHandler.withLock({ $0 }) else {
+                return .failure(.unavailable, "this room has no agent; start the recorder with --agent")
+            }
+            return handler(request)
+        default:
+            return .failure(
+                .unknownCommand,
+                "unknown command '\(request.command)' (commands: ping, tracks, status, mute, unmute, volume, solo, "
+                    + "unsolo, watch, agent)")
+        }
+    }
+
+    /// The `levels` event: level and talking of every track, for watchers (~10 times a second).
+    func levelsEvent() -> JSONValue {
+        .object([
+            "event": .string("levels"), "room_time": .number(roomTime),
+            "tracks": .array(
+                visibleTracks().map { track in
+                    .object([
+                        "name": .string(track.name), "level_dbfs": level(track),
+                        "talking": .bool(track.meter.isTalking),
+                    ])
+                }),
+        ])
+    }
+
+    /// The track as `tracks` and `track_added` show it.
+    func describe(_ track: AudioTrack) -> JSONValue {
+        let state = track.controls.state
+        let more = details(track)
+        let soloed = room.soloedTracks.contains { $0 === track }
+        return .object([
+            "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
+            "state": .string(more.isLive ? "live" : "left"), "muted": .bool(!state.isEnabled),
+            "volume": .number(Double(state.volume)), "scope": .string(state.scope.rawValue), "solo": .bool(soloed),
+            "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
+            "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+        ])
+    }
+
+    // MARK: - Commands
+
+    private var roomTime: Double { Double(room.position) / Double(AudioFrame.sampleRate) }
+
+    private func visibleTracks() -> [AudioTrack] { room.tracks }
+
+    private func level(_ track: AudioTrack) -> JSONValue {
+        track.meter.levelDBFS.map { .number((Double($0) * 10).rounded() / 10) } ?? .null
+    }
+
+    private func track(named name: String) throws(ControlFailure) -> AudioTrack {
+        let all = room.tracks
+        guard let track = all.first(where: { $0.name == name }) else {
+            throw ControlFailure(
+                .unknownTrack, "no track named '\(name)' (tracks: \(all.map(\.name).joined(separator: ", ")))")
+        }
+        return track
+    }
+
+    private func scope(_ request: ControlRequest) throws(ControlFailure) -> ControlScope? {
+        switch try request.choice("scope", ["heard", "record", "all"]) {
+        case nil: nil
+        case "heard": .heard
+        default: .record
+        }
+    }
+
+    private func mute(_ request: ControlRequest, enabled: Bool) -> ControlResponse {
+        do throws(ControlFailure) {
+            let found = try track(named: request.string("track"))
+            found.controls.setEnabled(enabled, scope: try scope(request))
+            return changed(found, change: enabled ? "unmute" : "mute")
+        } catch { return .failure(error) }
+    }
+
+    private func volume(_ request: ControlRequest) -> ControlResponse {
+        do throws(ControlFailure) {
+            let found = try track(named: request.string("track"))
+            let newScope = try scope(request)
+            found.controls.setVolume(try request.volume(), scope: newScope)
+            return changed(found, change: "volume")
+        } catch { return .failure(error) }
+    }
+
+    private func solo(_ request: ControlRequest) -> ControlResponse {
+        let names: [String]
+        let chosen: [AudioTrack]
+        do throws(ControlFailure) {
+            names = try request.strings("tracks")
+            guard !names.isEmpty else { throw ControlFailure(.badRequest, "'solo' needs at least one track name") }
+            var found: [AudioTrack] = []
+            for name in names { found.append(try track(named: name)) }
+            chosen = found
+        } catch { return .failure(error) }
+        let at = roomTime
+        room.solo(chosen)
+        log.append(ControlLog.Change(roomTime: at, change: "solo", tracks: names))
+        let result: JSONValue = .object(["solo": .array(names.map(JSONValue.string)), "room_time": .number(at)])
+        publish(.object(["event": .string("control_changed"), "change": .string("solo"), "result": result]))
+        return .ok(result)
+    }
+
+    private func unsolo() -> ControlResponse {
+        let at = roomTime
+        room.unsolo()
+        log.append(ControlLog.Change(roomTime: at, change: "unsolo"))
+        let result: JSONValue = .object(["solo": .array([]), "room_time": .number(at)])
+        publish(.object(["event": .string("control_changed"), "change": .string("unsolo"), "result": result]))
+        return .ok(result)
+    }
+
+    /// Logs and announces a change of `track`'s controls; the reply.
+    private func changed(_ track: AudioTrack, change: String) -> ControlResponse {
+        let at = roomTime
+        let state = track.controls.state
+        log.append(
+            ControlLog.Change(
+                roomTime: at, change: change, track: track.name, muted: !state.isEnabled, volume: state.volume,
+                scope: state.scope.rawValue))
+        let result: JSONValue = .object([
+            "track": .string(track.name), "muted": .bool(!state.isEnabled), "volume": .number(Double(state.volume)),
+            "scope": .string(state.scope.rawValue), "room_time": .number(at),
+        ])
+        publish(.object(["event": .string("control_changed"), "change": .string(change), "result": result]))
+        return .ok(result)
+    }
+
+    private func statusObject() -> JSONValue {
+        let s = status()
+        return .object([
+            "room_time": .number(roomTime), "tracks": .number(Double(room.tracks.count)),
+            "sinks": .number(Double(s.sinks)), "dropped_frames": .number(Double(s.droppedFrames)),
+            "late_ticks": .number(Double(s.lateTicks)), "files": .array(s.files.map(JSONValue.string)),
+            "control": .string(controlPath), "pid": .number(Double(getpid())),
+            "solo": .array(room.soloedTracks.map { .string($0.name) }),
+        ])
+    }
+}

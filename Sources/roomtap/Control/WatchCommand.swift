@@ -1,0 +1,262 @@
+import Foundation
+import RoomTap
+import Synchronization
+
+/// `roomtap watch`: a live view of the running room. On a terminal: a level meter and talking
+/// indicator per track, redrawn in place about 10 times a second, with keys to select a track,
+/// mute it, change its volume and solo it; `q` or Ctrl-C quits and restores the terminal. Not on a
+/// terminal (or with --json): one line per event, for scripts.
+enum WatchCommand {
+    /// What the screen shows; written by the event thread, read by the drawing loop.
+    private struct Screen {
+        var roomTime = 0.0
+        var tracks: [JSONValue] = []
+        var levels: [String: (level: Double?, talking: Bool)] = [:]
+        var tracksStale = true
+        var message = ""
+        var ended: String?
+    }
+
+    static func run(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "watch")
+        if args.wantsHelp() {
+            print(Help.watch, terminator: "")
+            return
+        }
+        let explicit = try args.value("--control")
+        let json = try args.flag("--json")
+        let extra = try args.positionals()
+        guard extra.isEmpty else { throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch") }
+        let events = try ControlVerbs.connect(explicit)
+        if json || isatty(STDOUT_FILENO) == 0 || isatty(STDIN_FILENO) == 0 {
+            try streamLines(events, json: json)
+        } else {
+            try interactive(events: events, commands: try ControlVerbs.connect(explicit))
+        }
+    }
+
+    /// One line per event (JSON with --json), until the recorder stops or stdout closes.
+    private static func streamLines(_ client: ControlClient, json: Bool) throws {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            try client.watch { event in
+                let line: String
+                if json {
+                    line = event.jsonText
+                } else if event["event"]?.stringValue == "levels" {
+                    let tracks = event["tracks"]?.arrayValue ?? []
+                    line =
+                        String(format: "%8.2f s ", event["room_time"]?.doubleValue ?? 0)
+                        + tracks.map { t in
+                            let level = t["level_dbfs"]?.doubleValue.map { String(format: "%.0f", $0) } ?? "-inf"
+                            return "\(t["name"]?.stringValue ?? "?")=\(level)\(t["talking"]?.boolValue == true ? "*" : "")"
+                        }.joined(separator: " ")
+                } else {
+                    line = event.jsonText
+                }
+                return writeOut(line + "\n")
+            }
+        } catch .disconnected(_) {
+            return  // the recorder ended: so does the watch
+        } catch { throw RuntimeError(description: "\(error)") }
+    }
+
+    // MARK: - The terminal view
+
+    private static func interactive(events: ControlClient, commands: ControlClient) throws {
+        let screen = Mutex(Screen())
+        let eventClient = UncheckedBox(events)
+        let thread = Thread {
+            do {
+                try eventClient.value.watch { event in
+                    screen.withLock { s in
+                        switch event["event"]?.stringValue {
+                        case "levels":
+                            s.roomTime = event["room_time"]?.doubleValue ?? s.roomTime
+                            for t in event["tracks"]?.arrayValue ?? [] {
+                                guard let name = t["name"]?.stringValue else { continue }
+                                s.levels[name] = (t["level_dbfs"]?.doubleValue, t["talking"]?.boolValue == true)
+                            }
+                        default: s.tracksStale = true
+                        }
+                    }
+                    return true
+                }
+            } catch {
+                screen.withLock { $0.ended = "\(error)" }
+            }
+            screen.withLock { if $0.ended == nil { $0.ended = "the recorder stopped" } }
+        }
+        thread.start()
+
+        let terminal = RawTerminal()
+        defer { terminal.restore() }
+        var selected = 0
+        while true {
+            var snapshot = screen.withLock { $0 }
+            if let ended = snapshot.ended {
+                terminal.restore()
+                print("roomtap watch: \(ended)")
+                return
+            }
+            if snapshot.tracksStale {
+                if let result = try? commands.request("tracks") {
+                    snapshot.tracks = result["tracks"]?.arrayValue ?? []
+                    screen.withLock {
+                        $0.tracks = snapshot.tracks
+                        $0.tracksStale = false
+                    }
+                }
+            }
+            selected = max(0, min(selected, snapshot.tracks.count - 1))
+            terminal.draw(render(snapshot, selected: selected))
+            guard let key = terminal.readKey(timeoutMilliseconds: 100) else { continue }
+            let name = snapshot.tracks.indices.contains(selected) ? snapshot.tracks[selected]["name"]?.stringValue : nil
+            let current: JSONValue? = snapshot.tracks.indices.contains(selected) ? snapshot.tracks[selected] : nil
+            var request: (String, [String: JSONValue])?
+            switch key {
+            case .quit: return
+            case .up: selected -= 1
+            case .down: selected += 1
+            case .character("m"):
+                if let name { request = (current?["muted"]?.boolValue == true ? "unmute" : "mute", ["track": .string(name)]) }
+            case .character("+"), .character("="), .character("-"):
+                if let name {
+                    let volume = current?["volume"]?.doubleValue ?? 1
+                    let step = key == .character("-") ? 1 / 1.4125 : 1.4125  // 3 dB
+                    let next = min(10, max(0, volume < 0.01 && step > 1 ? 0.1 : volume * step))
+                    request = ("volume", ["track": .string(name), "volume": .number((next * 1000).rounded() / 1000)])
+                }
+            case .character("0"):
+                if let name { request = ("volume", ["track": .string(name), "volume": .number(1)]) }
+            case .character("s"):
+                if let name { request = ("solo", ["tracks": .array([.string(name)])]) }
+            case .character("u"): request = ("unsolo", [:])
+            default: break
+            }
+            if let (command, parameters) = request {
+                let message: String
+                do {
+                    _ = try commands.request(command, parameters)
+                    message = "\(command) \(name ?? "") ok"
+                } catch { message = "\(error)" }
+                screen.withLock {
+                    $0.message = message
+                    $0.tracksStale = true
+                }
+            }
+        }
+    }
+
+    private static func render(_ s: Screen, selected: Int) -> [String] {
+        var lines = [
+            String(format: "roomtap watch   room time %.1f s", s.roomTime),
+            "↑/↓ select  m mute  +/- volume 3 dB  0 unity  s solo  u unsolo  q quit", "",
+        ]
+        for (i, track) in s.tracks.enumerated() {
+            let name = track["name"]?.stringValue ?? "?"
+            let meter = s.levels[name] ?? (track["level_dbfs"]?.doubleValue, track["talking"]?.boolValue == true)
+            let level = meter.level ?? -90
+            let width = 30
+            let filled = Int(((level + 60) / 60 * Double(width)).rounded()).clamped(0, width)
+            let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+            let muted = track["muted"]?.boolValue == true
+            let flags = [
+                meter.talking ? "talking" : "", muted ? "MUTED" : "", track["solo"]?.boolValue == true ? "SOLO" : "",
+                track["state"]?.stringValue == "left" ? "left" : "",
+            ].filter { !$0.isEmpty }.joined(separator: " ")
+            lines.append(
+                (i == selected ? "> " : "  ") + name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + bar
+                    + String(format: " %6.1f dB  vol %5.2f  ", level, track["volume"]?.doubleValue ?? 1) + flags)
+        }
+        if s.tracks.isEmpty { lines.append("  (no tracks yet)") }
+        lines.append("")
+        lines.append(s.message)
+        return lines
+    }
+}
+
+/// Writes all of `text` to standard output (unbuffered); false when stdout is closed.
+private func writeOut(_ text: String) -> Bool {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return false }
+        bytes = bytes.dropFirst(n)
+    }
+    return true
+}
+
+extension Int {
+    fileprivate func clamped(_ low: Int, _ high: Int) -> Int { Swift.max(low, Swift.min(high, self)) }
+}
+
+/// Holds a non-Sendable value handed to exactly one other thread.
+private final class UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// The terminal in raw mode (no echo, key by key) for `watch`, with the alternate screen; restored
+/// on `restore()`, on exit and on SIGINT/SIGTERM.
+private final class RawTerminal {
+    enum Key: Equatable {
+        case up, down, quit
+        case character(Character)
+    }
+
+    nonisolated(unsafe) private static var saved = termios()
+    nonisolated(unsafe) private static var active = false
+
+    init() {
+        tcgetattr(STDIN_FILENO, &Self.saved)
+        var raw = Self.saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        Self.active = true
+        _ = writeOut("\u{1B}[?1049h\u{1B}[?25l")  // alternate screen, hide cursor
+        atexit { RawTerminal.restoreTerminal() }
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { _ in
+                RawTerminal.restoreTerminal()
+                _exit(0)
+            }
+        }
+    }
+
+    func restore() { Self.restoreTerminal() }
+
+    private static func restoreTerminal() {
+        guard active else { return }
+        active = false
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        let text = "\u{1B}[?25h\u{1B}[?1049l"
+        _ = text.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+    }
+
+    func draw(_ lines: [String]) {
+        _ = writeOut("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\u{1B}[J")
+    }
+
+    func readKey(timeoutMilliseconds: Int32) -> Key? {
+        var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard poll(&fds, 1, timeoutMilliseconds) > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let n = read(STDIN_FILENO, &bytes, bytes.count)
+        guard n > 0 else { return .quit }
+        if n >= 3 && bytes[0] == 0x1B && bytes[1] == UInt8(ascii: "[") {
+            switch bytes[2] {
+            case UInt8(ascii: "A"): return .up
+            case UInt8(ascii: "B"): return .down
+            default: return nil
+            }
+        }
+        switch bytes[0] {
+        case UInt8(ascii: "q"), 0x03, 0x04: return .quit
+        case UInt8(ascii: "k"): return .up
+        case UInt8(ascii: "j"): return .down
+        default: return .character(Character(UnicodeScalar(bytes[0])))
+        }
+    }
+}

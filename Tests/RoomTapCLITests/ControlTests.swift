@@ -1,0 +1,188 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// Per-stream volume, mute and solo from the CLI while the room runs: `roomtap record --realtime`
+/// on the sample room, controlled by `roomtap volume/mute/solo` in other processes; then the mix
+/// and the speakers' files are checked against the replies' room times.
+@Suite("CLI: controls while the room runs", .serialized)
+struct ControlTests {
+    /// Environment naming one control socket for the recorder and its clients.
+    private func environment() -> [String: String] { ["ROOMTAP_CONTROL": uniqueControlPath()] }
+
+    /// Runs `roomtap ARGS` against the recorder of `env`; returns the reply's JSON (with --json).
+    private func control(_ arguments: [String], _ env: [String: String]) throws -> [String: Any] {
+        let outcome = try CLIRunner.run(arguments + ["--json"], environment: env, timeout: 20)
+        #expect(outcome.status == 0, "roomtap \(arguments): \(outcome.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// Waits until the recorder answers; returns (room time, wall time) of that answer.
+    private func waitForRecorder(_ env: [String: String]) throws -> (Double, Date) {
+        for _ in 0..<100 {
+            let outcome = try CLIRunner.run(["status", "--json"], environment: env, timeout: 20)
+            if outcome.status == 0,
+                let json = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any],
+                let time = json["room_time"] as? Double
+            {
+                return (time, Date())
+            }
+            usleep(50_000)
+        }
+        throw CLIError("the recorder never answered on its control socket")
+    }
+
+    struct CLIError: Error, CustomStringConvertible {
+        let description: String
+        init(_ d: String) { description = d }
+    }
+
+    @Test func volumeMuteAndSoloLandWhereTheRepliesSayAndFilesKeepTheRawSpeaker() throws {
+        let out = try temporaryDirectory()
+        let env = environment()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--realtime",
+                "--mix", "--duration", "6.5", "--out", out.path, "--quiet",
+            ], environment: env)
+        let (startTime, startWall) = try waitForRecorder(env)
+        func at(_ roomTime: Double) {
+            let wait = roomTime - (startTime + Date().timeIntervalSince(startWall))
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }
+        }
+        func time(_ reply: [String: Any]) -> Double { reply["room_time"] as? Double ?? -1 }
+        at(1.0)
+        let volume = time(try control(["volume", "alice", "0.5"], env))
+        at(3.4)
+        let muteBob = time(try control(["mute", "bob"], env))
+        at(4.2)
+        let unmuteBob = time(try control(["unmute", "bob"], env))
+        at(4.7)
+        let offRecord = time(try control(["mute", "alice", "--scope", "record"], env))
+        at(5.2)
+        let solo = time(try control(["solo", "bob"], env))
+        at(5.8)
+        let unsolo = time(try control(["unsolo"], env))
+        let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
+        let alice = tracks.first { $0["name"] as? String == "alice" }
+        #expect(alice?["muted"] as? Bool == true && alice?["scope"] as? String == "record")
+        #expect(alice?["volume"] as? Double == 0.5)
+        let outcome = recorder.wait(timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let times = [volume, muteBob, unmuteBob, offRecord, solo, unsolo]
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "replies in order: \(times)")
+
+        let a = try WAVFile.readSamples(path: out.appendingPathComponent("alice.wav").path).1
+        let b = try WAVFile.readSamples(path: out.appendingPathComponent("bob.wav").path).1
+        let mix = try WAVFile.readSamples(path: out.appendingPathComponent("mix.wav").path).1
+        #expect(a.count == 312_000 && b.count == 312_000 && mix.count == 312_000, "room length (6.5 s)")
+
+        // The speakers' files: raw (reference decode) except alice after her record-scope mute.
+        let refA = try referenceDecode(of: sample("alice"))
+        let refB = [Int16](repeating: 0, count: 120_000) + (try referenceDecode(of: sample("bob")))
+        let frame = { (t: Double) in Int((t * 100).rounded()) }
+        let offFrame = frame(offRecord)
+        #expect(Array(b[0..<312_000]) == Array(refB.prefix(312_000)), "bob's file is raw, muted span included")
+        #expect(Array(a[0..<((offFrame - 1) * 480)]) == Array(refA[0..<((offFrame - 1) * 480)]), "alice raw until off the record")
+        #expect(a[((offFrame + 2) * 480)...].allSatisfy { $0 == 0 }, "off the record: silence in her own file")
+
+        // The mix: between changes (one frame either side of each reply's time left out for the
+        // ramp), exactly the heard gains applied to the raw speakers.
+        struct Span {
+            let from: Double, to: Double, gainA: Float, gainB: Float
+        }
+        let spans = [
+            Span(from: 0, to: volume, gainA: 1, gainB: 1),
+            Span(from: volume, to: muteBob, gainA: 0.5, gainB: 1),
+            Span(from: muteBob, to: unmuteBob, gainA: 0.5, gainB: 0),
+            Span(from: unmuteBob, to: offRecord, gainA: 0.5, gainB: 1),
+            Span(from: offRecord, to: solo, gainA: 0, gainB: 1),
+            Span(from: solo, to: unsolo, gainA: 0, gainB: 1),
+            Span(from: unsolo, to: 6.5, gainA: 0, gainB: 1),
+        ]
+        for span in spans {
+            let first = span.from == 0 ? 0 : frame(span.from) + 2
+            let last = frame(span.to) - 1
+            guard first < last else { continue }
+            var worst = 0
+            for n in (first * 480)..<(last * 480) {
+                let expected = (Float(refA[n]) * span.gainA + Float(refB[n]) * span.gainB).rounded()
+                worst = max(worst, abs(Int(mix[n]) - Int(expected)))
+            }
+            #expect(worst <= 1, "mix from \(span.from) to \(span.to) s: off by up to \(worst)")
+        }
+        // Muted in the mix, yet bob spoke then (the span is not trivially silent).
+        let muted = (frame(muteBob) + 2) * 480..<(frame(unmuteBob) - 1) * 480
+        #expect(refB[muted].contains { abs($0) > 1_000 }, "bob speaks while muted")
+
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+        let controls = (report as? [String: Any])?["controls"] as? [[String: Any]] ?? []
+        #expect(controls.map { $0["change"] as? String ?? "" } == ["volume", "mute", "unmute", "mute", "solo", "unsolo"])
+        #expect(controls.map { $0["roomTime"] as? Double ?? -1 } == times)
+    }
+
+    @Test func clientsWithoutARecorderGetOneClearLine() throws {
+        let env = environment()
+        for verb in [["tracks"], ["status"], ["mute", "x"], ["volume", "x", "2"], ["watch"], ["unsolo"]] {
+            let outcome = try CLIRunner.run(verb, environment: env, timeout: 20)
+            #expect(outcome.status == 1)
+            #expect(
+                outcome.stderrLines == ["roomtap: error: no recorder at \(env["ROOMTAP_CONTROL"]!); start one with roomtap record"])
+        }
+    }
+
+    @Test func badControlRequestsAreUsageErrorsOrClearRefusals() throws {
+        let env = environment()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "3",
+                "--out", try temporaryDirectory().path, "--quiet",
+            ], environment: env)
+        _ = try waitForRecorder(env)
+        let unknown = try CLIRunner.run(["mute", "nobody"], environment: env)
+        #expect(unknown.status == 1 && unknown.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: alice)"])
+        let range = try CLIRunner.run(["volume", "alice", "11"], environment: env)
+        #expect(range.status == 64 && range.stderr.contains("must be 0...10"))
+        let decibels = try CLIRunner.run(["volume", "alice", "-6dB"], environment: env)
+        #expect(decibels.status == 0 && decibels.stdout.contains("volume 0.50"), "\(decibels.stdout) \(decibels.stderr)")
+        let scope = try CLIRunner.run(["mute", "alice", "--scope", "everything"], environment: env)
+        #expect(scope.status == 64)
+        let agent = try CLIRunner.run(["agent", "say", "hello"], environment: env)
+        #expect(agent.status == 1 && agent.stderr.contains("no agent"))
+        // A second recorder on the same socket is refused before it records anything.
+        let second = try temporaryDirectory()
+        let refused = try CLIRunner.run(
+            ["record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "1", "--out", second.path],
+            environment: env)
+        #expect(refused.status == 1)
+        #expect(refused.stderrLines.count == 1 && refused.stderr.contains("another recorder is running at"))
+        let left = try listing(second)
+        #expect(left.isEmpty, "nothing left behind: \(left)")
+        #expect(recorder.wait(timeout: 30).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: env["ROOMTAP_CONTROL"]!), "the socket is removed at the end")
+    }
+
+    @Test func watchStreamsLevelsAndControlChanges() throws {
+        let env = environment()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "2.5",
+                "--out", try temporaryDirectory().path, "--quiet",
+            ], environment: env)
+        _ = try waitForRecorder(env)
+        let watcher = try CLIRunner.start(["watch", "--json"], environment: env)
+        usleep(500_000)
+        _ = try control(["mute", "alice"], env)
+        #expect(recorder.wait(timeout: 30).status == 0)
+        let watched = watcher.wait(timeout: 10)
+        #expect(watched.status == 0, "watch ends when the recorder does: \(watched.stderr)")
+        let events = watched.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let levels = events.filter { $0["event"] as? String == "levels" }
+        #expect(levels.count >= 8, "about 10 level events a second: \(levels.count)")
+        #expect(levels.contains { ($0["tracks"] as? [[String: Any]])?.first?["talking"] as? Bool == true })
+        #expect(events.contains { $0["event"] as? String == "control_changed" && $0["change"] as? String == "mute" })
+    }
+}
