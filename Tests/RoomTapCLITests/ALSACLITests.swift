@@ -1,0 +1,70 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// `record --play` and `--mic` through the real CLI, without a sound card: ALSA's `file` plugin
+/// (configured through ALSA_CONFIG_PATH in the recorder's environment) writes what is played to a
+/// file and reads what is captured from one.
+@Suite("CLI: ALSA playback and capture")
+struct ALSACLITests {
+    @Test func playTheMixAsHeardWhileRecording() throws {
+        let alsa = try ALSATestConfig()
+        let out = try temporaryDirectory()
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "2", "--play",
+                alsa.playbackDevice, "--out", out.path, "--quiet",
+            ], environment: alsa.environment, timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let played = try alsa.playedSamples()
+        let recorded = try WAVFile.readSamples(path: out.appendingPathComponent("alice.wav").path).1
+        #expect(recorded.count == 96_000)
+        #expect(played.count == 96_000, "every frame of the room played once: \(played.count)")
+        #expect(played == recorded, "the mix of one speaker is that speaker, sample for sample")
+        #expect(try listing(out) == ["alice.wav", "room.json"], "--play without --mix writes no mix file")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+        let playback = (report as? [String: Any])?["playback"] as? [String: Any]
+        #expect(playback?["device"] as? String == alsa.playbackDevice && playback?["droppedFrames"] as? Int == 0)
+    }
+
+    @Test func playOneTrackAndABadDeviceIsOneLine() throws {
+        let alsa = try ALSATestConfig()
+        let out = try temporaryDirectory()
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))", "--realtime",
+                "--duration", "1", "--play-track", "bob", "--out", out.path, "--quiet",
+            ], environment: alsa.environment, timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let bob = try WAVFile.readSamples(path: out.appendingPathComponent("bob.wav").path).1
+        #expect(try alsa.playedSamples() == bob, "the default device plays the chosen track")
+
+        let bad = try temporaryDirectory()
+        let refused = try CLIRunner.run(
+            ["record", "--file", "alice=\(sample("alice"))", "--realtime", "--play", "nosuchdevice", "--out", bad.path],
+            environment: alsa.environment, timeout: 30)
+        #expect(refused.status == 1)
+        #expect(refused.stderrLines == ["roomtap: error: cannot open ALSA playback device \"nosuchdevice\": No such file or directory"])
+        #expect(try listing(bad).isEmpty, "nothing recorded, nothing left")
+    }
+
+    @Test func aMicrophoneIsATrackOfTheRoom() throws {
+        let tone = (0..<48_000).map { Int16(12_000 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        let alsa = try ALSATestConfig(captureSamples: tone)
+        let out = try temporaryDirectory()
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--mic", alsa.captureDevice, "--mic-name", "desk", "--duration", "1.5", "--out", out.path,
+                "--quiet",
+            ], environment: alsa.environment, timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let desk = try WAVFile.readSamples(path: out.appendingPathComponent("desk.wav").path).1
+        #expect(desk.count == 72_000, "exactly --duration")
+        // The capture starts within the first frames (the device's first period); from there the
+        // file holds the captured signal sample for sample.
+        let start = try #require(desk.firstIndex { $0 != 0 }.map { $0 - (tone.firstIndex { $0 != 0 } ?? 0) })
+        #expect(start >= 0 && start <= 4_800, "capture latency \(start) samples")
+        #expect(Array(desk[start..<(start + 48_000)]) == tone, "the microphone's samples, unchanged")
+    }
+}
