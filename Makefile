@@ -33,7 +33,8 @@ demo: build
 	  --file bob=Samples/room/bob.opus@2.5 \
 	  --file carol=Samples/room/carol.opus \
 	  --out out/demo --mix --force
-	@echo "room.json and WAVs in out/demo/"
+	$(ROOMTAP_RELEASE) timeline out/demo --force
+	@echo "room.json, WAVs and timeline.svg (who spoke when) in out/demo/"
 
 # Everything: unit, integration (the real CLI) and a short fuzz run. Tests run on the optimised
 # build, the code users run (the no-allocation test of the 10 ms path is only meaningful there).
