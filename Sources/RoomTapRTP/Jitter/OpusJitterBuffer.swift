@@ -52,8 +52,17 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     public static let restartTimestampJump: Int64 = 480_000
 
     public let channels: Int
-    /// Playout delay after the first packet's arrival, in samples (48 kHz).
+    /// Playout delay after the first packet's arrival, in samples (48 kHz): the initial delay and,
+    /// when adaptive, the smallest.
     public let targetDelay: Int64
+    /// The largest playout delay adaptation may reach, in samples (48 kHz).
+    public let maxDelay: Int64
+    /// False when the delay is pinned at ``targetDelay`` (`--jitter-fixed`).
+    public let isAdaptive: Bool
+    /// A frame whose samples all stay within ±this is quiet: where the delay may change.
+    public static let quietPeak = 128
+    /// Frames between two steps that shorten the delay (lower slowly).
+    public static let shrinkInterval = 25
     /// Drift correction starts when the wanted and current lag differ by more than this (samples).
     public let driftDeadband: Int64
     /// Longest PLC for one stretch of missing audio with nothing after it yet; silence after.
@@ -69,7 +78,10 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private let highestSequence = Atomic<Int64>(-1)  // producer -> consumer
     private let readSequence = Atomic<Int64>(-1)  // consumer -> producer: packets below are passed
     private let slide = Atomic<Int64>(.min)  // producer -> consumer; .min = no estimate yet
-    private let correction = Atomic<Int64>(0)  // consumer -> producer: lag - targetDelay
+    private let driftShared = Atomic<Int64>(0)  // consumer -> producer: lag - delay - sync
+    private let syncShared = Atomic<Int64>(0)  // consumer -> producer: the sync offset applied
+    private let neededDelay: Atomic<Int64>  // producer -> consumer: the delay arrivals call for
+    private let syncTarget = Atomic<Int64>(0)  // producer -> consumer: the sync offset wanted
     private let ended = Atomic<Bool>(false)
     private let lastArrivalNanos = Atomic<UInt64>(0)
 
@@ -85,6 +97,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private var drift = DriftEstimator()
     private var previousTransit: UInt32?
     private var jitterQ4 = 0
+    private var delayEstimator = DelayEstimator()
+    private var syncWanted: Int64 = 0
 
     // Consumer (room clock's thread) state.
     private let decoder: LiveOpusDecoder
@@ -92,7 +106,11 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private let scratch: UnsafeMutablePointer<Int16>
     private var started = false
     private var nextSequence: Int64 = 0
-    private var lag: Int64 = 0
+    private var lag: Int64 = 0  // delay + sync + drift correction
+    private var delay: Int64 = 0
+    private var sync: Int64 = 0
+    private var previousQuiet = false
+    private var sinceShrink = 0
     private var correcting = false
     private var concealRun = 0
     private var lastWasDTX = false
@@ -101,7 +119,11 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - channels: channels rendered (1 or 2; libopus down- or up-mixes the stream).
-    ///   - targetDelayMilliseconds: playout delay after the first packet's arrival (default 60).
+    ///   - targetDelayMilliseconds: playout delay after the first packet's arrival (default 60);
+    ///     the smallest delay when adaptive.
+    ///   - maxDelayMilliseconds: the largest delay adaptation may reach (default 200; raised to
+    ///     `targetDelayMilliseconds` if below).
+    ///   - adaptive: false pins the delay at `targetDelayMilliseconds`.
     ///   - driftDeadbandSamples: drift correction dead band (default 240 = 5 ms).
     ///   - maxConcealmentMilliseconds: longest open-ended PLC (default 200 ms).
     ///   - arrivalToRoom: converts an arrival time (`CLOCK_MONOTONIC` ns) to a room sample
@@ -109,14 +131,21 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     ///     producer thread.
     /// Returns nil if libopus cannot create a decoder.
     public init?(
-        channels: Int = 1, targetDelayMilliseconds: Int = 60, driftDeadbandSamples: Int64 = 240,
-        maxConcealmentMilliseconds: Int = 200, arrivalToRoom: @escaping RoomTimeMapping
+        channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
+        adaptive: Bool = true, driftDeadbandSamples: Int64 = 240, maxConcealmentMilliseconds: Int = 200,
+        arrivalToRoom: @escaping RoomTimeMapping
     ) {
         precondition(channels == 1 || channels == 2, "a jitter buffer renders 1 or 2 channels")
         precondition(targetDelayMilliseconds >= 0, "the target delay is not negative")
         guard let decoder = LiveOpusDecoder(channels: channels) else { return nil }
         self.channels = channels
         self.targetDelay = Int64(targetDelayMilliseconds) * 48
+        self.maxDelay = Int64(max(maxDelayMilliseconds, targetDelayMilliseconds)) * 48
+        self.isAdaptive = adaptive
+        neededDelay = Atomic(Int64(targetDelayMilliseconds) * 48)
+        statistics.delaySamples.store(targetDelay, ordering: .relaxed)
+        statistics.minDelaySamples.store(targetDelay, ordering: .relaxed)
+        statistics.maxDelaySamples.store(targetDelay, ordering: .relaxed)
         self.driftDeadband = driftDeadbandSamples
         self.maxConcealment = maxConcealmentMilliseconds * 48
         self.arrivalToRoom = arrivalToRoom
@@ -196,6 +225,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             stats.duplicateCounter.add(1, ordering: .relaxed)
             return .duplicate
         }
+        let position = anchorRoom + (extendedTimestamp - anchorTimestamp)
+        observeDelay(arrivalRoom: arrivalRoom, position: position)
         if extended < read - Int64(ring.capacity) {
             stats.lateCounter.add(1, ordering: .relaxed)
             return .tooOld
@@ -215,7 +246,6 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             highest = extended
             timestamps.setReference(extendedTimestamp)
         }
-        let position = anchorRoom + (extendedTimestamp - anchorTimestamp)
         store(
             extended: extended, timestamp: timestamp, position: position, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: startsStream)
@@ -232,6 +262,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         anchorRoom = arrivalRoom
         highest = extended
         firstExtended = extended
+        observeDelay(arrivalRoom: arrivalRoom, position: arrivalRoom)
         store(
             extended: extended, timestamp: timestamp, position: arrivalRoom, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: false)
@@ -251,8 +282,21 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         let extendedTimestamp = timestamps.extend(timestamp)
         timestamps.setReference(extendedTimestamp)
         anchorTimestamp = extendedTimestamp
-        anchorRoom = max(arrivalRoom - correction.load(ordering: .relaxed), timelineEnd)
+        // Played at anchor + delay + sync + drift: `delay` after this arrival, wherever it was.
+        let applied = syncShared.load(ordering: .relaxed)
+        anchorRoom = max(arrivalRoom - driftShared.load(ordering: .relaxed) - applied, timelineEnd)
+        syncWanted = applied
+        syncTarget.store(applied, ordering: .relaxed)
         previousTransit = nil
+    }
+
+    /// Feeds the delay estimator with a packet placed at timeline `position` that arrived at room
+    /// sample `arrivalRoom`, and publishes the delay it calls for (within the bounds).
+    private func observeDelay(arrivalRoom: Int64, position: Int64) {
+        guard isAdaptive else { return }
+        let relative = arrivalRoom - position - driftShared.load(ordering: .relaxed) - syncWanted
+        let needed = delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)
+        neededDelay.store(min(maxDelay, max(targetDelay, needed)), ordering: .relaxed)
     }
 
     private func store(
@@ -296,7 +340,10 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             }
             started = true
             nextSequence = first
-            lag = targetDelay
+            delay = isAdaptive ? neededDelay.load(ordering: .relaxed) : targetDelay
+            sync = syncTarget.load(ordering: .relaxed)
+            lag = delay + sync
+            publishDelay()
             playout.reset(at: roomSample - lag)
         }
         let newest = highestSequence.load(ordering: .sequentiallyConsistent)
@@ -304,6 +351,12 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             // Gone: silence on the timeline; skip whatever is left, so a return starts fresh.
             nextSequence = max(nextSequence, newest + 1)
             lastWasDTX = true
+            // Silence either way: take the wanted delay and sync at once.
+            let drift = lag - delay - sync
+            if isAdaptive { delay = neededDelay.load(ordering: .relaxed) }
+            sync = syncTarget.load(ordering: .relaxed)
+            lag = delay + sync + drift
+            publishDelay()
             playout.reset(at: roomSample + Int64(frames) - lag)
             readSequence.store(nextSequence, ordering: .releasing)
             out.update(repeating: 0, count: frames * channels)
@@ -312,20 +365,109 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         if playout.start != roomSample - lag {
             playout.reset(at: roomSample - lag)  // the room skipped frames: keep the timeline
         }
+        sinceShrink += 1
+        let step = adaptationStep()
+        if step == 0 { previousQuiet = false }  // measured only while a change waits
+        if step > 0, let status = lengthen(by: Int(step), into: out) {
+            readSequence.store(nextSequence, ordering: .releasing)
+            return status
+        }
+        if step < 0 { shorten(by: Int(-step)) }
         let adjust = driftAdjustment()
         lag += Int64(adjust)
         fill(upTo: playout.start + Int64(frames - adjust))
         let status = playout.play(into: out, adjust: adjust)
         readSequence.store(nextSequence, ordering: .releasing)
-        correction.store(lag - targetDelay, ordering: .relaxed)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+        if step != 0 { previousQuiet = Self.isQuiet(out, count: frames * channels) }
         return status
+    }
+
+    // MARK: - Delay adaptation (consumer)
+
+    /// The change of lag this frame would like (samples; 0 when delay and sync are where they are
+    /// wanted): a growing step first (a whole frame of delay, or up to a frame of sync), then a
+    /// shrinking one at most every ``shrinkInterval`` frames.
+    private func adaptationStep() -> Int64 {
+        let frame = Int64(AudioFrame.samplesPerChannel)
+        let wantedDelay = isAdaptive ? neededDelay.load(ordering: .relaxed) : delay
+        let wantedSync = syncTarget.load(ordering: .relaxed)
+        if wantedDelay > delay { return frame }
+        if wantedSync > sync { return min(frame, wantedSync - sync) }
+        guard sinceShrink >= Self.shrinkInterval else { return 0 }
+        if wantedDelay < delay { return -frame }
+        if wantedSync < sync { return -min(frame, sync - wantedSync) }
+        return 0
+    }
+
+    /// Plays `step` samples of silence before this frame's audio (the delay or the sync offset
+    /// grows by `step`) when both the last frame and this one are quiet; nil (nothing played)
+    /// otherwise.
+    private func lengthen(by step: Int, into out: UnsafeMutablePointer<Int16>) -> FrameStatus? {
+        let frames = AudioFrame.samplesPerChannel
+        fill(upTo: playout.start + Int64(frames))
+        guard previousQuiet, playout.isQuiet(frames: frames, peak: Self.quietPeak) else {
+            previousQuiet = false  // re-measured on the frame played below
+            return nil
+        }
+        apply(Int64(step))
+        out.update(repeating: 0, count: step * channels)
+        let status = playout.play(into: out + step * channels, frames: frames - step)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+        previousQuiet = Self.isQuiet(out, count: frames * channels)
+        return status
+    }
+
+    /// Drops the next `step` samples of the timeline (the delay or the sync offset shrinks by
+    /// `step`) when the last frame was quiet and they are too; else nothing.
+    private func shorten(by step: Int) {
+        let frames = AudioFrame.samplesPerChannel
+        guard previousQuiet else { return }
+        fill(upTo: playout.start + Int64(step + frames + 1))
+        guard playout.isQuiet(frames: step, peak: Self.quietPeak) else { return }
+        playout.discard(step)
+        apply(-Int64(step))
+        sinceShrink = 0
+    }
+
+    /// Moves lag by `step`, booking it on the delay when the delay wants to move that way, else
+    /// on the sync offset; counts the adaptation.
+    private func apply(_ step: Int64) {
+        let wantedDelay = isAdaptive ? neededDelay.load(ordering: .relaxed) : delay
+        if (step > 0 && wantedDelay > delay) || (step < 0 && wantedDelay < delay) {
+            delay += step
+        } else {
+            sync += step
+        }
+        lag += step
+        statistics.adaptationCounter.add(1, ordering: .relaxed)
+        publishDelay()
+    }
+
+    private func publishDelay() {
+        let stats = statistics
+        stats.delaySamples.store(delay, ordering: .relaxed)
+        if delay < stats.minDelaySamples.load(ordering: .relaxed) {
+            stats.minDelaySamples.store(delay, ordering: .relaxed)
+        }
+        if delay > stats.maxDelaySamples.load(ordering: .relaxed) {
+            stats.maxDelaySamples.store(delay, ordering: .relaxed)
+        }
+        stats.syncSamples.store(sync, ordering: .relaxed)
+        syncShared.store(sync, ordering: .relaxed)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+    }
+
+    private static func isQuiet(_ pcm: UnsafePointer<Int16>, count: Int) -> Bool {
+        for i in 0..<count where abs(Int(pcm[i])) > quietPeak { return false }
+        return true
     }
 
     /// +1 (repeat a sample, lag grows), -1 (drop one, lag shrinks) or 0 for this frame.
     private func driftAdjustment() -> Int {
         let estimate = slide.load(ordering: .relaxed)
         guard estimate != .min else { return 0 }
-        let error = targetDelay + estimate - lag
+        let error = delay + sync + estimate - lag
         if correcting {
             if error == 0 {
                 correcting = false
