@@ -99,6 +99,10 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private var jitterQ4 = 0
     private var delayEstimator = DelayEstimator()
     private var syncWanted: Int64 = 0
+    private let senderClock: SenderClockSync?
+    private var report: (ntp: Int64, rtp: UInt32)?
+    private var reportApplied = false
+    private var published: Int64 = -1
 
     // Consumer (room clock's thread) state.
     private let decoder: LiveOpusDecoder
@@ -124,6 +128,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     ///   - maxDelayMilliseconds: the largest delay adaptation may reach (default 200; raised to
     ///     `targetDelayMilliseconds` if below).
     ///   - adaptive: false pins the delay at `targetDelayMilliseconds`.
+    ///   - senderClock: the room's sender-report mapping (see ``noteSenderReport(ntp:rtpTimestamp:)``);
+    ///     nil: arrival anchoring only.
     ///   - driftDeadbandSamples: drift correction dead band (default 240 = 5 ms).
     ///   - maxConcealmentMilliseconds: longest open-ended PLC (default 200 ms).
     ///   - arrivalToRoom: converts an arrival time (`CLOCK_MONOTONIC` ns) to a room sample
@@ -132,8 +138,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     /// Returns nil if libopus cannot create a decoder.
     public init?(
         channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
-        adaptive: Bool = true, driftDeadbandSamples: Int64 = 240, maxConcealmentMilliseconds: Int = 200,
-        arrivalToRoom: @escaping RoomTimeMapping
+        adaptive: Bool = true, senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,
+        maxConcealmentMilliseconds: Int = 200, arrivalToRoom: @escaping RoomTimeMapping
     ) {
         precondition(channels == 1 || channels == 2, "a jitter buffer renders 1 or 2 channels")
         precondition(targetDelayMilliseconds >= 0, "the target delay is not negative")
@@ -142,6 +148,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         self.targetDelay = Int64(targetDelayMilliseconds) * 48
         self.maxDelay = Int64(max(maxDelayMilliseconds, targetDelayMilliseconds)) * 48
         self.isAdaptive = adaptive
+        self.senderClock = senderClock
         neededDelay = Atomic(Int64(targetDelayMilliseconds) * 48)
         statistics.delaySamples.store(targetDelay, ordering: .relaxed)
         statistics.minDelaySamples.store(targetDelay, ordering: .relaxed)
@@ -267,7 +274,36 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             extended: extended, timestamp: timestamp, position: arrivalRoom, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: false)
         firstSequence.store(extended, ordering: .releasing)
+        applySenderReport()
         return .accepted
+    }
+
+    /// Records an RTCP sender report of this stream (RFC 3550 §6.4.1): its sender's wall clock
+    /// `ntp` is RTP timestamp `rtpTimestamp`. The first report of a stream's anchor places the
+    /// stream on the room's ``SenderClockSync`` mapping: the shift (bounded by ``maxDelay``;
+    /// a larger one means an unrelated wall clock and is ignored) is applied in quiet frames like
+    /// a delay change. Later reports are not applied (drift correction follows the clock from
+    /// arrivals). Producer (the receive thread of the stream's port) only; no-op without a
+    /// ``SenderClockSync``.
+    public func noteSenderReport(ntp: NTPTimestamp, rtpTimestamp: UInt32) {
+        guard senderClock != nil, !reportApplied else { return }
+        report = (SenderClockSync.samples(ntp), rtpTimestamp)
+        applySenderReport()
+    }
+
+    /// Places the anchored stream on the sender-report mapping once a report is known.
+    private func applySenderReport() {
+        guard let senderClock, let report, !reportApplied, firstExtended >= 0 else { return }
+        reportApplied = true
+        let distance = Int64(Int32(bitPattern: report.rtp &- UInt32(truncatingIfNeeded: anchorTimestamp)))
+        let applied = syncShared.load(ordering: .relaxed)
+        let room = senderClock.roomSample(ofNTP: report.ntp - distance, proposal: anchorRoom + applied)
+        let wanted = room - anchorRoom
+        guard abs(wanted - applied) <= maxDelay else { return }
+        syncWanted = wanted
+        syncTarget.store(wanted, ordering: .relaxed)
+        statistics.syncUsedFlag.store(true, ordering: .relaxed)
+        published = -1
     }
 
     /// A new sender behind the same stream: number its packets on from the old ones and anchor
@@ -287,6 +323,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         anchorRoom = max(arrivalRoom - driftShared.load(ordering: .relaxed) - applied, timelineEnd)
         syncWanted = applied
         syncTarget.store(applied, ordering: .relaxed)
+        report = nil
+        reportApplied = false
         previousTransit = nil
     }
 
@@ -295,8 +333,12 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private func observeDelay(arrivalRoom: Int64, position: Int64) {
         guard isAdaptive else { return }
         let relative = arrivalRoom - position - driftShared.load(ordering: .relaxed) - syncWanted
-        let needed = delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)
-        neededDelay.store(min(maxDelay, max(targetDelay, needed)), ordering: .relaxed)
+        let needed = min(maxDelay, max(targetDelay, delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)))
+        neededDelay.store(needed, ordering: .relaxed)
+        if needed != published, let senderClock, statistics.senderReportTimingUsed {
+            published = needed
+            _ = senderClock.update(ObjectIdentifier(self), needs: needed)
+        }
     }
 
     private func store(
@@ -340,7 +382,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             }
             started = true
             nextSequence = first
-            delay = isAdaptive ? neededDelay.load(ordering: .relaxed) : targetDelay
+            delay = isAdaptive ? wantedDelay() : targetDelay
             sync = syncTarget.load(ordering: .relaxed)
             lag = delay + sync
             publishDelay()
@@ -353,7 +395,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             lastWasDTX = true
             // Silence either way: take the wanted delay and sync at once.
             let drift = lag - delay - sync
-            if isAdaptive { delay = neededDelay.load(ordering: .relaxed) }
+            if isAdaptive { delay = wantedDelay() }
             sync = syncTarget.load(ordering: .relaxed)
             lag = delay + sync + drift
             publishDelay()
@@ -390,7 +432,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     /// shrinking one at most every ``shrinkInterval`` frames.
     private func adaptationStep() -> Int64 {
         let frame = Int64(AudioFrame.samplesPerChannel)
-        let wantedDelay = isAdaptive ? neededDelay.load(ordering: .relaxed) : delay
+        let wantedDelay = self.wantedDelay()
         let wantedSync = syncTarget.load(ordering: .relaxed)
         if wantedDelay > delay { return frame }
         if wantedSync > sync { return min(frame, wantedSync - sync) }
@@ -433,7 +475,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     /// Moves lag by `step`, booking it on the delay when the delay wants to move that way, else
     /// on the sync offset; counts the adaptation.
     private func apply(_ step: Int64) {
-        let wantedDelay = isAdaptive ? neededDelay.load(ordering: .relaxed) : delay
+        let wantedDelay = self.wantedDelay()
         if (step > 0 && wantedDelay > delay) || (step < 0 && wantedDelay < delay) {
             delay += step
         } else {
@@ -442,6 +484,15 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         lag += step
         statistics.adaptationCounter.add(1, ordering: .relaxed)
         publishDelay()
+    }
+
+    /// The delay arrivals call for; for a stream placed by sender reports, the largest any such
+    /// stream needs (they share one delay to stay aligned).
+    private func wantedDelay() -> Int64 {
+        guard isAdaptive else { return delay }
+        let own = neededDelay.load(ordering: .relaxed)
+        guard let senderClock, statistics.senderReportTimingUsed else { return own }
+        return min(maxDelay, max(own, senderClock.sharedDelay))
     }
 
     private func publishDelay() {
