@@ -129,12 +129,23 @@ final class JitterHarness {
     private var frame: Int64 = 0
     private var scratch: [Int16]
 
-    init(channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200, adaptive: Bool = true) {
+    init(
+        channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200, adaptive: Bool = true,
+        senderClock: SenderClockSync? = nil
+    ) {
         buffer = OpusJitterBuffer(
             channels: channels, targetDelayMilliseconds: targetDelayMilliseconds,
-            maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive, arrivalToRoom: fakeMapping)!
+            maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive, senderClock: senderClock,
+            arrivalToRoom: fakeMapping)!
         scratch = [Int16](repeating: 0, count: 480 * channels)
     }
+
+    /// Queues an RTCP sender report (`ntp` is RTP timestamp `rtp`) arriving at `arrivalNanos`;
+    /// handed to the buffer before the first frame at or after its arrival.
+    func deliverReport(arrivalNanos: UInt64, ntp: NTPTimestamp, rtp: UInt32) {
+        reports.append((arrivalNanos, ntp, rtp))
+    }
+    private var reports: [(arrivalNanos: UInt64, ntp: NTPTimestamp, rtp: UInt32)] = []
 
     /// Queues deliveries (in arrival order, after any queued before).
     func deliver(_ deliveries: [Delivery]) { pending += deliveries }
@@ -149,6 +160,10 @@ final class JitterHarness {
     func render(frames: Int) {
         for _ in 0..<frames {
             let now = UInt64(frame) * 10_000_000
+            while let r = reports.first, r.arrivalNanos <= now, next > 0 || pending.isEmpty {
+                buffer.noteSenderReport(ntp: r.ntp, rtpTimestamp: r.rtp)
+                reports.removeFirst()
+            }
             while next < pending.count && pending[next].arrivalNanos <= now {
                 let d = pending[next]
                 let r = d.packet.payload.withUnsafeBytes {
