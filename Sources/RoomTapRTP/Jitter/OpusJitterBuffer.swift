@@ -298,8 +298,12 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         let distance = Int64(Int32(bitPattern: report.rtp &- UInt32(truncatingIfNeeded: anchorTimestamp)))
         let applied = syncShared.load(ordering: .relaxed)
         let room = senderClock.roomSample(ofNTP: report.ntp - distance, proposal: anchorRoom + applied)
-        let wanted = room - anchorRoom
+        var wanted = room - anchorRoom
         guard abs(wanted - applied) <= maxDelay else { return }
+        if !isAdaptive {
+            // A fixed delay cannot grow to cover a longer path: play earlier only as far as it leaves.
+            wanted = max(wanted, applied - max(0, targetDelay - DelayEstimator.guardSamples))
+        }
         syncWanted = wanted
         syncTarget.store(wanted, ordering: .relaxed)
         statistics.syncUsedFlag.store(true, ordering: .relaxed)
@@ -333,7 +337,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private func observeDelay(arrivalRoom: Int64, position: Int64) {
         guard isAdaptive else { return }
         let relative = arrivalRoom - position - driftShared.load(ordering: .relaxed) - syncWanted
-        let needed = min(maxDelay, max(targetDelay, delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)))
+        let estimate = delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)
+        let needed = min(maxDelay, max(targetDelay, estimate))
         neededDelay.store(needed, ordering: .relaxed)
         if needed != published, let senderClock, statistics.senderReportTimingUsed {
             published = needed
