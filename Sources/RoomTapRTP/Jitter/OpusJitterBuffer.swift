@@ -11,8 +11,24 @@ import Synchronization
 /// a packet with extended timestamp `T` has the *timeline position* `P(T) = A + (T − T₀)`, and its
 /// first sample plays at room sample `P(T) + lag`. `lag` starts at ``targetDelay`` (default 60 ms),
 /// so the first packet plays `targetDelay` after it arrived, and every later packet plays exactly
-/// its timestamp distance after it: network jitter never moves audio in the file. `lag` changes
-/// only by drift correction (below), one sample at a time.
+/// its timestamp distance after it: network jitter never moves audio in the file. `lag` is
+/// `delay + sync + drift`: the playout delay (below), a sender-report shift, and drift correction.
+///
+/// ## Adaptive delay
+/// ``DelayEstimator`` (producer) turns arrivals into the delay the stream needs: the latest
+/// arrival against the timeline in the last 5 s plus 15 ms, in 10 ms steps, between
+/// ``targetDelay`` and ``maxDelay``. The consumer moves the delay toward it one 10 ms step at a
+/// time, only where both the frame just played and the next are quiet (silence, DTX, or every
+/// sample within ±``quietPeak``): it plays 10 ms of silence without consuming the timeline (grow)
+/// or discards 10 ms of it (shrink, at most every ``shrinkInterval`` frames). So speech is never
+/// cut or stretched; the audio after a change sits 10 ms later or earlier in the file, and the
+/// output is still exactly one frame per tick. `adaptive: false` pins the delay.
+///
+/// ## Sender reports
+/// With a ``SenderClockSync``, the stream's first RTCP sender report after its anchor gives
+/// `sync`: the shift that puts its NTP instants on the room's NTP mapping (see there), applied in
+/// quiet frames in steps of at most 10 ms like a delay change. Streams placed this way share the
+/// largest delay any of them needs.
 ///
 /// ## Drift
 /// A sender whose 48 kHz clock runs ±200 ppm against the room slides ±0.72 s an hour against its

@@ -9,7 +9,8 @@ import Synchronization
 /// files exist even if they never send; any other stream gets a track when its first packet
 /// arrives (`ssrc-<hex>`; at most `maxTracks` tracks in all). A participant silent for
 /// `leaveAfter` seconds, or named in an RTCP BYE, is marked as left (its track renders silence,
-/// the timeline goes on); one who comes back continues the same track.
+/// the timeline goes on); one who comes back continues the same track. RTCP sender reports (on
+/// the stream's RTP port) align streams by their senders' wall clock (``SenderClockSync``).
 ///
 /// Thread: `init`, `start`, `stop` on a control thread; the delegate methods on the receive
 /// threads; `participants` and the counters anywhere. New tracks are added to the room from a
