@@ -1,5 +1,6 @@
 import RoomTapCore
 import RoomTapRTP
+import RoomTapTestSupport
 import Testing
 
 /// The adaptive playout delay: it grows when packets arrive late, shrinks when the network calms,
@@ -71,8 +72,10 @@ struct JitterAdaptiveDelayTests {
             let out = h.output[(k * 480)..<((k + 1) * 480)]
             if let p = previous, index == p {
                 inserted += 1
-                // A frame of delay inserted: silence, between two quiet frames (never inside speech).
-                #expect(peak(out) == 0, "inserted frame \(k) is not silent")
+                // A frame of delay inserted between two quiet frames (never inside speech).
+                // The quiet frame before it, repeated (here: the silence between syllables).
+                #expect(Array(out) == Array(h.output[((k - 1) * 480)..<(k * 480)]), "inserted frame \(k)")
+                #expect(peak(out) <= 128, "inserted frame \(k) is not quiet")
                 let around = peak(h.output[((k - 1) * 480)..<(k * 480)] + h.output[((k + 1) * 480)..<((k + 2) * 480)])
                 #expect(around <= 128, "frame inserted next to sound at \(k): peak \(around)")
             } else if let p = previous, index > p + 1 {
@@ -107,11 +110,38 @@ struct JitterAdaptiveDelayTests {
         #expect(h.output.count == frames * 480)
     }
 
+    @Test func aNoisyBackgroundStillAdapts() {
+        // Speech over a noise floor around -48 dBFS (no DTX, never digital silence): the pauses
+        // are quiet relative to the speech (40 dB below its peak), so the delay still grows.
+        var rng = SplitMix64(seed: 5)
+        let pcm = TestSignal.speechLike(samples: 200 * 960).map { x in
+            Int16(clamping: Int(x) + Int(rng.nextUnit() * 260) - 130)
+        }
+        let packets = JitterFixtures.encode(pcm)
+        let stream = simulateSender(
+            payloads: (0..<800).map { packets[$0 % packets.count] },
+            impairment: Impairment(jitterMilliseconds: 5, jitterSteps: [(300, 120)], seed: 12))
+        let harness = JitterHarness()
+        harness.deliver(stream.arrived)
+        harness.render(frames: 1700)
+        let frames = harness.output.chunks(480)[100..<1500]
+        let pauses = frames.filter { $0.map { abs(Int($0)) }.max()! <= 128 }.count
+        #expect(pauses < 5, "the noise floor leaves \(pauses) frames under the absolute threshold")
+        #expect(harness.delays.last! >= 120 * 48, "delay \(harness.delays.last! / 48) ms")
+    }
+
     @Test func theDelayStaysWithinItsBound() {
         let harness = JitterHarness(maxDelayMilliseconds: 100)
         harness.deliver(Self.stream.arrived)
         harness.render(frames: (Self.calm1 + Self.jittery) * 2)
         #expect(harness.delays.max() == 100 * 48)
         #expect(harness.buffer.statistics.maxDelayMilliseconds == 100)
+    }
+}
+
+extension Array {
+    /// Consecutive slices of `size` elements (the last may be shorter).
+    fileprivate func chunks(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -19,8 +19,10 @@ import Synchronization
 /// arrival against the timeline in the last 5 s plus 15 ms, in 10 ms steps, between
 /// ``targetDelay`` and ``maxDelay``. The consumer moves the delay toward it one 10 ms step at a
 /// time, only where both the frame just played and the next are quiet (silence, DTX, or every
-/// sample within ±``quietPeak``): it plays 10 ms of silence without consuming the timeline (grow)
-/// or discards 10 ms of it (shrink, at most every ``shrinkInterval`` frames). So speech is never
+/// sample within ±``quietPeak``, or within 40 dB below the stream's recent peak up to
+/// ±``quietPeakCeiling`` for background noise): it repeats the quiet frame just played (silence
+/// or comfort noise) without consuming the timeline (grow) or discards 10 ms of it (shrink, at
+/// most every ``shrinkInterval`` frames). So speech is never
 /// cut or stretched; the audio after a change sits 10 ms later or earlier in the file, and the
 /// output is still exactly one frame per tick. `adaptive: false` pins the delay.
 ///
@@ -77,6 +79,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     public let isAdaptive: Bool
     /// A frame whose samples all stay within ±this is quiet: where the delay may change.
     public static let quietPeak = 128
+    /// The most a quiet frame's peak may be when the stream is loud (its recent peak / 100).
+    public static let quietPeakCeiling = 1024
     /// Frames between two steps that shorten the delay (lower slowly).
     public static let shrinkInterval = 25
     /// Drift correction starts when the wanted and current lag differ by more than this (samples).
@@ -130,6 +134,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private var delay: Int64 = 0
     private var sync: Int64 = 0
     private var previousQuiet = false
+    private var recentPeak = 0
+    private let lastQuiet: UnsafeMutablePointer<Int16>  // the quiet frame just played
     private var sinceShrink = 0
     private var correcting = false
     private var concealRun = 0
@@ -177,9 +183,14 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         playout = PlayoutBuffer(channels: channels, capacity: 4 * LiveOpusDecoder.maxFrameSamples)
         scratch = .allocate(capacity: LiveOpusDecoder.maxFrameSamples * channels)
         scratch.initialize(repeating: 0, count: LiveOpusDecoder.maxFrameSamples * channels)
+        lastQuiet = .allocate(capacity: AudioFrame.samplesPerChannel * channels)
+        lastQuiet.initialize(repeating: 0, count: AudioFrame.samplesPerChannel * channels)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        lastQuiet.deallocate()
+    }
 
     /// Monotonic time (ns) of the last `insert` call, 0 before the first. For the receiver's
     /// "participant left" timeout. Any thread.
@@ -430,7 +441,11 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         }
         sinceShrink += 1
         let step = adaptationStep()
-        if step == 0 { previousQuiet = false }  // measured only while a change waits
+        if step == 0 {
+            // Measured only while a change waits.
+            previousQuiet = false
+            recentPeak = 0
+        }
         if step > 0, let status = lengthen(by: Int(step), into: out) {
             readSequence.store(nextSequence, ordering: .releasing)
             return status
@@ -442,7 +457,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         let status = playout.play(into: out, adjust: adjust)
         readSequence.store(nextSequence, ordering: .releasing)
         driftShared.store(lag - delay - sync, ordering: .relaxed)
-        if step != 0 { previousQuiet = Self.isQuiet(out, count: frames * channels) }
+        if step != 0 { measure(out) }
         return status
     }
 
@@ -469,15 +484,15 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private func lengthen(by step: Int, into out: UnsafeMutablePointer<Int16>) -> FrameStatus? {
         let frames = AudioFrame.samplesPerChannel
         fill(upTo: playout.start + Int64(frames))
-        guard previousQuiet, playout.isQuiet(frames: frames, peak: Self.quietPeak) else {
+        guard previousQuiet, playout.isQuiet(frames: frames, peak: quietLimit) else {
             previousQuiet = false  // re-measured on the frame played below
             return nil
         }
         apply(Int64(step))
-        out.update(repeating: 0, count: step * channels)
+        out.update(from: lastQuiet, count: step * channels)
         let status = playout.play(into: out + step * channels, frames: frames - step)
         driftShared.store(lag - delay - sync, ordering: .relaxed)
-        previousQuiet = Self.isQuiet(out, count: frames * channels)
+        measure(out)
         return status
     }
 
@@ -487,7 +502,7 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         let frames = AudioFrame.samplesPerChannel
         guard previousQuiet else { return }
         fill(upTo: playout.start + Int64(step + frames + 1))
-        guard playout.isQuiet(frames: step, peak: Self.quietPeak) else { return }
+        guard playout.isQuiet(frames: step, peak: quietLimit) else { return }
         playout.discard(step)
         apply(-Int64(step))
         sinceShrink = 0
@@ -530,9 +545,17 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         driftShared.store(lag - delay - sync, ordering: .relaxed)
     }
 
-    private static func isQuiet(_ pcm: UnsafePointer<Int16>, count: Int) -> Bool {
-        for i in 0..<count where abs(Int(pcm[i])) > quietPeak { return false }
-        return true
+    /// The peak below which a frame is quiet now.
+    private var quietLimit: Int { min(Self.quietPeakCeiling, max(Self.quietPeak, recentPeak / 100)) }
+
+    /// Notes the frame just played: its peak, whether it was quiet (and keeps it if so).
+    private func measure(_ out: UnsafeMutablePointer<Int16>) {
+        let count = AudioFrame.samplesPerChannel * channels
+        var peak = 0
+        for i in 0..<count { peak = max(peak, abs(Int(out[i]))) }
+        recentPeak = max(peak, recentPeak - recentPeak >> 8)
+        previousQuiet = peak <= quietLimit
+        if previousQuiet { lastQuiet.update(from: out, count: count) }
     }
 
     /// +1 (repeat a sample, lag grows), -1 (drop one, lag shrinks) or 0 for this frame.
