@@ -81,6 +81,9 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     public static let quietPeak = 128
     /// The most a quiet frame's peak may be when the stream is loud (its recent peak / 100).
     public static let quietPeakCeiling = 1024
+    /// A sender-report shift this small (samples; one frame) is not applied: arrival anchoring
+    /// already placed the stream within a frame of where its report puts it.
+    public static let senderReportDeadband: Int64 = 480
     /// Frames between two steps that shorten the delay (lower slowly).
     public static let shrinkInterval = 25
     /// Drift correction starts when the wanted and current lag differ by more than this (samples).
@@ -308,8 +311,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     /// Records an RTCP sender report of this stream (RFC 3550 §6.4.1): its sender's wall clock
     /// `ntp` is RTP timestamp `rtpTimestamp`. The first report of a stream's anchor places the
     /// stream on the room's ``SenderClockSync`` mapping: the shift (bounded by ``maxDelay``;
-    /// a larger one means an unrelated wall clock and is ignored) is applied in quiet frames like
-    /// a delay change. Later reports are not applied (drift correction follows the clock from
+    /// a larger one means an unrelated wall clock and is ignored; one within
+    /// ``senderReportDeadband`` is not needed) is applied in quiet frames like a delay change. Later reports are not applied (drift correction follows the clock from
     /// arrivals). Producer (the receive thread of the stream's port) only; no-op without a
     /// ``SenderClockSync``.
     public func noteSenderReport(ntp: NTPTimestamp, rtpTimestamp: UInt32) {
@@ -331,10 +334,11 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             // A fixed delay cannot grow to cover a longer path: play earlier only as far as it leaves.
             wanted = max(wanted, applied - max(0, targetDelay - DelayEstimator.guardSamples))
         }
-        syncWanted = wanted
-        syncTarget.store(wanted, ordering: .relaxed)
         statistics.syncUsedFlag.store(true, ordering: .relaxed)
         published = -1
+        guard abs(wanted - applied) > Self.senderReportDeadband else { return }
+        syncWanted = wanted
+        syncTarget.store(wanted, ordering: .relaxed)
     }
 
     /// A new sender behind the same stream: number its packets on from the old ones and anchor
