@@ -79,7 +79,12 @@ enum Help {
                           m=audio port is listened on; a=label/a=ssrc/a=mid name participants.
           --room FILE     The room as JSON (see docs/ROOM-FILE.md).
           --max-tracks N  Most tracks (default 64): a flood of SSRCs cannot exhaust memory.
-          --jitter-ms N   Jitter buffer delay in milliseconds (default 60).
+          --jitter-ms N   Jitter buffer delay in milliseconds (default 60): the initial and
+                          smallest; it adapts to the network's jitter up to --jitter-max-ms,
+                          changing only in silence (see docs/CLI.md).
+          --jitter-max-ms N
+                          Largest adaptive delay in milliseconds (default 200).
+          --jitter-fixed  Keep the delay at --jitter-ms (no adaptation).
           --leave-after S Seconds without packets before a participant counts as left
                           (default 5); their file keeps the timeline (silence).
           --duration S    Stop after S seconds of room time (otherwise: Ctrl-C / SIGTERM).

@@ -19,6 +19,8 @@ enum RecordCommand {
         var roomFile: String?
         var maxTracks = 64
         var jitterMilliseconds = 60
+        var jitterMaxMilliseconds = 200
+        var jitterFixed = false
         var leaveAfter: Double = 5
         /// Stop after this many seconds of room time.
         var duration: Double?
@@ -80,6 +82,15 @@ enum RecordCommand {
         }
         options.maxTracks = try integer(args.value("--max-tracks"), "--max-tracks", in: 1...1024) ?? 64
         options.jitterMilliseconds = try integer(args.value("--jitter-ms"), "--jitter-ms", in: 10...1000) ?? 60
+        options.jitterMaxMilliseconds =
+            try integer(args.value("--jitter-max-ms"), "--jitter-max-ms", in: 10...2000)
+            ?? max(200, options.jitterMilliseconds)
+        guard options.jitterMaxMilliseconds >= options.jitterMilliseconds else {
+            throw UsageError(
+                description: "--jitter-max-ms (\(options.jitterMaxMilliseconds)) must be at least --jitter-ms "
+                    + "(\(options.jitterMilliseconds))", command: "record")
+        }
+        options.jitterFixed = try args.flag("--jitter-fixed")
         if let text = try args.value("--duration") {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 7 * 86_400 else {
                 throw UsageError(

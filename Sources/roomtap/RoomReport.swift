@@ -29,6 +29,14 @@ struct RoomReport: Codable {
         var invalid: Int
         var jitterMs: Double
         var driftCorrectedSamples: Int
+        /// Playout delay now / smallest / largest, ms, and the steps it took.
+        var delayMs: Double
+        var minDelayMs: Double
+        var maxDelayMs: Double
+        var delayAdaptations: Int
+        /// Whether RTCP sender reports placed the track, and the shift they applied (ms).
+        var senderReportTiming: Bool
+        var senderReportCorrectionMs: Double
         var leaves: Int
         var leftAtEnd: Bool
     }
@@ -149,6 +157,9 @@ struct RoomReport: Codable {
             recoveredByFEC: s.recoveredByFEC, concealedMs: s.concealedSamples / 48, late: s.late,
             duplicates: s.duplicates, reordered: s.reordered, restarts: s.restarts, invalid: s.invalid,
             jitterMs: (s.jitterMilliseconds * 100).rounded() / 100, driftCorrectedSamples: s.driftCorrectedSamples,
+            delayMs: s.delayMilliseconds, minDelayMs: s.minDelayMilliseconds, maxDelayMs: s.maxDelayMilliseconds,
+            delayAdaptations: s.delayAdaptations, senderReportTiming: s.senderReportTimingUsed,
+            senderReportCorrectionMs: (s.senderReportCorrectionMilliseconds * 100).rounded() / 100,
             leaves: participant.leaves, leftAtEnd: participant.hasLeft)
     }
 

@@ -62,6 +62,8 @@ struct Impairment {
     var reorder = 0.0
     var duplicate = 0.0
     var jitterMilliseconds = 0.0
+    /// From packet index `from` on, the jitter is `milliseconds` instead (the last step that applies).
+    var jitterSteps: [(from: Int, milliseconds: Double)] = []
     var driftPPM = 0.0
     var baseDelayMilliseconds = 5.0
     var seed: UInt64 = 1
@@ -95,7 +97,8 @@ func simulateSender(
             continue
         }
         run = 0
-        var delay = impairment.baseDelayMilliseconds + rng.nextUnit() * impairment.jitterMilliseconds
+        let jitter = impairment.jitterSteps.last { $0.from <= i }?.milliseconds ?? impairment.jitterMilliseconds
+        var delay = impairment.baseDelayMilliseconds + rng.nextUnit() * jitter
         if rng.nextUnit() < impairment.reorder { delay += 25 }
         let arrival = packet.sendNanos + UInt64(delay * 1_000_000)
         arrived.append(Delivery(packet: packet, arrivalNanos: arrival))
@@ -117,16 +120,32 @@ final class JitterHarness {
     private(set) var output: [Int16] = []
     private(set) var statuses: [FrameStatus] = []
     private(set) var results: [OpusJitterBuffer.InsertResult] = []
+    /// The playout delay (samples) after each frame.
+    private(set) var delays: [Int] = []
+    /// ``JitterStatistics/late`` after each frame.
+    private(set) var lates: [Int] = []
     private var pending: [Delivery] = []
     private var next = 0
     private var frame: Int64 = 0
     private var scratch: [Int16]
 
-    init(channels: Int = 1, targetDelayMilliseconds: Int = 60) {
+    init(
+        channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200, adaptive: Bool = true,
+        senderClock: SenderClockSync? = nil
+    ) {
         buffer = OpusJitterBuffer(
-            channels: channels, targetDelayMilliseconds: targetDelayMilliseconds, arrivalToRoom: fakeMapping)!
+            channels: channels, targetDelayMilliseconds: targetDelayMilliseconds,
+            maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive, senderClock: senderClock,
+            arrivalToRoom: fakeMapping)!
         scratch = [Int16](repeating: 0, count: 480 * channels)
     }
+
+    /// Queues an RTCP sender report (`ntp` is RTP timestamp `rtp`) arriving at `arrivalNanos`;
+    /// handed to the buffer before the first frame at or after its arrival.
+    func deliverReport(arrivalNanos: UInt64, ntp: NTPTimestamp, rtp: UInt32) {
+        reports.append((arrivalNanos, ntp, rtp))
+    }
+    private var reports: [(arrivalNanos: UInt64, ntp: NTPTimestamp, rtp: UInt32)] = []
 
     /// Queues deliveries (in arrival order, after any queued before).
     func deliver(_ deliveries: [Delivery]) { pending += deliveries }
@@ -141,6 +160,10 @@ final class JitterHarness {
     func render(frames: Int) {
         for _ in 0..<frames {
             let now = UInt64(frame) * 10_000_000
+            while let r = reports.first, r.arrivalNanos <= now, next > 0 || pending.isEmpty {
+                buffer.noteSenderReport(ntp: r.ntp, rtpTimestamp: r.rtp)
+                reports.removeFirst()
+            }
             while next < pending.count && pending[next].arrivalNanos <= now {
                 let d = pending[next]
                 let r = d.packet.payload.withUnsafeBytes {
@@ -154,6 +177,8 @@ final class JitterHarness {
             let status = scratch.withUnsafeMutableBufferPointer { buffer.render(into: $0, at: frame * 480) }
             output += scratch
             statuses.append(status)
+            delays.append(Int((buffer.statistics.delayMilliseconds * 48).rounded()))
+            lates.append(buffer.statistics.late)
             frame += 1
         }
     }

@@ -19,6 +19,12 @@ public final class JitterStatistics: Sendable {
     let invalidCounter = Atomic<Int>(0)
     let overflowCounter = Atomic<Int>(0)
     let driftCorrectionCounter = Atomic<Int>(0)
+    let adaptationCounter = Atomic<Int>(0)
+    let delaySamples = Atomic<Int64>(0)
+    let minDelaySamples = Atomic<Int64>(0)
+    let maxDelaySamples = Atomic<Int64>(0)
+    let syncSamples = Atomic<Int64>(0)
+    let syncUsedFlag = Atomic<Bool>(false)
     /// RFC 3550 Appendix A.8 estimator, scaled by 16 (timestamp units).
     let jitterQ4 = Atomic<Int>(0)
 
@@ -52,6 +58,19 @@ public final class JitterStatistics: Sendable {
     public var overflow: Int { overflowCounter.load(ordering: .relaxed) }
     /// Samples dropped or repeated to follow the sender's clock (drift correction).
     public var driftCorrectedSamples: Int { driftCorrectionCounter.load(ordering: .relaxed) }
+    /// Steps the playout delay (or the sender-report sync offset) took, each in a quiet frame.
+    public var delayAdaptations: Int { adaptationCounter.load(ordering: .relaxed) }
+    /// The playout delay now, in milliseconds (after the stream's anchor: its first packet's arrival).
+    public var delayMilliseconds: Double { Double(delaySamples.load(ordering: .relaxed)) / 48 }
+    /// The smallest playout delay so far, in milliseconds.
+    public var minDelayMilliseconds: Double { Double(minDelaySamples.load(ordering: .relaxed)) / 48 }
+    /// The largest playout delay so far, in milliseconds.
+    public var maxDelayMilliseconds: Double { Double(maxDelaySamples.load(ordering: .relaxed)) / 48 }
+    /// True once RTCP sender-report timing placed the stream (see ``SenderClockSync``).
+    public var senderReportTimingUsed: Bool { syncUsedFlag.load(ordering: .relaxed) }
+    /// The shift sender-report timing applied to the stream against its arrival anchor, in
+    /// milliseconds (negative: played earlier). 0 without sender reports.
+    public var senderReportCorrectionMilliseconds: Double { Double(syncSamples.load(ordering: .relaxed)) / 48 }
     /// RFC 3550 §6.4.1 interarrival jitter, in RTP timestamp units (48 kHz for Opus).
     /// https://www.rfc-editor.org/rfc/rfc3550#section-6.4.1
     public var jitter: Int { jitterQ4.load(ordering: .relaxed) >> 4 }

@@ -11,8 +11,26 @@ import Synchronization
 /// a packet with extended timestamp `T` has the *timeline position* `P(T) = A + (T − T₀)`, and its
 /// first sample plays at room sample `P(T) + lag`. `lag` starts at ``targetDelay`` (default 60 ms),
 /// so the first packet plays `targetDelay` after it arrived, and every later packet plays exactly
-/// its timestamp distance after it: network jitter never moves audio in the file. `lag` changes
-/// only by drift correction (below), one sample at a time.
+/// its timestamp distance after it: network jitter never moves audio in the file. `lag` is
+/// `delay + sync + drift`: the playout delay (below), a sender-report shift, and drift correction.
+///
+/// ## Adaptive delay
+/// ``DelayEstimator`` (producer) turns arrivals into the delay the stream needs: the latest
+/// arrival against the timeline in the last 5 s plus 15 ms, in 10 ms steps, between
+/// ``targetDelay`` and ``maxDelay``. The consumer moves the delay toward it one 10 ms step at a
+/// time, only where both the frame just played and the next are quiet (silence, DTX, or every
+/// sample within ±``quietPeak``, or within 40 dB below the stream's recent peak up to
+/// ±``quietPeakCeiling`` for background noise): it repeats the quiet frame just played (silence
+/// or comfort noise) without consuming the timeline (grow) or discards 10 ms of it (shrink, at
+/// most every ``shrinkInterval`` frames). So speech is never
+/// cut or stretched; the audio after a change sits 10 ms later or earlier in the file, and the
+/// output is still exactly one frame per tick. `adaptive: false` pins the delay.
+///
+/// ## Sender reports
+/// With a ``SenderClockSync``, the stream's first RTCP sender report after its anchor gives
+/// `sync`: the shift that puts its NTP instants on the room's NTP mapping (see there), applied in
+/// quiet frames in steps of at most 10 ms like a delay change. Streams placed this way share the
+/// largest delay any of them needs.
 ///
 /// ## Drift
 /// A sender whose 48 kHz clock runs ±200 ppm against the room slides ±0.72 s an hour against its
@@ -52,8 +70,22 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     public static let restartTimestampJump: Int64 = 480_000
 
     public let channels: Int
-    /// Playout delay after the first packet's arrival, in samples (48 kHz).
+    /// Playout delay after the first packet's arrival, in samples (48 kHz): the initial delay and,
+    /// when adaptive, the smallest.
     public let targetDelay: Int64
+    /// The largest playout delay adaptation may reach, in samples (48 kHz).
+    public let maxDelay: Int64
+    /// False when the delay is pinned at ``targetDelay`` (`--jitter-fixed`).
+    public let isAdaptive: Bool
+    /// A frame whose samples all stay within ±this is quiet: where the delay may change.
+    public static let quietPeak = 128
+    /// The most a quiet frame's peak may be when the stream is loud (its recent peak / 100).
+    public static let quietPeakCeiling = 1024
+    /// A sender-report shift this small (samples; one frame) is not applied: arrival anchoring
+    /// already placed the stream within a frame of where its report puts it.
+    public static let senderReportDeadband: Int64 = 480
+    /// Frames between two steps that shorten the delay (lower slowly).
+    public static let shrinkInterval = 25
     /// Drift correction starts when the wanted and current lag differ by more than this (samples).
     public let driftDeadband: Int64
     /// Longest PLC for one stretch of missing audio with nothing after it yet; silence after.
@@ -69,7 +101,10 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private let highestSequence = Atomic<Int64>(-1)  // producer -> consumer
     private let readSequence = Atomic<Int64>(-1)  // consumer -> producer: packets below are passed
     private let slide = Atomic<Int64>(.min)  // producer -> consumer; .min = no estimate yet
-    private let correction = Atomic<Int64>(0)  // consumer -> producer: lag - targetDelay
+    private let driftShared = Atomic<Int64>(0)  // consumer -> producer: lag - delay - sync
+    private let syncShared = Atomic<Int64>(0)  // consumer -> producer: the sync offset applied
+    private let neededDelay: Atomic<Int64>  // producer -> consumer: the delay arrivals call for
+    private let syncTarget = Atomic<Int64>(0)  // producer -> consumer: the sync offset wanted
     private let ended = Atomic<Bool>(false)
     private let lastArrivalNanos = Atomic<UInt64>(0)
 
@@ -85,6 +120,12 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private var drift = DriftEstimator()
     private var previousTransit: UInt32?
     private var jitterQ4 = 0
+    private var delayEstimator = DelayEstimator()
+    private var syncWanted: Int64 = 0
+    private let senderClock: SenderClockSync?
+    private var report: (ntp: Int64, rtp: UInt32)?
+    private var reportApplied = false
+    private var published: Int64 = -1
 
     // Consumer (room clock's thread) state.
     private let decoder: LiveOpusDecoder
@@ -92,7 +133,13 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     private let scratch: UnsafeMutablePointer<Int16>
     private var started = false
     private var nextSequence: Int64 = 0
-    private var lag: Int64 = 0
+    private var lag: Int64 = 0  // delay + sync + drift correction
+    private var delay: Int64 = 0
+    private var sync: Int64 = 0
+    private var previousQuiet = false
+    private var recentPeak = 0
+    private let lastQuiet: UnsafeMutablePointer<Int16>  // the quiet frame just played
+    private var sinceShrink = 0
     private var correcting = false
     private var concealRun = 0
     private var lastWasDTX = false
@@ -101,7 +148,13 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - channels: channels rendered (1 or 2; libopus down- or up-mixes the stream).
-    ///   - targetDelayMilliseconds: playout delay after the first packet's arrival (default 60).
+    ///   - targetDelayMilliseconds: playout delay after the first packet's arrival (default 60);
+    ///     the smallest delay when adaptive.
+    ///   - maxDelayMilliseconds: the largest delay adaptation may reach (default 200; raised to
+    ///     `targetDelayMilliseconds` if below).
+    ///   - adaptive: false pins the delay at `targetDelayMilliseconds`.
+    ///   - senderClock: the room's sender-report mapping (see ``noteSenderReport(ntp:rtpTimestamp:)``);
+    ///     nil: arrival anchoring only.
     ///   - driftDeadbandSamples: drift correction dead band (default 240 = 5 ms).
     ///   - maxConcealmentMilliseconds: longest open-ended PLC (default 200 ms).
     ///   - arrivalToRoom: converts an arrival time (`CLOCK_MONOTONIC` ns) to a room sample
@@ -109,7 +162,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
     ///     producer thread.
     /// Returns nil if libopus cannot create a decoder.
     public init?(
-        channels: Int = 1, targetDelayMilliseconds: Int = 60, driftDeadbandSamples: Int64 = 240,
+        channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
+        adaptive: Bool = true, senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,
         maxConcealmentMilliseconds: Int = 200, arrivalToRoom: @escaping RoomTimeMapping
     ) {
         precondition(channels == 1 || channels == 2, "a jitter buffer renders 1 or 2 channels")
@@ -117,6 +171,13 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         guard let decoder = LiveOpusDecoder(channels: channels) else { return nil }
         self.channels = channels
         self.targetDelay = Int64(targetDelayMilliseconds) * 48
+        self.maxDelay = Int64(max(maxDelayMilliseconds, targetDelayMilliseconds)) * 48
+        self.isAdaptive = adaptive
+        self.senderClock = senderClock
+        neededDelay = Atomic(Int64(targetDelayMilliseconds) * 48)
+        statistics.delaySamples.store(targetDelay, ordering: .relaxed)
+        statistics.minDelaySamples.store(targetDelay, ordering: .relaxed)
+        statistics.maxDelaySamples.store(targetDelay, ordering: .relaxed)
         self.driftDeadband = driftDeadbandSamples
         self.maxConcealment = maxConcealmentMilliseconds * 48
         self.arrivalToRoom = arrivalToRoom
@@ -125,9 +186,14 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         playout = PlayoutBuffer(channels: channels, capacity: 4 * LiveOpusDecoder.maxFrameSamples)
         scratch = .allocate(capacity: LiveOpusDecoder.maxFrameSamples * channels)
         scratch.initialize(repeating: 0, count: LiveOpusDecoder.maxFrameSamples * channels)
+        lastQuiet = .allocate(capacity: AudioFrame.samplesPerChannel * channels)
+        lastQuiet.initialize(repeating: 0, count: AudioFrame.samplesPerChannel * channels)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        lastQuiet.deallocate()
+    }
 
     /// Monotonic time (ns) of the last `insert` call, 0 before the first. For the receiver's
     /// "participant left" timeout. Any thread.
@@ -196,6 +262,8 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             stats.duplicateCounter.add(1, ordering: .relaxed)
             return .duplicate
         }
+        let position = anchorRoom + (extendedTimestamp - anchorTimestamp)
+        observeDelay(arrivalRoom: arrivalRoom, position: position)
         if extended < read - Int64(ring.capacity) {
             stats.lateCounter.add(1, ordering: .relaxed)
             return .tooOld
@@ -215,7 +283,6 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             highest = extended
             timestamps.setReference(extendedTimestamp)
         }
-        let position = anchorRoom + (extendedTimestamp - anchorTimestamp)
         store(
             extended: extended, timestamp: timestamp, position: position, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: startsStream)
@@ -232,11 +299,46 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         anchorRoom = arrivalRoom
         highest = extended
         firstExtended = extended
+        observeDelay(arrivalRoom: arrivalRoom, position: arrivalRoom)
         store(
             extended: extended, timestamp: timestamp, position: arrivalRoom, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: false)
         firstSequence.store(extended, ordering: .releasing)
+        applySenderReport()
         return .accepted
+    }
+
+    /// Records an RTCP sender report of this stream (RFC 3550 §6.4.1): its sender's wall clock
+    /// `ntp` is RTP timestamp `rtpTimestamp`. The first report of a stream's anchor places the
+    /// stream on the room's ``SenderClockSync`` mapping: the shift (bounded by ``maxDelay``;
+    /// a larger one means an unrelated wall clock and is ignored; one within
+    /// ``senderReportDeadband`` is not needed) is applied in quiet frames like a delay change. Later reports are not applied (drift correction follows the clock from
+    /// arrivals). Producer (the receive thread of the stream's port) only; no-op without a
+    /// ``SenderClockSync``.
+    public func noteSenderReport(ntp: NTPTimestamp, rtpTimestamp: UInt32) {
+        guard senderClock != nil, !reportApplied else { return }
+        report = (SenderClockSync.samples(ntp), rtpTimestamp)
+        applySenderReport()
+    }
+
+    /// Places the anchored stream on the sender-report mapping once a report is known.
+    private func applySenderReport() {
+        guard let senderClock, let report, !reportApplied, firstExtended >= 0 else { return }
+        reportApplied = true
+        let distance = Int64(Int32(bitPattern: report.rtp &- UInt32(truncatingIfNeeded: anchorTimestamp)))
+        let applied = syncShared.load(ordering: .relaxed)
+        let room = senderClock.roomSample(ofNTP: report.ntp - distance, proposal: anchorRoom + applied)
+        var wanted = room - anchorRoom
+        guard abs(wanted - applied) <= maxDelay else { return }
+        if !isAdaptive {
+            // A fixed delay cannot grow to cover a longer path: play earlier only as far as it leaves.
+            wanted = max(wanted, applied - max(0, targetDelay - DelayEstimator.guardSamples))
+        }
+        statistics.syncUsedFlag.store(true, ordering: .relaxed)
+        published = -1
+        guard abs(wanted - applied) > Self.senderReportDeadband else { return }
+        syncWanted = wanted
+        syncTarget.store(wanted, ordering: .relaxed)
     }
 
     /// A new sender behind the same stream: number its packets on from the old ones and anchor
@@ -251,8 +353,28 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         let extendedTimestamp = timestamps.extend(timestamp)
         timestamps.setReference(extendedTimestamp)
         anchorTimestamp = extendedTimestamp
-        anchorRoom = max(arrivalRoom - correction.load(ordering: .relaxed), timelineEnd)
+        // Played at anchor + delay + sync + drift: `delay` after this arrival, wherever it was.
+        let applied = syncShared.load(ordering: .relaxed)
+        anchorRoom = max(arrivalRoom - driftShared.load(ordering: .relaxed) - applied, timelineEnd)
+        syncWanted = applied
+        syncTarget.store(applied, ordering: .relaxed)
+        report = nil
+        reportApplied = false
         previousTransit = nil
+    }
+
+    /// Feeds the delay estimator with a packet placed at timeline `position` that arrived at room
+    /// sample `arrivalRoom`, and publishes the delay it calls for (within the bounds).
+    private func observeDelay(arrivalRoom: Int64, position: Int64) {
+        guard isAdaptive else { return }
+        let relative = arrivalRoom - position - driftShared.load(ordering: .relaxed) - syncWanted
+        let estimate = delayEstimator.observe(relativeArrival: relative, arrival: arrivalRoom)
+        let needed = min(maxDelay, max(targetDelay, estimate))
+        neededDelay.store(needed, ordering: .relaxed)
+        if needed != published, let senderClock, statistics.senderReportTimingUsed {
+            published = needed
+            _ = senderClock.update(ObjectIdentifier(self), needs: needed)
+        }
     }
 
     private func store(
@@ -296,7 +418,10 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             }
             started = true
             nextSequence = first
-            lag = targetDelay
+            delay = isAdaptive ? wantedDelay() : targetDelay
+            sync = syncTarget.load(ordering: .relaxed)
+            lag = delay + sync
+            publishDelay()
             playout.reset(at: roomSample - lag)
         }
         let newest = highestSequence.load(ordering: .sequentiallyConsistent)
@@ -304,6 +429,12 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
             // Gone: silence on the timeline; skip whatever is left, so a return starts fresh.
             nextSequence = max(nextSequence, newest + 1)
             lastWasDTX = true
+            // Silence either way: take the wanted delay and sync at once.
+            let drift = lag - delay - sync
+            if isAdaptive { delay = wantedDelay() }
+            sync = syncTarget.load(ordering: .relaxed)
+            lag = delay + sync + drift
+            publishDelay()
             playout.reset(at: roomSample + Int64(frames) - lag)
             readSequence.store(nextSequence, ordering: .releasing)
             out.update(repeating: 0, count: frames * channels)
@@ -312,20 +443,130 @@ public final class OpusJitterBuffer: FrameSource, @unchecked Sendable {
         if playout.start != roomSample - lag {
             playout.reset(at: roomSample - lag)  // the room skipped frames: keep the timeline
         }
+        sinceShrink += 1
+        let step = adaptationStep()
+        if step == 0 {
+            // Measured only while a change waits.
+            previousQuiet = false
+            recentPeak = 0
+        }
+        if step > 0, let status = lengthen(by: Int(step), into: out) {
+            readSequence.store(nextSequence, ordering: .releasing)
+            return status
+        }
+        if step < 0 { shorten(by: Int(-step)) }
         let adjust = driftAdjustment()
         lag += Int64(adjust)
         fill(upTo: playout.start + Int64(frames - adjust))
         let status = playout.play(into: out, adjust: adjust)
         readSequence.store(nextSequence, ordering: .releasing)
-        correction.store(lag - targetDelay, ordering: .relaxed)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+        if step != 0 { measure(out) }
         return status
+    }
+
+    // MARK: - Delay adaptation (consumer)
+
+    /// The change of lag this frame would like (samples; 0 when delay and sync are where they are
+    /// wanted): a growing step first (a whole frame of delay, or up to a frame of sync), then a
+    /// shrinking one at most every ``shrinkInterval`` frames.
+    private func adaptationStep() -> Int64 {
+        let frame = Int64(AudioFrame.samplesPerChannel)
+        let wantedDelay = self.wantedDelay()
+        let wantedSync = syncTarget.load(ordering: .relaxed)
+        if wantedDelay > delay { return frame }
+        if wantedSync > sync { return min(frame, wantedSync - sync) }
+        guard sinceShrink >= Self.shrinkInterval else { return 0 }
+        if wantedDelay < delay { return -frame }
+        if wantedSync < sync { return -min(frame, sync - wantedSync) }
+        return 0
+    }
+
+    /// Plays `step` samples of silence before this frame's audio (the delay or the sync offset
+    /// grows by `step`) when both the last frame and this one are quiet; nil (nothing played)
+    /// otherwise.
+    private func lengthen(by step: Int, into out: UnsafeMutablePointer<Int16>) -> FrameStatus? {
+        let frames = AudioFrame.samplesPerChannel
+        fill(upTo: playout.start + Int64(frames))
+        guard previousQuiet, playout.isQuiet(frames: frames, peak: quietLimit) else {
+            previousQuiet = false  // re-measured on the frame played below
+            return nil
+        }
+        apply(Int64(step))
+        out.update(from: lastQuiet, count: step * channels)
+        let status = playout.play(into: out + step * channels, frames: frames - step)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+        measure(out)
+        return status
+    }
+
+    /// Drops the next `step` samples of the timeline (the delay or the sync offset shrinks by
+    /// `step`) when the last frame was quiet and they are too; else nothing.
+    private func shorten(by step: Int) {
+        let frames = AudioFrame.samplesPerChannel
+        guard previousQuiet else { return }
+        fill(upTo: playout.start + Int64(step + frames + 1))
+        guard playout.isQuiet(frames: step, peak: quietLimit) else { return }
+        playout.discard(step)
+        apply(-Int64(step))
+        sinceShrink = 0
+    }
+
+    /// Moves lag by `step`, booking it on the delay when the delay wants to move that way, else
+    /// on the sync offset; counts the adaptation.
+    private func apply(_ step: Int64) {
+        let wantedDelay = self.wantedDelay()
+        if (step > 0 && wantedDelay > delay) || (step < 0 && wantedDelay < delay) {
+            delay += step
+        } else {
+            sync += step
+        }
+        lag += step
+        statistics.adaptationCounter.add(1, ordering: .relaxed)
+        publishDelay()
+    }
+
+    /// The delay arrivals call for; for a stream placed by sender reports, the largest any such
+    /// stream needs (they share one delay to stay aligned).
+    private func wantedDelay() -> Int64 {
+        guard isAdaptive else { return delay }
+        let own = neededDelay.load(ordering: .relaxed)
+        guard let senderClock, statistics.senderReportTimingUsed else { return own }
+        return min(maxDelay, max(own, senderClock.sharedDelay))
+    }
+
+    private func publishDelay() {
+        let stats = statistics
+        stats.delaySamples.store(delay, ordering: .relaxed)
+        if delay < stats.minDelaySamples.load(ordering: .relaxed) {
+            stats.minDelaySamples.store(delay, ordering: .relaxed)
+        }
+        if delay > stats.maxDelaySamples.load(ordering: .relaxed) {
+            stats.maxDelaySamples.store(delay, ordering: .relaxed)
+        }
+        stats.syncSamples.store(sync, ordering: .relaxed)
+        syncShared.store(sync, ordering: .relaxed)
+        driftShared.store(lag - delay - sync, ordering: .relaxed)
+    }
+
+    /// The peak below which a frame is quiet now.
+    private var quietLimit: Int { min(Self.quietPeakCeiling, max(Self.quietPeak, recentPeak / 100)) }
+
+    /// Notes the frame just played: its peak, whether it was quiet (and keeps it if so).
+    private func measure(_ out: UnsafeMutablePointer<Int16>) {
+        let count = AudioFrame.samplesPerChannel * channels
+        var peak = 0
+        for i in 0..<count { peak = max(peak, abs(Int(out[i]))) }
+        recentPeak = max(peak, recentPeak - recentPeak >> 8)
+        previousQuiet = peak <= quietLimit
+        if previousQuiet { lastQuiet.update(from: out, count: count) }
     }
 
     /// +1 (repeat a sample, lag grows), -1 (drop one, lag shrinks) or 0 for this frame.
     private func driftAdjustment() -> Int {
         let estimate = slide.load(ordering: .relaxed)
         guard estimate != .min else { return 0 }
-        let error = targetDelay + estimate - lag
+        let error = delay + sync + estimate - lag
         if correcting {
             if error == 0 {
                 correcting = false

@@ -122,20 +122,39 @@ final class PlayoutBuffer {
                 (out + (quietest + 1) * ch).update(from: src + quietest * ch, count: (need - quietest) * ch)
             }
         }
-        let k = UnsafeRawPointer(kinds + head)
-        let status: FrameStatus
-        if memchr(k, Int32(Kind.concealed.rawValue), need) != nil {
-            status = .concealed
-        } else if memchr(k, Int32(Kind.audio.rawValue), need) != nil {
-            status = .normal
-        } else {
-            status = .silence
-        }
+        let status = status(of: need)
         head += need
         count -= need
         start += Int64(need)
         if count == 0 { head = 0 }
         return status
+    }
+
+    /// Plays `frames` (at most 480) buffered samples per channel into `out` unchanged (missing
+    /// ones as silence). Returns their status.
+    func play(into out: UnsafeMutablePointer<Int16>, frames: Int) -> FrameStatus {
+        guard frames > 0 else { return .silence }
+        if count < frames { appendSilence(frames: frames - count) }
+        out.update(from: samples + head * channels, count: frames * channels)
+        let status = status(of: frames)
+        discard(frames)
+        return status
+    }
+
+    /// True when the first `frames` buffered samples (missing ones count as silence) are silence
+    /// or stay within ±`peak` on every channel.
+    func isQuiet(frames: Int, peak: Int) -> Bool {
+        let n = min(frames, count)
+        let src = samples + head * channels
+        for i in 0..<(n * channels) where abs(Int(src[i])) > peak { return false }
+        return true
+    }
+
+    private func status(of frames: Int) -> FrameStatus {
+        let k = UnsafeRawPointer(kinds + head)
+        if memchr(k, Int32(Kind.concealed.rawValue), frames) != nil { return .concealed }
+        if memchr(k, Int32(Kind.audio.rawValue), frames) != nil { return .normal }
+        return .silence
     }
 
     /// Drops `frames` samples per channel from the front (at most `count`).

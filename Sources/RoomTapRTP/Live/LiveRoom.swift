@@ -9,7 +9,8 @@ import Synchronization
 /// files exist even if they never send; any other stream gets a track when its first packet
 /// arrives (`ssrc-<hex>`; at most `maxTracks` tracks in all). A participant silent for
 /// `leaveAfter` seconds, or named in an RTCP BYE, is marked as left (its track renders silence,
-/// the timeline goes on); one who comes back continues the same track.
+/// the timeline goes on); one who comes back continues the same track. RTCP sender reports (on
+/// the stream's RTP port) align streams by their senders' wall clock (``SenderClockSync``).
 ///
 /// Thread: `init`, `start`, `stop` on a control thread; the delegate methods on the receive
 /// threads; `participants` and the counters anywhere. New tracks are added to the room from a
@@ -23,8 +24,12 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var description: RoomDescription?
         /// Most tracks, described and discovered together.
         public var maxTracks = 64
-        /// Jitter buffer target delay, in milliseconds.
+        /// Jitter buffer playout delay, in milliseconds: the initial and smallest one.
         public var jitterMilliseconds = 60
+        /// The largest playout delay adaptation may reach, in milliseconds.
+        public var jitterMaxMilliseconds = 200
+        /// Pins the playout delay at ``jitterMilliseconds`` (no adaptation).
+        public var jitterFixed = false
         /// Channels of every track.
         public var channels = 1
         /// Seconds without packets after which a participant is marked as left.
@@ -42,6 +47,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// The receive side (sockets, threads, counters).
     public private(set) var receiver: RTPReceiver!
     private let directory: ParticipantDirectory
+    /// The NTP-to-room mapping of RTCP sender reports, shared by every track.
+    private let senderClock = SenderClockSync()
     private let lock = NSLock()
     private var bySlot: [Int: LiveParticipant] = [:]
     private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
@@ -138,7 +145,11 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     public func receiver(
         _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress, arrival: UInt64
     ) {
-        // Timing stays anchored on arrival (see OpusJitterBuffer); sender reports are not used yet.
+        // Only a stream's first report after its anchor is used (OpusJitterBuffer.noteSenderReport);
+        // this runs on the receive thread of the port, the same as the stream's packets.
+        for participant in participants where participant.port == address.port && participant.ssrc == report.ssrc {
+            participant.buffer.noteSenderReport(ntp: report.ntpTimestamp, rtpTimestamp: report.rtpTimestamp)
+        }
     }
 
     public func receiver(_ receiver: RTPReceiver, didReceiveByeFor ssrc: UInt32, on address: ListenAddress) {
@@ -163,7 +174,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         guard
             let buffer = OpusJitterBuffer(
                 channels: options.channels, targetDelayMilliseconds: options.jitterMilliseconds,
-                arrivalToRoom: clock.roomTimeMapping)
+                maxDelayMilliseconds: options.jitterMaxMilliseconds, adaptive: !options.jitterFixed,
+                senderClock: senderClock, arrivalToRoom: clock.roomTimeMapping)
         else { return nil }
         let track = room.addTrack(name: name, source: buffer)
         let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
