@@ -126,6 +126,8 @@ final class RoomRecording: Sendable {
             liveOptions.description = plan.description
             liveOptions.maxTracks = options.maxTracks
             liveOptions.jitterMilliseconds = options.jitterMilliseconds
+            liveOptions.jitterMaxMilliseconds = options.jitterMaxMilliseconds
+            liveOptions.jitterFixed = options.jitterFixed
             liveOptions.channels = options.channels
             liveOptions.leaveAfter = options.leaveAfter
             do {
