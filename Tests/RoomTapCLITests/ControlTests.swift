@@ -186,3 +186,122 @@ struct ControlTests {
         #expect(events.contains { $0["event"] as? String == "control_changed" && $0["change"] as? String == "mute" })
     }
 }
+
+/// Hostile clients against a running recorder: the room keeps recording, every well-formed
+/// request gets its reply.
+@Suite("CLI: hostile control clients")
+struct HostileControlClientTests {
+    /// A raw Unix-socket client (no roomtap code on this side).
+    final class RawClient {
+        let fd: Int32
+        init?(path: String) {
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+            }
+            let ok = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+                }
+            }
+            guard ok else {
+                close(fd)
+                return nil
+            }
+        }
+        deinit { close(fd) }
+
+        func send(_ bytes: [UInt8]) {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+
+        /// Reads lines until `count` have arrived or `seconds` pass.
+        func readLines(_ count: Int, seconds: Double = 20) -> [String] {
+            var lines: [String] = []
+            var pending: [UInt8] = []
+            let deadline = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while lines.count < count && Date() < deadline {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 200) > 0 else { continue }
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                pending += buffer[0..<n]
+                while let newline = pending.firstIndex(of: 10) {
+                    lines.append(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
+                }
+            }
+            return lines
+        }
+    }
+
+    @Test func floodsGarbageAndStuckClientsNeitherStopTheRoomNorLoseReplies() throws {
+        let path = uniqueControlPath()
+        let out = try temporaryDirectory()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--mix",
+                "--out", out.path, "--quiet",
+            ], environment: ["ROOMTAP_CONTROL": path])
+        var stuck: [RawClient] = []
+        for _ in 0..<100 where stuck.isEmpty {
+            if let c = RawClient(path: path) { stuck.append(c) } else { usleep(50_000) }
+        }
+        try #require(!stuck.isEmpty, "the recorder's socket never appeared")
+        // Clients that watch and never read, and one that sends half a line and stalls.
+        stuck[0].send(Array("{\"id\":1,\"cmd\":\"watch\"}\n".utf8))
+        for _ in 0..<3 {
+            if let c = RawClient(path: path) {
+                c.send(Array("{\"id\":1,\"cmd\":\"watch\"}\n{\"id\":2,\"cmd\":\"tracks\"}\n".utf8))
+                stuck.append(c)
+            }
+        }
+        if let c = RawClient(path: path) {
+            c.send(Array("{\"id\":1,\"cmd\":\"tra".utf8))
+            stuck.append(c)
+        }
+        let garbage = try #require(RawClient(path: path))
+        var hostile: [UInt8] = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20) + [10]  // a 1 MiB line
+        hostile += [0xFF, 0xFE, 0xC0, 0x80, 10]  // invalid UTF-8
+        hostile += Array("[1,2]\n{\"id\":\"q\"}\n{\"id\":7,\"cmd\":\"explode\"}\n{\"id\":8,\"cmd\":\"volume\",\"track\":\"alice\",\"volume\":99}\n".utf8)
+        hostile += Array("{\"id\":9,\"cmd\":\"ping\"}\n".utf8)
+        garbage.send(hostile)
+        let garbageReplies = garbage.readLines(7)
+        #expect(garbageReplies.count == 7, "one reply per line: \(garbageReplies)")
+        let codes = garbageReplies.map { line -> String in
+            let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return ((json?["error"] as? [String: Any])?["code"] as? String) ?? (json?["ok"] as? Bool == true ? "ok" : "?")
+        }
+        #expect(codes == ["line_too_long", "bad_json", "bad_request", "bad_request", "unknown_command", "out_of_range", "ok"])
+
+        // Thousands of well-formed requests, pipelined: every one answered, in order.
+        let flood = try #require(RawClient(path: path))
+        let count = 3_000
+        var burst = ""
+        for i in 0..<count { burst += "{\"id\":\(i),\"cmd\":\(i % 2 == 0 ? "\"ping\"" : "\"tracks\"")}\n" }
+        flood.send(Array(burst.utf8))
+        let replies = flood.readLines(count, seconds: 30)
+        #expect(replies.count == count)
+        let ids = replies.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? Int }
+        #expect(ids == Array(0..<count), "every request answered once, in order")
+
+        let outcome = recorder.wait(timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        for name in ["alice.wav", "mix.wav"] {
+            let samples = try WAVFile.readSamples(path: out.appendingPathComponent(name).path).1
+            #expect(samples.count == 192_000, "\(name): the room recorded its whole length")
+        }
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+        let tracks = (report as? [String: Any])?["tracks"] as? [[String: Any]] ?? []
+        #expect(tracks.allSatisfy { $0["droppedFrames"] as? Int == 0 }, "no frame lost to the flood")
+        withExtendedLifetime(stuck) {}
+    }
+}
