@@ -53,8 +53,29 @@ extension AllocationCounting {
             tracks[0].addSink(counter)
             tracks[0].addSink(queued[0])
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
+            // Controls in force and changing while the room runs: a heard-tap sink, a volume, a
+            // record-scoped mute, a solo, and another thread moving them.
+            let heard = QueuedSink(consumer: Discard(), channels: 1, policy: .wait)
+            tracks[1].addSink(heard, tap: .heard)
+            tracks[1].controls.setVolume(0.5)
+            tracks[2].controls.setEnabled(false, scope: .record)
+            room.solo([tracks[0], tracks[1]])
+            let stop = Atomic<Bool>(false)
+            let (bob, carol) = (tracks[1], tracks[2])
+            let twiddler = Thread {
+                var v: Float = 0.1
+                while !stop.load(ordering: .relaxed) {
+                    bob.controls.setVolume(v)
+                    carol.controls.setEnabled(v > 1, scope: .record)
+                    v = v > 5 ? 0.1 : v * 1.5
+                    usleep(1_000)
+                }
+            }
+            twiddler.start()
             roomtap_reset_counted_allocations()
             room.run()
+            stop.store(true, ordering: .relaxed)
+            try heard.close()
             #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
             #expect(
                 roomtap_counted_allocations() == 0,
