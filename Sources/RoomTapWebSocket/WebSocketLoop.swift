@@ -343,8 +343,9 @@ final class WebSocketLoop: @unchecked Sendable {
                 wakeAt = pingSentAt.map { $0 + configuration.pongTimeout } ?? lastReceive + interval
             }
             if let closeDeadline { wakeAt = wakeAt.map { min($0, closeDeadline) } ?? closeDeadline }
-            let timeout =
+            var timeout =
                 wakeAt.map { Int32(clamping: max(0, ContinuousClock.now.duration(to: $0).milliseconds)) } ?? -1
+            if hasWorkWithoutIO(context) { timeout = 0 }
             var events: Int16 = 0
             if wslay_event_want_read(context) != 0 { events |= Int16(POLLIN) }
             if wslay_event_want_write(context) != 0 { events |= Int16(POLLOUT) }
@@ -398,6 +399,20 @@ final class WebSocketLoop: @unchecked Sendable {
             }
         }
         if closeWaiting == nil, let closeRequest { closeWaiting = closeRequest }
+    }
+
+    /// Whether the next iteration can make progress without waiting for the socket: outbox
+    /// messages that fit into wslay's queue, or a close request whose queued data has gone out.
+    private func hasWorkWithoutIO(_ context: OpaquePointer) -> Bool {
+        if closeWaiting != nil && !closeQueued && wslay_event_get_queued_msg_count(context) == 0 { return true }
+        let room = Self.wslayQueueBytes - wslay_event_get_queued_msg_length(context)
+        let taken = closeWaiting != nil
+        let next = client.state.withLock { state -> Int? in
+            if state.closeRequest != nil && !taken { return 0 }
+            return state.outbox.first?.payload.count
+        }
+        guard let next else { return false }
+        return room == Self.wslayQueueBytes || next <= room
     }
 
     /// The end of the connection once the close handshake is complete, or nil while it is not.
