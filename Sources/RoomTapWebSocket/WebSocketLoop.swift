@@ -64,24 +64,22 @@ final class WebSocketLoop: @unchecked Sendable {
 
     /// Releases everything without running (the client was closed while connecting).
     func discard() {
-        if let context { wslay_event_context_free(context) }
-        context = nil
-        transport = nil
         client.state.withLock { state in
+            state.phase = .closed
+            state.outbox = []
+            state.outboxBytes = 0
             state.wakeDescriptor = -1
             Glibc.close(wakeDescriptor)
         }
+        if let context { wslay_event_context_free(context) }
+        context = nil
+        transport = nil
     }
 
     /// The loop thread's body: runs until the connection ended, then delivers `.closed` once.
     func run() {
         let (code, reason) = runLoop()
         discard()
-        client.state.withLock { state in
-            state.phase = .closed
-            state.outbox = []
-            state.outboxBytes = 0
-        }
         client.onEvent(.closed(code: code, reason: reason))
         client.finished()
     }

@@ -79,6 +79,31 @@ import Testing
         #expect(error.message.lowercased().contains("refused") || error.message.contains("connect"))
     }
 
+    @Test func aSilentServerTimesOut() throws {
+        var options = WebSocketTestServer.Options()
+        options.responseDelay = .seconds(3)
+        let server = try WebSocketTestServer(port: 28104, options: options)
+        defer { server.stop() }
+        let client = WebSocketClient(
+            configuration: .init(url: server.url, connectTimeout: .milliseconds(300))
+        ) { _ in }
+        let start = ContinuousClock.now
+        let error = try #require(throws: WebSocketError.self) { try client.connect() }
+        #expect(error.kind == .timeout)
+        #expect(start.duration(to: .now) < .seconds(2))
+    }
+
+    @Test func closingBeforeConnectMakesConnectFail() throws {
+        let server = try WebSocketTestServer(port: 28105)
+        defer { server.stop() }
+        let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
+        client.close()
+        #expect(client.waitUntilClosed(timeout: .zero))
+        let error = try #require(throws: WebSocketError.self) { try client.connect() }
+        #expect(error.kind == .state)
+        #expect(server.upgradeRequests.isEmpty)
+    }
+
     @Test(arguments: ["http://127.0.0.1:28148/", "ws://", "ws://user:pw@host/", "wss:///path", "ws://host/a b"])
     func badURLsAreRejected(url: String) {
         let client = WebSocketClient(configuration: .init(url: url)) { _ in }

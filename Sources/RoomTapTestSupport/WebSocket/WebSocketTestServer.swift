@@ -37,6 +37,8 @@ public final class WebSocketTestServer: Sendable {
         public var body: String = ""
         /// Send this `Sec-WebSocket-Accept` instead of the right one.
         public var acceptOverride: String?
+        /// Wait this long before answering an upgrade request (to test the client's timeout).
+        public var responseDelay: Duration = .zero
         /// Messages sent in the same TCP write as the 101 response.
         public var messagesWithUpgrade: [WebSocketTestMessage] = []
         /// Echo every message back to the client.
@@ -139,6 +141,9 @@ public final class WebSocketTestServer: Sendable {
                 fd, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
             close(fd)
             return
+        }
+        if options.responseDelay > .zero {
+            _ = testWait(timeout: options.responseDelay) { stopped.withLock { $0 } }
         }
         guard options.status == 101 else {
             let body = Array(options.body.utf8)
