@@ -48,6 +48,17 @@ final class WebSocketLoop: @unchecked Sendable {
         guard let url = WebSocketURL(configuration.url) else {
             throw WebSocketError(.badURL, "'\(configuration.url.prefix(80))' is not a ws:// or wss:// URL with a host")
         }
+        for header in configuration.headers {
+            let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            guard !header.name.isEmpty, header.name.allSatisfy({ tokenCharacters.contains($0) }) else {
+                throw WebSocketError(
+                    .handshake, "the header name '\(header.name.prefix(40))' is not a valid HTTP token")
+            }
+            guard !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                throw WebSocketError(
+                    .handshake, "the value of header '\(header.name)' contains a line break (not sent)")
+            }
+        }
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let transport = try CurlTransport.connect(to: url, configuration: configuration)
         let leftover = try Self.handshake(

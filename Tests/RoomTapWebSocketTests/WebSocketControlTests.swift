@@ -105,4 +105,26 @@ import Testing
         #expect(connection.closeFrame?.code == 1000)
         #expect(events.closed?.code == 1006)
     }
+
+    @Test func protocolViolationsByTheServerCloseTheConnection() throws {
+        let server = try WebSocketTestServer(port: 28058)
+        defer { server.stop() }
+        // A text message that is not UTF-8 (RFC 6455 section 8.1): 1007.
+        let (client, events, connection) = try WebSocketMessageTests.connect(server)
+        connection.sendRaw(WebSocketFrame(opcode: 1, payload: [0x66, 0xFF, 0xFE]).encoded())
+        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(events.all.count == 1)
+        #expect(events.closed?.code == 1007)
+        #expect(connection.waitForClose(timeout: .seconds(5))?.code == 1007)
+
+        // A masked frame from the server (section 5.1): 1002.
+        let events2 = EventRecorder()
+        let client2 = WebSocketClient(configuration: .init(url: server.url), onEvent: events2.handler)
+        try client2.connect()
+        let connection2 = try #require(server.waitForConnection(index: 1, timeout: .seconds(5)))
+        connection2.sendRaw(WebSocketFrame(opcode: 1, payload: Array("hi".utf8)).encoded(maskKey: [1, 2, 3, 4]))
+        #expect(client2.waitUntilClosed(timeout: .seconds(5)))
+        #expect(events2.all.count == 1)
+        #expect(events2.closed?.code == 1002)
+    }
 }

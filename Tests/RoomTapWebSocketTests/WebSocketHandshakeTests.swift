@@ -76,7 +76,7 @@ import Testing
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
         #expect(error.kind == .connect)
         #expect(error.message.contains("ws://127.0.0.1:28149"))
-        #expect(error.message.lowercased().contains("refused") || error.message.contains("connect"))
+        #expect(error.message.contains("is the server running?"))
     }
 
     @Test func aSilentServerTimesOut() throws {
@@ -110,6 +110,20 @@ import Testing
         #expect(throws: WebSocketError(.badURL, "'\(url)' is not a ws:// or wss:// URL with a host")) {
             try client.connect()
         }
+    }
+
+    @Test func headersThatWouldBreakTheRequestAreRefused() throws {
+        let server = try WebSocketTestServer(port: 28106)
+        defer { server.stop() }
+        for header in [
+            WebSocketHeader(name: "X-Bad", value: "a\r\nInjected: yes"), .init(name: "Bad Name", value: "v"),
+        ] {
+            let client = WebSocketClient(configuration: .init(url: server.url, headers: [header])) { _ in }
+            let error = try #require(throws: WebSocketError.self) { try client.connect() }
+            #expect(error.kind == .handshake)
+            #expect(!error.message.contains("Injected"))
+        }
+        #expect(server.upgradeRequests.isEmpty)
     }
 
     @Test func theAcceptValueMatchesRFC6455() {
