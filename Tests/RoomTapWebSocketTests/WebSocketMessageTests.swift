@@ -1,10 +1,20 @@
 import RoomTapTestSupport
 import RoomTapWebSocket
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// Lets an event handler reach the client it belongs to.
+final class ClientHolder: Sendable {
+    private let lock = Mutex<WebSocketClient?>(nil)
+    var client: WebSocketClient? {
+        get { lock.withLock { $0 } }
+        set { lock.withLock { $0 = newValue } }
+    }
+}
 
 /// Messages both ways against the loopback test server (ports 28000-28049).
 @Suite struct WebSocketMessageTests {
@@ -50,6 +60,34 @@ extension WebSocketMessageTests {
         try client.connect()
         let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
         return (client, events, connection)
+    }
+
+    @Test func theEventHandlerMaySendAndClose() throws {
+        let server = try WebSocketTestServer(port: 28007)
+        defer { server.stop() }
+        let holder = ClientHolder()
+        let client = WebSocketClient(configuration: .init(url: server.url)) { event in
+            guard case .text(let text) = event, let client = holder.client else { return }
+            if text == "stop" {
+                client.close(code: 1000, reason: "asked to stop")
+            } else {
+                client.send(text: "re: " + text)
+            }
+        }
+        holder.client = client
+        #expect(!client.isOpen)
+        try client.connect()
+        #expect(client.isOpen)
+        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        connection.send(text: "one")
+        connection.send(text: "two")
+        #expect(connection.waitForMessage(timeout: .seconds(5))?.message == .text("re: one"))
+        #expect(connection.waitForMessage(timeout: .seconds(5))?.message == .text("re: two"))
+        connection.send(text: "stop")
+        #expect(connection.waitForClose(timeout: .seconds(5))?.reason == "asked to stop")
+        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(!client.isOpen)
+        #expect(client.outboxBytes == 0)
     }
 
     @Test func fragmentedServerMessagesAreReassembled() throws {
