@@ -313,7 +313,8 @@ final class WebSocketLoop: @unchecked Sendable {
     private func runLoop() -> (code: UInt16, reason: String) {
         guard let context, let socket = transport?.socket else { return (1006, "no connection") }
         let configuration = client.configuration
-        if !pending.isEmpty, wslay_event_recv(context) != 0 { return failure(context) }
+        // Frames that came with the 101 (in `pending` or in TLS buffers) before the first poll.
+        if wslay_event_recv(context) != 0 { return failure(context) }
         while true {
             takeOutgoing(context)
             let now = ContinuousClock.now

@@ -2,6 +2,10 @@ import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// wss:// through socat with a test CA, and the HTTP CONNECT proxy (ports 28150-28199).
 @Suite struct WebSocketTLSAndProxyTests {
     @Test func wssWorksWithTheTestCAAndFailsWithoutIt() throws {
@@ -32,6 +36,24 @@ import Testing
         #expect(events.closed?.code == 1000)
         #expect(server.connections.count == 1)
         #expect(server.connections.first?.request.target == "/secure")
+    }
+
+    @Test func aDropWhileSendingOverTLSIsReportedAs1006() throws {
+        let server = try WebSocketTestServer(port: 28155)
+        defer { server.stop() }
+        let tls = try TLSTestTerminator(port: 28156, forwardingTo: 28155)
+        defer { tls.stop() }
+        let events = EventRecorder()
+        let client = WebSocketClient(
+            configuration: .init(url: "wss://127.0.0.1:28156/", caFile: tls.certificateFile), onEvent: events.handler)
+        try client.connect()
+        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        connection.drop()
+        let chunk = [UInt8](repeating: 3, count: 256 << 10)
+        for _ in 0..<40 where client.send(binary: chunk) { usleep(5000) }
+        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(events.all.count == 1)
+        #expect(events.closed?.code == 1006)
     }
 
     @Test func theProxyTunnelsPlainAndTLSConnections() throws {

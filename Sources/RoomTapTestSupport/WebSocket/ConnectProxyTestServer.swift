@@ -34,6 +34,7 @@ public final class ConnectProxyTestServer: Sendable {
                 }
                 TestTCP.thread("proxy-test.conn") { [self] in serve(fd) }
             }
+            close(listener)
         }
     }
 
@@ -55,8 +56,7 @@ public final class ConnectProxyTestServer: Sendable {
             return !stopped
         }
         guard first else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept; the accept thread closes it (no reuse race)
     }
 
     private func serve(_ client: Int32) {

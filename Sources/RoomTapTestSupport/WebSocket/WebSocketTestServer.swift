@@ -90,6 +90,7 @@ public final class WebSocketTestServer: Sendable {
                 }
                 TestTCP.thread("ws-test.conn") { [self] in serve(fd) }
             }
+            close(listener)
         }
     }
 
@@ -100,8 +101,7 @@ public final class WebSocketTestServer: Sendable {
             return !stopped
         }
         guard first else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept; the accept thread closes it (no reuse race)
         for connection in connections { connection.drop() }
     }
 
