@@ -60,6 +60,27 @@ import Testing
         #expect(client.waitUntilClosed(timeout: .zero))
     }
 
+    @Test func theServerCanRefuseRequestsOneByOne() throws {
+        var options = WebSocketTestServer.Options()
+        options.refuse = { request in
+            request.header("Authorization") == "Bearer good" ? nil : (401, "missing or wrong key")
+        }
+        let server = try WebSocketTestServer(port: 28107, options: options)
+        defer { server.stop() }
+        let refused = WebSocketClient(configuration: .init(url: server.url)) { _ in }
+        let error = try #require(throws: WebSocketError.self) { try refused.connect() }
+        #expect(error.kind == .httpStatus(401))
+        #expect(error.bodyExcerpt == "missing or wrong key")
+        let accepted = WebSocketClient(
+            configuration: .init(url: server.url, headers: [.init(name: "Authorization", value: "Bearer good")])
+        ) { _ in }
+        try accepted.connect()
+        accepted.close()
+        #expect(accepted.waitUntilClosed(timeout: .seconds(5)))
+        #expect(server.connections.count == 1)
+        #expect(server.upgradeRequests.count == 2)
+    }
+
     @Test func aWrongAcceptValueIsRejected() throws {
         var options = WebSocketTestServer.Options()
         options.acceptOverride = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
