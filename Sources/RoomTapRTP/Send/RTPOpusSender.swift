@@ -41,9 +41,10 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
     private let encoder: Encoder
 
     /// Opens a UDP socket toward `destination` and an Opus encoder for `channels` (the track's).
-    /// `bitrate` in bits per second.
+    /// `bitrate` in bits per second; `policy` `.wait` only for offline rooms on a virtual clock.
     public init(
-        destination: ListenAddress, channels: Int = 1, payloadType: UInt8 = 111, bitrate: Int = 32_000
+        destination: ListenAddress, channels: Int = 1, payloadType: UInt8 = 111, bitrate: Int = 32_000,
+        policy: OverflowPolicy = .drop
     ) throws(SetupError) {
         guard (96...127).contains(payloadType) else {
             throw SetupError(description: "RTP payload type \(payloadType) is not dynamic (96-127)")
@@ -56,7 +57,7 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
         self.ssrc = UInt32.random(in: 1...UInt32.max)
         encoder = try Encoder(
             address: address, channels: channels, payloadType: payloadType, ssrc: ssrc, bitrate: bitrate)
-        queued = QueuedSink(consumer: encoder, channels: channels, capacity: 64, threadName: "roomtap.rtp-out")
+        queued = QueuedSink(consumer: encoder, channels: channels, capacity: 64, policy: policy, threadName: "roomtap.rtp-out")
     }
 
     public func onFrame(_ frame: AudioFrame) { queued.onFrame(frame) }
