@@ -36,6 +36,8 @@ enum RecordCommand {
         var mic: String?
         /// The microphone's track name (--mic-name).
         var micName = "local"
+        /// The Realtime agent (--agent and its options).
+        var agent: AgentOptions?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -44,7 +46,7 @@ enum RecordCommand {
         /// True when the room needs a mix track (written with --mix, played with --play).
         var needsMix: Bool { mix || (play != nil && playTrack == nil) }
         /// True when the room runs on the real-time clock.
-        var usesRealTimeClock: Bool { isLive || realtime }
+        var usesRealTimeClock: Bool { isLive || realtime || agent != nil }
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
@@ -107,6 +109,7 @@ enum RecordCommand {
         }
         options.realtime = try args.flag("--realtime")
         options.control = try args.value("--control")
+        options.agent = try AgentOptions.parse(&args)
         options.play = try args.optionalValue("--play", default: "default")
         options.playTrack = try args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }

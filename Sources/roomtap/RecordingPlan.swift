@@ -23,6 +23,9 @@ struct RecordingPlan {
     let naming: OutputNaming
     let outDirectory: String
     let mixPath: String?
+    /// With --agent: the agent's voice (agent.wav) and transcript.jsonl.
+    let agentPath: String?
+    let transcriptPath: String?
     let roomJSONPath: String
     /// Room length expected from the inputs, in samples (the longest offset + duration).
     let expectedSamples: Int64
@@ -34,6 +37,7 @@ struct RecordingPlan {
     static func make(_ options: RecordCommand.Options) throws -> RecordingPlan {
         var naming = OutputNaming()
         if options.mix { naming.reserve("mix") }
+        if options.agent != nil { naming.reserve("agent") }
         var inputs: [Input] = []
         for spec in options.files {
             let info = try OggOpusFileInfo.inspect(path: spec.path)
@@ -60,8 +64,12 @@ struct RecordingPlan {
             describedPaths[name] = join(out, naming.claim(name) + ".wav")
         }
         let mixPath = options.mix ? join(out, "mix.wav") : nil
+        let agentPath = options.agent != nil ? join(out, "agent.wav") : nil
+        let transcriptPath = options.agent != nil ? join(out, "transcript.jsonl") : nil
         let roomJSON = join(out, "room.json")
-        let outputs = inputs.map(\.wavPath) + describedPaths.values.sorted() + [mixPath, roomJSON].compactMap { $0 }
+        let outputs =
+            inputs.map(\.wavPath) + describedPaths.values.sorted()
+            + [mixPath, agentPath, transcriptPath, roomJSON].compactMap { $0 }
         let inputPaths = Set(inputs.map { realpathOrSelf($0.spec.path) })
         for path in outputs {
             if inputPaths.contains(realpathOrSelf(path)) {
@@ -75,7 +83,8 @@ struct RecordingPlan {
         let expected = inputs.map { $0.spec.offsetSamples + $0.info.durationSamples }.max() ?? 0
         return RecordingPlan(
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
-            naming: naming, outDirectory: out, mixPath: mixPath, roomJSONPath: roomJSON, expectedSamples: expected)
+            naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
+            roomJSONPath: roomJSON, expectedSamples: expected)
     }
 
     /// Reads and parses --sdp or --room (one clear line on failure).

@@ -50,6 +50,7 @@ final class RoomRecording: Sendable {
     private let liveRoom = Mutex<LiveRoom?>(nil)
     private let controlHandler = Mutex<RoomControlHandler?>(nil)
     private let playback = Mutex<ALSAPlayback?>(nil)
+    private let roomAgent = Mutex<RoomAgent?>(nil)
     /// Every control change, for room.json.
     let controlLog = ControlLog()
 
@@ -120,6 +121,19 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: "\(error)")
             }
         }
+        if let agentOptions = options.agent, let transcriptPath = plan.transcriptPath {
+            do {
+                let agent = try RoomAgent(
+                    options: agentOptions, transcriptPath: transcriptPath,
+                    environment: ProcessInfo.processInfo.environment)
+                shared.withLock { $0.created.append(transcriptPath) }
+                roomAgent.withLock { $0 = agent }
+                agent.attach(to: room, humans: room.tracks.filter { !$0.isDerived })
+            } catch {
+                abandon(room)
+                throw error
+            }
+        }
         if options.hasNetwork, let realTimeClock {
             var liveOptions = LiveRoom.Options()
             liveOptions.listen = options.listen
@@ -162,6 +176,8 @@ final class RoomRecording: Sendable {
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
         microphone?.start()
+        let agent = roomAgent.withLock { $0 }
+        agent?.start()
         let live = liveRoom.withLock { $0 }
         live?.start()
         while room.isRunning {
@@ -170,6 +186,7 @@ final class RoomRecording: Sendable {
         }
         live?.stop()
         microphone?.close()
+        agent?.stop()
         room.waitUntilFinished()
         server?.stop()
         var playbackStats: RoomReport.Playback?
@@ -212,22 +229,27 @@ final class RoomRecording: Sendable {
         let report = RoomReport.make(
             plan: plan, startTime: startTime, roomSamples: room.position, outcomes: outcomes,
             interrupted: interrupted.load(ordering: .relaxed), clock: realTimeClock, live: live,
-            controls: server == nil ? nil : controlLog.all, playback: playbackStats)
+            controls: server == nil ? nil : controlLog.all, playback: playbackStats, agent: agent?.report)
         return Result(report: report, outcomes: outcomes, roomSamples: room.position, warnings: warnings, plan: plan)
     }
 
     // MARK: - Room event handlers (on the thread that adds or removes tracks)
 
     private func attachSink(to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy) {
+        let agent = roomAgent.withLock { $0 }
+        let agentOwned = agent?.owns(track) == true
+        let isOurMix = track.isDerived && track.name == "mix" && !agentOwned
         let path: String = shared.withLock { s in
-            if track.isDerived { return s.mixPath ?? "" }
+            if track.isDerived { return isOurMix && s.mixer == nil ? s.mixPath ?? "" : "" }
             s.mixer?.addInput(track)
+            if agentOwned { return plan.agentPath ?? "" }
             if let path = s.pathsBySource[ObjectIdentifier(track.source)] { return path }
             if let path = plan.describedPaths[track.name] { return path }
             return RecordingPlan.livePath(
                 for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force)
         }
-        if track.isDerived, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
+        if isOurMix, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
+        agent?.trackAdded(track)
         if let player = playback.withLock({ $0 }),
             track.name == (plan.options.playTrack ?? "mix") && track.isDerived == (plan.options.playTrack == nil)
         {
@@ -286,6 +308,7 @@ final class RoomRecording: Sendable {
             })
         let server = try ControlServer(path: path, handler: handler)
         handler.setPublisher { [weak server] event in server?.publish(event) }
+        if let agent = roomAgent.withLock({ $0 }) { handler.setAgentHandler { agent.handle($0) } }
         server.setWatchTicker { handler.levelsEvent() }
         controlHandler.withLock { $0 = handler }
         return server
@@ -306,6 +329,9 @@ final class RoomRecording: Sendable {
                 lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
         }
         if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }
+        if let agent = roomAgent.withLock({ $0 }), agent.owns(track) {
+            return .init(source: "agent \(agent.options.model)", isLive: true, lossPercent: nil)
+        }
         return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)
     }
 

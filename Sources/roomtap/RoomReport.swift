@@ -103,11 +103,13 @@ struct RoomReport: Codable {
     /// the control socket was open.
     var controls: [ControlLog.Change]?
     var playback: Playback?
+    /// The Realtime agent (--agent): settings (never the key) and what it did.
+    var agent: RoomAgent.Report?
 
     static func make(
         plan: RecordingPlan, startTime: Date, roomSamples: Int64, outcomes: [RoomRecording.TrackOutcome],
         interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?, controls: [ControlLog.Change]? = nil,
-        playback: Playback? = nil
+        playback: Playback? = nil, agent: RoomAgent.Report? = nil
     ) -> RoomReport {
         let specs = Dictionary(plan.inputs.map { ($0.wavPath, $0) }, uniquingKeysWith: { a, _ in a })
         let tracks = outcomes.map { outcome -> Track in
@@ -147,7 +149,8 @@ struct RoomReport: Codable {
             clock: clock == nil ? "virtual" : "realtime",
             sampleRate: AudioFrame.sampleRate, frameSamples: AudioFrame.samplesPerChannel,
             durationSamples: roomSamples, durationSeconds: Double(roomSamples) / 48_000, stoppedEarly: interrupted,
-            tracks: tracks, network: live.map { network($0, clock: clock) }, controls: controls, playback: playback)
+            tracks: tracks, network: live.map { network($0, clock: clock) }, controls: controls, playback: playback,
+            agent: agent)
     }
 
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {

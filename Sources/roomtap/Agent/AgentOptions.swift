@@ -1,0 +1,104 @@
+import Foundation
+import RoomTap
+
+/// `record --agent ...`: what the agent is told, how it sounds, what it hears, where it connects.
+struct AgentOptions {
+    static let voices = ["alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"]
+
+    var instructions = ""
+    var instructionsFile: String?
+    var voice = "marin"
+    /// nil: every human track; otherwise these track names.
+    var hears: [String]?
+    var send: ListenAddress?
+    var model = "gpt-realtime"
+    var url: String?
+    var vadThreshold = 0.5
+    var vadSilenceMilliseconds = 500
+    /// nil: no input transcription.
+    var transcriptionModel: String? = "gpt-4o-mini-transcribe"
+    var chunkMilliseconds = 40
+
+    /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
+    static func parse(_ args: inout Arguments) throws(UsageError) -> AgentOptions? {
+        let enabled = try args.flag("--agent")
+        var o = AgentOptions()
+        let file = try args.value("--agent-instructions")
+        let voice = try args.value("--agent-voice")
+        let hears = try args.value("--agent-hears")
+        let send = try args.value("--agent-send")
+        let model = try args.value("--agent-model")
+        let url = try args.value("--agent-url")
+        let threshold = try args.value("--agent-vad-threshold")
+        let silence = try args.value("--agent-vad-silence-ms")
+        let transcription = try args.value("--agent-transcription")
+        let chunk = try args.value("--agent-chunk-ms")
+        let given = [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains { $0 != nil }
+        guard enabled else {
+            if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
+            return nil
+        }
+        if let file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw UsageError(description: "cannot read --agent-instructions file '\(file)'", command: "record")
+            }
+            o.instructions = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            o.instructionsFile = file
+        }
+        if let voice {
+            guard voices.contains(voice) else {
+                throw UsageError(
+                    description: "--agent-voice '\(voice)' is not a Realtime voice (\(voices.joined(separator: ", ")))",
+                    command: "record")
+            }
+            o.voice = voice
+        }
+        if let hears, hears != "all" {
+            let names = hears.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, !names.contains(where: \.isEmpty) else {
+                throw UsageError(description: "--agent-hears takes 'all' or NAME,NAME,...", command: "record")
+            }
+            o.hears = names
+        }
+        if let send {
+            guard send.hasPrefix("rtp://"), let address = ListenAddress(String(send.dropFirst(6))), address.port > 0
+            else {
+                throw UsageError(
+                    description: "--agent-send '\(send)' must be rtp://HOST:PORT with a numeric address "
+                        + "(e.g. rtp://127.0.0.1:5004)", command: "record")
+            }
+            o.send = address
+        }
+        if let model { o.model = model }
+        if let url {
+            guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else {
+                throw UsageError(description: "--agent-url '\(url)' must be a ws:// or wss:// URL", command: "record")
+            }
+            o.url = url
+        }
+        if let threshold {
+            guard let value = Double(threshold), (0...1).contains(value) else {
+                throw UsageError(description: "--agent-vad-threshold must be 0...1, not '\(threshold)'", command: "record")
+            }
+            o.vadThreshold = value
+        }
+        if let silence {
+            guard let value = Int(silence), (100...5_000).contains(value) else {
+                throw UsageError(
+                    description: "--agent-vad-silence-ms must be 100...5000, not '\(silence)'", command: "record")
+            }
+            o.vadSilenceMilliseconds = value
+        }
+        if let transcription { o.transcriptionModel = transcription == "none" ? nil : transcription }
+        if let chunk {
+            guard let value = Int(chunk), (20...100).contains(value) else {
+                throw UsageError(description: "--agent-chunk-ms must be 20...100, not '\(chunk)'", command: "record")
+            }
+            o.chunkMilliseconds = value
+        }
+        return o
+    }
+
+    /// True when the agent should hear a track of this name.
+    func hears(_ name: String) -> Bool { hears?.contains(name) ?? true }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import RoomTap
+import Synchronization
+
+/// The agent of a recorded room (`record --agent`): a ``RealtimeAgent`` whose voice is the track
+/// `agent` (recorded to agent.wav, mixed, played, sent as RTP with --agent-send) and who hears a
+/// mix-minus of the chosen human tracks after their controls, never itself. Transcripts go to
+/// transcript.jsonl. Whatever happens to the agent's connection, the room records on untouched.
+///
+/// Thread: created and attached on the recorder's main thread; `trackAdded` on whichever thread
+/// adds a track (the room's add-track handler); `handle` on the control server's thread.
+final class RoomAgent: Sendable {
+    let options: AgentOptions
+    let agent: RealtimeAgent
+    let transcript: TranscriptWriter
+    private let tracks = Mutex<AgentTracks?>(nil)
+    private let sender: RTPOpusSender?
+
+    /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
+    init(options: AgentOptions, transcriptPath: String, environment: [String: String]) throws {
+        guard let key = environment["OPENAI_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw RuntimeError(
+                description: "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or "
+                    + "written anywhere)")
+        }
+        self.options = options
+        do {
+            sender = try options.send.map { try RTPOpusSender(destination: $0) }
+        } catch { throw RuntimeError(description: "\(error)") }
+        do {
+            transcript = try TranscriptWriter(path: transcriptPath)
+        } catch { throw RuntimeError(description: "\(error)") }
+        let settings = RealtimeSessionSettings(
+            model: options.model, instructions: options.instructions, voice: options.voice,
+            vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
+            transcriptionModel: options.transcriptionModel)
+        let configuration = RealtimeAgentConfiguration(
+            apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
+            transcript: transcript, log: { line in CommandDispatch.printWarning("agent: \(line)") })
+        do {
+            agent = try RealtimeAgent(configuration: configuration)
+        } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
+    }
+
+    /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
+    func attach(to room: Room, humans: [AudioTrack]) {
+        let heard = humans.filter { !$0.isDerived && options.hears($0.name) }
+        tracks.withLock { $0 = agent.attach(to: room, hearing: heard) }
+    }
+
+    /// True for the tracks the agent itself added (its voice, its mix-minus).
+    func owns(_ track: AudioTrack) -> Bool {
+        track.source === agent.voice || tracks.withLock { $0?.hears === track }
+            || (track.isDerived && track.name == "agent-hears")
+    }
+
+    /// A track joined the room (a live participant, the microphone): the agent hears it if chosen.
+    /// The voice track gets the RTP sender.
+    func trackAdded(_ track: AudioTrack) {
+        if track.source === agent.voice {
+            if let sender { track.addSink(sender, tap: .heard) }
+            return
+        }
+        guard !track.isDerived, !owns(track), let hears = tracks.withLock({ $0?.hears }) else { return }
+        guard options.hears(track.name) else { return }
+        track.addSink(agent.speakers.sink(name: track.name))
+        (hears.source as? Mixer)?.addInput(track)
+    }
+
+    func start() { agent.start() }
+
+    /// Ends the session, flushes the RTP sender and the transcript. Idempotent.
+    func stop() {
+        agent.stop()
+        try? sender?.close()
+        transcript.close()
+    }
+
+    /// `roomtap agent say|instructions|mute|unmute` (control socket).
+    func handle(_ request: ControlRequest) -> ControlResponse {
+        do throws(ControlFailure) {
+            switch try request.choice("action", ["say", "instructions", "mute", "unmute"]) {
+            case "say":
+                let text = try request.string("text")
+                agent.say(text)
+                return .ok(.object(["message": .string("the agent will answer: \(text)")]))
+            case "instructions":
+                agent.setInstructions(try request.string("text"))
+                return .ok(.object(["message": .string("instructions changed")]))
+            case "mute":
+                agent.setListening(false)
+                return .ok(.object(["message": .string("the agent no longer hears the room (session kept)")]))
+            case "unmute":
+                agent.setListening(true)
+                return .ok(.object(["message": .string("the agent hears the room again")]))
+            default:
+                return .failure(.badRequest, "'agent' needs \"action\": say, instructions, mute or unmute")
+            }
+        } catch { return .failure(error) }
+    }
+
+    /// For room.json (never the key).
+    struct Report: Codable {
+        var model: String
+        var voice: String
+        var url: String
+        var instructionsFile: String?
+        var hears: [String]
+        var sendTo: String?
+        var rtpPacketsSent: Int?
+        var transcriptLines: Int
+        var statistics: RealtimeAgentStatistics
+    }
+
+    var report: Report {
+        let hears = (tracks.withLock { $0?.hears.source } as? Mixer)?.inputs.map(\.name) ?? []
+        return Report(
+            model: options.model, voice: options.voice, url: agent.configuration.url,
+            instructionsFile: options.instructionsFile, hears: hears, sendTo: options.send?.description,
+            rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount, statistics: agent.statistics)
+    }
+}
