@@ -10,6 +10,7 @@
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
 // length inspect announced, finishes on the right frame, and a frame is silent only outside the
 // file's span.
+import RoomTapAgent
 import RoomTapCore
 import RoomTapIngest
 import RoomTapRTP
@@ -27,6 +28,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
+    RealtimeEventFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // The first byte picks the output channels and the offset, so both paths are fuzzed.
