@@ -1,6 +1,6 @@
 import CSoxr
 
-/// A streaming mono Int16 sample-rate converter on libsoxr (medium quality: 16-bit, linear phase, no dither; about 20 ms of filter delay):
+/// A streaming mono Int16 sample-rate converter on libsoxr (medium quality: 16-bit, linear phase, no dither; about 20–30 ms held back by the filter):
 /// 48 kHz room audio to the 24 kHz the Realtime API takes, and its 24 kHz replies back to 48 kHz.
 ///
 /// libsoxr compensates its own filter delay: the output stream is aligned with the input stream,

@@ -19,7 +19,8 @@ final class RealtimeConnection: Sendable {
         url: String, apiKey: String, onText: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable (_ code: Int, _ reason: String) -> Void
     ) {
-        let configuration = WebSocketConfiguration(url: url, headers: ["Authorization": "Bearer \(apiKey)"])
+        let configuration = WebSocketConfiguration(
+            url: url, headers: [WebSocketHeader(name: "Authorization", value: "Bearer \(apiKey)")])
         client = WebSocketClient(configuration: configuration) { event in
             switch event {
             case .text(let text): onText(text)
@@ -32,9 +33,10 @@ final class RealtimeConnection: Sendable {
     /// Opens the connection (blocks until the upgrade is done or failed).
     func connect(redacting apiKey: String) throws(ConnectError) {
         do { try client.connect() } catch {
-            let text = String(describing: error).replacingOccurrences(of: apiKey, with: "<redacted>")
-            for status in [401, 403] where text.contains(String(status)) { throw .unauthorized(status: status) }
-            throw .failed(text)
+            if case .httpStatus(let status) = error.kind, status == 401 || status == 403 {
+                throw .unauthorized(status: status)
+            }
+            throw .failed(error.message.replacingOccurrences(of: apiKey, with: "<redacted>"))
         }
     }
 
@@ -42,5 +44,5 @@ final class RealtimeConnection: Sendable {
     func send(_ text: String) -> Bool { client.send(text: text) }
 
     /// Starts the close handshake with `code`. Idempotent.
-    func close(code: Int = 1000) { client.close(code: code, reason: "") }
+    func close(code: UInt16 = 1000) { client.close(code: code, reason: "") }
 }
