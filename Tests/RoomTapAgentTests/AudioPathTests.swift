@@ -87,6 +87,26 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         #expect(voice.roomSample(atPosition: 30_000) == 30_000)
     }
 
+    @Test func playbackWaitsForAPrebufferOrTheEndOfTheReply() {
+        let voice = AgentVoiceSource(seconds: 1, prebufferMilliseconds: 100)
+        let out = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 480)
+        defer { out.deallocate() }
+        _ = [Int16](repeating: 9, count: 2_400).withUnsafeBufferPointer { voice.push($0) }
+        #expect(voice.render(into: out, at: 0) == .silence, "50 ms queued: still gathering")
+        _ = [Int16](repeating: 9, count: 2_400).withUnsafeBufferPointer { voice.push($0) }
+        #expect(voice.render(into: out, at: 480) == .normal, "100 ms queued: plays")
+        for f in 2..<11 { _ = voice.render(into: out, at: Int64(f) * 480) }
+        #expect(voice.playPosition == 4_800)
+        #expect(voice.render(into: out, at: 5_280) == .silence, "ran dry")
+        _ = [Int16](repeating: 5, count: 1_000).withUnsafeBufferPointer { voice.push($0) }
+        #expect(voice.render(into: out, at: 5_760) == .silence, "after running dry it gathers again")
+        voice.markComplete()
+        #expect(voice.render(into: out, at: 6_240) == .normal, "the end of a reply plays at once")
+        #expect(out[0] == 5 && out[479] == 5)
+        #expect(voice.roomSample(atPosition: 4_800) == 6_240, "mapped to where it really played")
+        #expect(voice.roomSample(atPosition: 4_000) == 4_480, "the first sample played at room sample 480")
+    }
+
     @Test func aFlushStopsPlaybackWithinOneFrame() throws {
         let clock = RealTimeClock()
         let room = Room(clock: clock, endsWhenSourcesFinish: false)

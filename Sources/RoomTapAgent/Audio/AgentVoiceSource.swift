@@ -32,13 +32,21 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     private let anchorPositions: UnsafeMutablePointer<Int64>
     private let anchorRooms: UnsafeMutablePointer<Int64>
     private let anchorCount = Atomic<Int>(0)
+    private let complete = Atomic<Int64>(0)
+    /// Audio gathered before playback (re)starts, unless the writer marked it complete (48 kHz samples).
+    public let prebufferSamples: Int
     // Room clock's thread only:
     private var seenFlush: UInt64 = 0
     private var previousFull = false
+    private var playing = false
 
-    /// Allocates a ring of `seconds` of 48 kHz audio (default 5 minutes).
-    public init(seconds: Int = 300) {
+    /// Allocates a ring of `seconds` of 48 kHz audio (default 5 minutes). Playback starts (and
+    /// restarts after running dry) once `prebufferMilliseconds` are queued or the writer marked
+    /// what is queued complete (``markComplete()``), so a reply streamed at real-time pace plays
+    /// without gaps.
+    public init(seconds: Int = 300, prebufferMilliseconds: Int = 100) {
         capacity = max(1, seconds) * AudioFrame.sampleRate
+        prebufferSamples = max(0, prebufferMilliseconds) * 48
         ring = .allocate(capacity: capacity)
         ring.initialize(repeating: 0, count: capacity)
         anchorPositions = .allocate(capacity: Self.anchorCapacity)
@@ -87,6 +95,10 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
         return n
     }
 
+    /// Says that everything pushed so far may play without waiting for more (the end of a reply).
+    /// Writer only.
+    public func markComplete() { complete.store(write.load(ordering: .relaxed), ordering: .releasing) }
+
     /// Barge-in: drops everything queued. The clock side stops at its next tick; this waits for
     /// that (at most `timeoutMilliseconds`, for a clock that is not running) and returns the play
     /// position where playback stopped (samples really played are those before it). Writer only.
@@ -109,7 +121,7 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     public func roomSample(atPosition position: Int64) -> Int64 {
         let r = playPosition
         let next = lastRenderedRoomSample + Int64(AudioFrame.samplesPerChannel)
-        guard position < r else { return next + (position - r) }
+        guard position <= r else { return next + (position - r) }
         let count = anchorCount.load(ordering: .acquiring)
         var i = count - 1
         while i >= max(0, count - Self.anchorCapacity) {
@@ -132,8 +144,17 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
             flushApplied.store(request, ordering: .releasing)
             restarted = true
         }
-        let available = Int(write.load(ordering: .acquiring) - r)
+        let w = write.load(ordering: .acquiring)
+        var available = Int(w - r)
+        if !playing {
+            if available > 0 && (available >= prebufferSamples || complete.load(ordering: .acquiring) >= w) {
+                playing = true
+            } else {
+                available = 0
+            }
+        }
         let n = min(AudioFrame.samplesPerChannel, available)
+        if n < AudioFrame.samplesPerChannel { playing = false }
         let out = samples.baseAddress!
         if n > 0 {
             if restarted || !previousFull {

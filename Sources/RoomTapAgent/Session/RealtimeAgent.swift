@@ -400,6 +400,7 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
             if tail.isEmpty { break }
             voice.push(tail)
         }
+        voice.markComplete()
         s.voiceBase = voice.writePosition
         s.voiceInput = 0
     }
