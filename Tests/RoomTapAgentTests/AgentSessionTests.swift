@@ -57,7 +57,8 @@ import Testing
         }
         #expect(texts == ["What's for dinner?", "And dessert?"])
         let order = rig.server.events.map(\.type).filter { $0 == "conversation.item.create" || $0 == "response.create" }
-        #expect(order == ["conversation.item.create", "response.create", "conversation.item.create", "response.create"])
+        #expect(
+            order == ["conversation.item.create", "response.create", "conversation.item.create", "response.create"])
     }
 
     @Test func instructionsChangeLiveAndListeningPauses() throws {

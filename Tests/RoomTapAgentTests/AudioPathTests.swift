@@ -152,7 +152,9 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         writer.write(startSample: 48_000, endSample: 120_000, speaker: "alice+bob", text: "say \"cheese\"\n/ok")
         writer.close()
         let text = try String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8)
-        #expect(text == "{\"start\": 1.000, \"end\": 2.500, \"speaker\": \"alice+bob\", \"text\": \"say \\\"cheese\\\"\\n/ok\"}\n")
+        #expect(
+            text
+                == "{\"start\": 1.000, \"end\": 2.500, \"speaker\": \"alice+bob\", \"text\": \"say \\\"cheese\\\"\\n/ok\"}\n"
+        )
     }
 }
-

@@ -304,7 +304,8 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
 
     private func handle(_ text: String) {
         guard let event = RealtimeServerEvent.decode(text) else {
-            configuration.log("roomtap: agent: ignored a message that is not a Realtime event (\(text.utf8.count) bytes)")
+            configuration.log(
+                "roomtap: agent: ignored a message that is not a Realtime event (\(text.utf8.count) bytes)")
             return
         }
         var closeFatally: RealtimeConnection?
@@ -350,7 +351,8 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
                 } else if !transcript.isEmpty {
                     // A text-only item: no audio to place; written at the current room time.
                     let now = voice.roomSample(atPosition: voice.writePosition)
-                    configuration.transcript?.write(startSample: now, endSample: now, speaker: "agent", text: transcript)
+                    configuration.transcript?.write(
+                        startSample: now, endSample: now, speaker: "agent", text: transcript)
                     remember(&s, agent: true, transcript)
                 }
             case .inputTranscriptionCompleted(let itemID, let transcript):
@@ -468,7 +470,9 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
 
     private func remember(_ s: inout State, agent: Bool, _ text: String) {
         s.recent.append((agent, text))
-        if s.recent.count > configuration.contextLines { s.recent.removeFirst(s.recent.count - configuration.contextLines) }
+        if s.recent.count > configuration.contextLines {
+            s.recent.removeFirst(s.recent.count - configuration.contextLines)
+        }
     }
 }
 

@@ -51,7 +51,8 @@ public final class TranscriptWriter: Sendable {
     }
 
     private static func quote(_ s: String) -> String {
-        let data = try? JSONSerialization.data(withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        let data = try? JSONSerialization.data(
+            withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 

@@ -107,7 +107,9 @@ public final class FakeRealtimeServer: Sendable {
     /// Sends an event built from `object` (JSON-serialisable).
     @discardableResult
     public func send(object: [String: Any], connection index: Int? = nil) -> Bool {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return false }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            return false
+        }
         return send(String(decoding: data, as: UTF8.self), connection: index)
     }
 
@@ -160,7 +162,8 @@ public final class FakeRealtimeServer: Sendable {
         }
         guard let c = connection(nil) else { return responseID }
         let thread = Thread { [self] in
-            stream(pcm, on: c, responseID: responseID, itemID: itemID, transcript: transcript, chunkMs: chunkMs,
+            stream(
+                pcm, on: c, responseID: responseID, itemID: itemID, transcript: transcript, chunkMs: chunkMs,
                 paced: paced)
         }
         thread.name = "fake-realtime.reply"
@@ -183,7 +186,8 @@ public final class FakeRealtimeServer: Sendable {
             r.audio.append([])
         }
         connection.send(
-            text: #"{"type":"session.created","event_id":"event_1","session":{"type":"realtime","model":"gpt-realtime"}}"#
+            text:
+                #"{"type":"session.created","event_id":"event_1","session":{"type":"realtime","model":"gpt-realtime"}}"#
         )
     }
 
@@ -192,7 +196,9 @@ public final class FakeRealtimeServer: Sendable {
         let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
         let type = object["type"] as? String ?? ""
         var samples: [Int16] = []
-        if type == "input_audio_buffer.append", let b64 = object["audio"] as? String, let data = Data(base64Encoded: b64) {
+        if type == "input_audio_buffer.append", let b64 = object["audio"] as? String,
+            let data = Data(base64Encoded: b64)
+        {
             samples = data.withUnsafeBytes { raw in
                 (0..<(raw.count / 2)).map { Int16(bitPattern: UInt16(raw[2 * $0]) | UInt16(raw[2 * $0 + 1]) << 8) }
             }
