@@ -1,0 +1,130 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Blocking IPv4 loopback TCP for the test servers. Any thread.
+enum TestTCP {
+    /// Why a test server could not start.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A listening socket on 127.0.0.1:`port`.
+    static func listen(port: UInt16) throws(Failure) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = loopback(port: port)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(description: "cannot listen on 127.0.0.1:\(port): errno \(code)")
+        }
+        return fd
+    }
+
+    /// A connected socket to 127.0.0.1:`port`, or -1.
+    static func connect(port: UInt16) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if connected != 0 {
+            close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    /// Accepts one connection; -1 once the listener was shut down.
+    static func accept(_ listener: Int32) -> Int32 {
+        while true {
+            let fd = Glibc.accept(listener, nil, nil)
+            if fd >= 0 {
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return fd
+            }
+            if errno != EINTR { return -1 }
+        }
+    }
+
+    /// Writes all of `bytes`; false when the connection failed.
+    @discardableResult
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Reads what is there (blocking); empty at the end of the stream or on an error.
+    static func receive(_ fd: Int32, max: Int = 64 << 10) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+            if n > 0 { return Array(buffer[..<n]) }
+            if n < 0 && errno == EINTR { continue }
+            return []
+        }
+    }
+
+    /// The index of the first CR LF CR LF in `bytes`.
+    static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4)
+        where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    /// Starts a detached thread.
+    static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            Thread.current.name = name
+            body()
+        }
+        thread.start()
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
+
+/// Polls `condition` every 2 ms until it holds or `timeout` passed; whether it held.
+func testWait(timeout: Duration, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        usleep(2000)
+    }
+    return true
+}

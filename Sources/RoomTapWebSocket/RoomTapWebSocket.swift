@@ -1,1 +1,0 @@
-// RoomTapWebSocket: see docs/ARCHITECTURE.md.

@@ -1,0 +1,76 @@
+/// SHA-1 (FIPS 180-4, https://csrc.nist.gov/pubs/fips/180-4/upd1/final), only for the
+/// Sec-WebSocket-Accept value of the opening handshake (RFC 6455 section 4.2.2), where the hash
+/// is a fixed transform, not a security function. Tested against the openssl CLI.
+enum SHA1 {
+    /// The 20-byte digest of `message`.
+    static func digest(_ message: [UInt8]) -> [UInt8] {
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0
+        )
+        var padded = message
+        padded.append(0x80)
+        while padded.count % 64 != 56 { padded.append(0) }
+        let bitLength = UInt64(message.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) {
+            padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
+        var w = [UInt32](repeating: 0, count: 80)
+        for block in stride(from: 0, to: padded.count, by: 64) {
+            for i in 0..<16 {
+                let j = block + i * 4
+                w[i] =
+                    UInt32(padded[j]) << 24 | UInt32(padded[j + 1]) << 16 | UInt32(padded[j + 2]) << 8
+                    | UInt32(padded[j + 3])
+            }
+            for i in 16..<80 { w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1) }
+            var (a, b, c, d, e) = h
+            for i in 0..<80 {
+                let f: UInt32
+                let k: UInt32
+                switch i {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+                }
+                let t = rotl(a, 5) &+ f &+ e &+ k &+ w[i]
+                (e, d, c, b, a) = (d, c, rotl(b, 30), a, t)
+            }
+            h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        for word in [h.0, h.1, h.2, h.3, h.4] {
+            out += [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
+        }
+        return out
+    }
+
+    private static func rotl(_ x: UInt32, _ n: UInt32) -> UInt32 { x << n | x >> (32 - n) }
+}
+
+/// Base64 (RFC 4648 section 4) with padding.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = UInt32(bytes[i])
+            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
+            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+            let n = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(i + 1 < bytes.count ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[Int(n & 63)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import RoomTapWebSocket
+import Synchronization
+
+/// Collects a client's events for a test (onEvent runs on the loop thread).
+final class EventRecorder: Sendable {
+    private let events = Mutex<[WebSocketEvent]>([])
+    private let threads = Mutex<Set<String>>([])
+
+    var all: [WebSocketEvent] { events.withLock { $0 } }
+
+    /// The handler to give the client.
+    var handler: @Sendable (WebSocketEvent) -> Void {
+        { [self] event in
+            events.withLock { $0.append(event) }
+            let threadName =
+                (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            threads.withLock { _ = $0.insert(threadName) }
+        }
+    }
+
+    /// Names of the threads events were delivered on.
+    var threadNames: Set<String> { threads.withLock { $0 } }
+
+    /// Waits until `count` events arrived; the events so far.
+    func wait(count: Int, timeout: Duration = .seconds(5)) -> [WebSocketEvent] {
+        let deadline = ContinuousClock.now + timeout
+        while events.withLock({ $0.count }) < count && ContinuousClock.now < deadline { usleep(2000) }
+        return all
+    }
+
+    /// The `.closed` event, if it came.
+    var closed: (code: UInt16, reason: String)? {
+        for case .closed(let code, let reason) in all { return (code, reason) }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// Tests for RoomTapWebSocket live in this folder.
