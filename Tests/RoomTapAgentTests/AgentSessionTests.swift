@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapCore
 import RoomTapTestSupport
+import Synchronization
 import Testing
 
 @testable import RoomTapAgent
@@ -134,6 +135,33 @@ import Testing
         #expect(log.all.count == 1)
         #expect(log.all.first?.contains("OPENAI_API_KEY") == true)
         #expect(agent.statistics.state == "failed")
+    }
+
+    @Test func anUnreachableServerIsRetriedWithBackoffUntilItComes() throws {
+        let log = LogCapture()
+        let delays = Mutex<[Int]>([])
+        var configuration = RealtimeAgentConfiguration(
+            apiKey: AgentTestRig.key, url: "ws://127.0.0.1:28508/v1/realtime",
+            reconnectDelay: { attempt in
+                delays.withLock { $0.append(attempt) }
+                return 0.05
+            })
+        configuration.log = log.sink
+        let agent = try RealtimeAgent(configuration: configuration)
+        agent.start()
+        #expect(AgentTestRig.waitFor { log.all.count >= 2 })
+        let server = try FakeRealtimeServer(port: 28_508)
+        #expect(server.wait { $0.events(ofType: "session.update").count == 1 })
+        #expect(AgentTestRig.waitFor { agent.statistics.state == "connected" })
+        agent.stop()
+        server.stop()
+        #expect(log.all.first?.contains("cannot connect to 127.0.0.1:28508") == true, "\(log.all)")
+        #expect(!log.all.contains { $0.contains(AgentTestRig.key) })
+        let attempts = delays.withLock { $0 }
+        #expect(attempts.prefix(2) == [1, 2], "each failure backs off further: \(attempts)")
+        #expect(agent.statistics.reconnects == 0, "the first connection is not a reconnect")
+        #expect(agent.statistics.errors >= 2)
+        #expect(agent.statistics.state == "stopped")
     }
 
     @Test func errorEventsAreSurvivedUnlessFatal() throws {

@@ -60,7 +60,10 @@ final class AgentTestRig {
     }
 
     /// Waits until `condition` holds; false on timeout.
-    func wait(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    func wait(timeout: Double = 5, _ condition: () -> Bool) -> Bool { Self.waitFor(timeout: timeout, condition) }
+
+    /// Waits until `condition` holds; false on timeout.
+    static func waitFor(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() {
             if Date() > deadline { return false }

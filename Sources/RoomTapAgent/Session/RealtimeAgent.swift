@@ -42,6 +42,7 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
         var status = "idle"
         var failure: String?
         var connection: RealtimeConnection?
+        var connecting: RealtimeConnection?  // while `connect` blocks, so `stop` can cancel it
         var stopRequested = false
         var fatal = false
         var responseActive = false
@@ -114,7 +115,7 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
     public func stop() {
         let (wasStarted, connection) = state.withLock { s -> (Bool, RealtimeConnection?) in
             s.stopRequested = true
-            return (s.started, s.connection)
+            return (s.started, s.connection ?? s.connecting)
         }
         connection?.close(code: 1000)
         wake.signal()
@@ -200,11 +201,13 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
 
     private func supervise() {
         var attempt = 0
+        var everConnected = false
+        var delay = 0.0
         supervising: while true {
             if state.withLock({ $0.stopRequested || $0.fatal }) { break }
             if attempt > 0 {
                 state.withLock { $0.status = "reconnecting" }
-                _ = wake.wait(timeout: .now() + configuration.reconnectDelay(attempt))
+                _ = wake.wait(timeout: .now() + delay)
                 if state.withLock({ $0.stopRequested }) { break }
             }
             let life = ConnectionLife()
@@ -215,10 +218,16 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
                     life.close(code: code, reason: reason)
                     self?.wake.signal()
                 })
-            state.withLock { $0.status = attempt == 0 ? "connecting" : "reconnecting" }
+            let cancelled = state.withLock { s -> Bool in
+                s.status = everConnected || attempt > 0 ? "reconnecting" : "connecting"
+                s.connecting = connection
+                return s.stopRequested
+            }
+            if cancelled { break }
             do {
                 try connection.connect(redacting: configuration.apiKey)
             } catch {
+                if state.withLock({ $0.stopRequested }) { break supervising }
                 switch error {
                 case .unauthorized(let status):
                     fail(
@@ -228,13 +237,17 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
                 case .failed(let message):
                     errors.add(1, ordering: .relaxed)
                     attempt += 1
+                    delay = configuration.reconnectDelay(attempt)
                     configuration.log(
                         "roomtap: agent: cannot connect to \(Self.host(configuration.url)): \(message); retrying in "
-                            + String(format: "%.1f s", configuration.reconnectDelay(attempt)))
+                            + String(format: "%.1f s", delay))
                     continue supervising
                 }
             }
-            if attempt > 0 { reconnects.add(1, ordering: .relaxed) }
+            state.withLock { $0.connecting = nil }
+            if everConnected { reconnects.add(1, ordering: .relaxed) }
+            everConnected = true
+            let openedAt = ContinuousClock.now
             opened(connection)
             while !life.isClosed && !state.withLock({ $0.stopRequested || $0.fatal }) {
                 _ = wake.wait(timeout: .now() + .milliseconds(50))
@@ -254,7 +267,9 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
             let (code, reason) = life.closeReason
             configuration.log(
                 "roomtap: agent: connection closed (\(code)\(reason.isEmpty ? "" : " \(reason)")); reconnecting")
-            attempt = max(attempt, 0) + 1
+            // A session that lasted restarts the backoff; one closed at once keeps growing it.
+            attempt = ContinuousClock.now - openedAt > .seconds(30) ? 1 : attempt + 1
+            delay = configuration.reconnectDelay(attempt)
         }
         state.withLock { s in
             if s.failure == nil { s.status = "stopped" }
