@@ -59,8 +59,13 @@ import Testing
     }
 
     @Test func bargeInStopsPlaybackAndTruncatesToWhatWasPlayed() throws {
-        let rig = try AgentTestRig(port: 28_543, humans: [("alice", ConstantSource(0))])
-        rig.server.reply(pcm: sine24(frequency: 500, count: 72_000), itemID: "item_long", chunkMs: 100, paced: true)
+        let dir = try TemporaryDirectory()
+        let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
+        let rig = try AgentTestRig(port: 28_543, humans: [("alice", ConstantSource(0))]) { $0.transcript = writer }
+        let words = (1...30).map { "w\($0)" }.joined(separator: " ")
+        rig.server.reply(
+            pcm: sine24(frequency: 500, count: 72_000), itemID: "item_long", transcript: words, chunkMs: 100,
+            paced: true)
         #expect(rig.wait { rig.voice.contains { $0 != 0 } })
         Thread.sleep(forTimeInterval: 0.8)
         rig.server.speechStarted(audioStartMs: 1_000, itemID: "u1")
@@ -82,6 +87,16 @@ import Testing
         #expect(abs(Double(endMs) - playedMs) <= 10, "truncate says \(endMs) ms, played \(playedMs) ms")
         #expect(playedMs > 500 && playedMs < 2_500)
         #expect(rig.agent.statistics.bargeIns == 1)
+        writer.close()
+        let line = try #require(
+            (try JSONSerialization.jsonObject(
+                with: Data(String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8).utf8)))
+                as? [String: Any])
+        #expect(line["speaker"] as? String == "agent")
+        let text = try #require(line["text"] as? String)
+        #expect(text.hasPrefix("w1 w2") && text.count < words.count, "the interrupted reply's words so far: \(text)")
+        let lineEnd = try #require(line["end"] as? Double)
+        #expect(abs(lineEnd - Double(stop) / 48_000) < 0.002, "the line ends where playback stopped")
     }
 
     @Test func transcriptsAreAttributedToWhoTalked() throws {

@@ -56,6 +56,7 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
         var sessionSamples: Int64 = 0
         var lastChunkEnd: Int64 = -1
         var humanSpeech: [String: (start: Int64?, end: Int64?)] = [:]
+        var partialTranscripts: [String: String] = [:]  // agent item id → transcript deltas so far
         var recent: [(agent: Bool, text: String)] = []
         var started = false
     }
@@ -338,6 +339,7 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
                     closeFatally = s.connection
                 }
             case .speechStarted(let itemID, let ms):
+                if s.humanSpeech.count >= 256 { s.humanSpeech.removeAll() }  // no transcription: stay bounded
                 s.humanSpeech[itemID] = (roomSample(sessionMs: ms, s), nil)
                 bargeIn(&s)
             case .speechStopped(let itemID, let ms):
@@ -352,15 +354,26 @@ public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
                     configuration.log("roomtap: agent: response \(status)\(details.map { ": \($0)" } ?? "")")
                 }
                 if id == s.currentResponseID || id.isEmpty || s.currentResponseID.isEmpty { s.responseActive = false }
+                // An interrupted item gets no transcript.done: keep what the deltas said.
+                for i in s.items.indices where s.items[i].responseID == id && s.items[i].transcript == nil {
+                    s.items[i].transcript = s.partialTranscripts[s.items[i].id] ?? ""
+                }
+                s.partialTranscripts = s.partialTranscripts.filter { entry in
+                    s.items.contains { $0.id == entry.key && $0.responseID != id }
+                }
                 if let c = s.connection, !s.pendingSays.isEmpty { sendSay(s.pendingSays.removeFirst(), on: c, &s) }
             case .outputAudioDelta(let responseID, let itemID, let contentIndex, let pcm):
                 receiveAudio(responseID: responseID, itemID: itemID, contentIndex: contentIndex, pcm: pcm, &s)
             case .outputAudioDone(_, let itemID):
                 if let i = s.items.lastIndex(where: { $0.id == itemID }) { s.items[i].audioDone = true }
                 drainUpsampler(&s)
-            case .outputAudioTranscriptDelta:
-                break
+            case .outputAudioTranscriptDelta(let itemID, let delta):
+                if s.partialTranscripts.count >= 64 { s.partialTranscripts.removeAll() }
+                if s.partialTranscripts[itemID, default: ""].utf8.count < 65_536 {
+                    s.partialTranscripts[itemID, default: ""] += delta
+                }
             case .outputAudioTranscriptDone(let itemID, let transcript):
+                s.partialTranscripts[itemID] = nil
                 if let i = s.items.lastIndex(where: { $0.id == itemID }) {
                     s.items[i].transcript = transcript
                 } else if !transcript.isEmpty {

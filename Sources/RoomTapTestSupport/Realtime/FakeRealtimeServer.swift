@@ -148,7 +148,9 @@ public final class FakeRealtimeServer: Sendable {
     public func drop(connection index: Int? = nil) { connection(index)?.drop() }
 
     /// Streams `pcm` (24 kHz) as a response: `response.created`, `response.output_audio.delta`
-    /// chunks of `chunkMs`, `response.output_audio.done`, the transcript, `response.done`.
+    /// chunks of `chunkMs` (each followed by a `response.output_audio_transcript.delta` with the
+    /// transcript's words due by then), `response.output_audio.done`, the transcript's `.done`,
+    /// `response.done`.
     /// `paced`: one chunk per `chunkMs` of wall time; otherwise all at once. Returns at once (the
     /// reply runs on its own thread); a `response.cancel` from the client ends it early with status
     /// `cancelled`. Returns the response id.
@@ -239,6 +241,7 @@ public final class FakeRealtimeServer: Sendable {
         var cancelled = false
         let start = ContinuousClock.now
         var index = 0
+        var sentWords = 0
         while offset < pcm.count {
             if record.withLock({ $0.cancelled.contains("*") }) {
                 cancelled = true
@@ -255,6 +258,19 @@ public final class FakeRealtimeServer: Sendable {
                 "type": "response.output_audio.delta", "response_id": responseID, "item_id": itemID,
                 "output_index": 0, "content_index": 0, "delta": Data(bytes).base64EncodedString(),
             ])
+            if let transcript {
+                // The transcript streams with the audio: the words due by the end of this chunk.
+                let words = transcript.split(separator: " ", omittingEmptySubsequences: false)
+                let due = (words.count * end + pcm.count - 1) / max(1, pcm.count)
+                if due > sentWords {
+                    let piece = (sentWords > 0 ? " " : "") + words[sentWords..<due].joined(separator: " ")
+                    send([
+                        "type": "response.output_audio_transcript.delta", "response_id": responseID,
+                        "item_id": itemID, "delta": piece,
+                    ])
+                    sentWords = due
+                }
+            }
             offset = end
             index += 1
             if paced {
