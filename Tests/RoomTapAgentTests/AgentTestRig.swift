@@ -39,10 +39,8 @@ final class AgentTestRig {
         let room = Room(clock: RealTimeClock(), endsWhenSourcesFinish: false)
         self.room = room
         self.humans = humans.map { room.addTrack(name: $0.0, source: $0.1) }
-        voiceTrack = room.addTrack(name: "agent", source: agent.voice)
+        voiceTrack = agent.attach(to: room, hearing: self.humans).voice
         voiceTrack.addSink(voiceSink)
-        room.addMix(name: "agent-hears", inputs: self.humans).addSink(agent.listenSink)
-        for track in self.humans { track.addSink(agent.speakers.sink(name: track.name)) }
         agent.start()
         if startRoomAfterConnect {
             _ = self.server.wait { $0.events(ofType: "session.update").count >= 1 }
