@@ -5,10 +5,16 @@ import Synchronization
 /// An OpenAI Realtime voice agent in the room: hears a track (through ``listenSink``), speaks a
 /// track (``voice``), writes what was said to the transcript, and survives its connection.
 ///
-/// Attach: `room.addTrack(name: "agent", source: agent.voice)`; a mix-minus of the humans it
-/// hears with ``listenSink`` attached; every human track with `agent.speakers.sink(name:)`; then
-/// ``start()``. ``stop()`` at the end. The room never waits for the agent: with no connection the
-/// voice track renders silence and the heard audio is dropped.
+/// Attach with ``attach(to:hearing:voiceName:hearsName:)`` (the voice track, a mix-minus of the
+/// humans it hears with ``listenSink`` on it, a ``speakers`` sink on every human track), then
+/// ``start()``; ``stop()`` at the end. The room never waits for the agent: with no connection the
+/// voice track renders silence and the heard audio is dropped. The agent paces nothing itself:
+/// run the room on a ``RealTimeClock`` (a virtual clock would outrun the conversation).
+///
+/// Barge-in: on `input_audio_buffer.speech_started` while the voice track has reply audio queued
+/// or a response is active, the queue is flushed (the clock stops within one frame), a
+/// `conversation.item.truncate` says how much of the item was really played (in ms, clamped to
+/// what was received), and `response.cancel` goes out if a response is active.
 ///
 /// Threads: a supervisor thread (`roomtap.agent`) connects and reconnects; the WebSocket client's
 /// thread decodes server events (the "session thread": it pushes reply audio into the voice
