@@ -71,7 +71,7 @@ import Testing
         #expect(update["audio"] == nil, "only the instructions change")
         #expect(rig.server.wait { $0.events(ofType: "input_audio_buffer.append").count >= 3 })
         rig.agent.setListening(false)
-        Thread.sleep(forTimeInterval: 0.15)
+        Thread.sleep(forTimeInterval: 0.3)
         let paused = rig.server.events(ofType: "input_audio_buffer.append").count
         Thread.sleep(forTimeInterval: 0.3)
         #expect(rig.server.events(ofType: "input_audio_buffer.append").count == paused, "nothing sent while muted")
