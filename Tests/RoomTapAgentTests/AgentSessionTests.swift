@@ -82,13 +82,16 @@ import Testing
     }
 
     @Test func closeAndDropReconnectAndResendTheSessionWithContext() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
         let rig = try AgentTestRig(port: 28_504, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))]) {
             $0.session.instructions = "Be brief."
+            $0.transcript = writer
         }
         rig.server.speechStarted(audioStartMs: 0, itemID: "u1")
         rig.server.speechStopped(audioEndMs: 100, itemID: "u1")
         rig.server.transcriptionCompleted(itemID: "u1", transcript: "remember the soup")
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(rig.wait { writer.lineCount == 1 })
         rig.server.sendError(code: "session_expired", message: "Your session hit the maximum duration of 60 minutes.")
         rig.server.close(code: 1001, reason: "session expired")
         #expect(rig.server.wait { $0.connectionCount == 2 && $0.events(ofType: "session.update").count == 2 })
