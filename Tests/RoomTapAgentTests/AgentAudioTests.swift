@@ -1,9 +1,9 @@
 import Foundation
+import RoomTapAgent
 import RoomTapCore
 import RoomTapTestSupport
 import Testing
 
-@testable import RoomTapAgent
 
 /// What the agent hears and says, end to end through a live room and a local Realtime stand-in:
 /// the heard mix-minus at 24 kHz, replies on the voice track at the right room time, barge-in,

@@ -1,10 +1,10 @@
 import Foundation
+import RoomTapAgent
 import RoomTapCore
 import RoomTapTestSupport
 import Synchronization
 import Testing
 
-@testable import RoomTapAgent
 
 /// The agent's session against a local Realtime stand-in: what it sends, how it talks back, how
 /// it survives its connection. Real rooms on the real-time clock; ports 28500–28539.

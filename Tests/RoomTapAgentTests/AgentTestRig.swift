@@ -1,10 +1,10 @@
 import Foundation
+import RoomTapAgent
 import RoomTapCore
 import RoomTapTestSupport
 import Synchronization
 import Testing
 
-@testable import RoomTapAgent
 
 /// Captures the agent's log lines.
 final class LogCapture: Sendable {
@@ -44,7 +44,7 @@ final class AgentTestRig {
         agent.start()
         if startRoomAfterConnect {
             _ = self.server.wait { $0.events(ofType: "session.update").count >= 1 }
-            _ = wait { self.agent.wantsAudio }
+            _ = wait { self.agent.statistics.state == "connected" }
         }
         room.start()
     }

@@ -1,19 +1,44 @@
 import Foundation
+import RoomTapAgent
 import RoomTapCore
 import RoomTapTestSupport
 import Synchronization
 import Testing
 
-@testable import RoomTapAgent
 
-/// Collects what a listen sink hands over.
+/// Collects what a listen sink hands over; can refuse audio for a range of frames (by the count
+/// of `wantsAudio` questions: one per frame) and stall once, to overflow the sink's queue.
 final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
-    private let store = Mutex<(chunks: [(room: Int64, samples: [Int16])], wants: Bool)>(([], true))
-    var wantsAudio: Bool { store.withLock { $0.wants } }
-    func setWants(_ on: Bool) { store.withLock { $0.wants = on } }
-    func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64) {
-        store.withLock { $0.chunks.append((roomSample, Array(chunk))) }
+    private struct Store {
+        var chunks: [(room: Int64, samples: [Int16])] = []
+        var questions = 0
+        var stalled = false
     }
+    private let store = Mutex(Store())
+    private let refuse: Range<Int>
+    private let stallSeconds: Double
+
+    init(refuse: Range<Int> = 0..<0, stallSeconds: Double = 0) {
+        self.refuse = refuse
+        self.stallSeconds = stallSeconds
+    }
+
+    var wantsAudio: Bool {
+        store.withLock { s in
+            defer { s.questions += 1 }
+            return !refuse.contains(s.questions)
+        }
+    }
+
+    func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64) {
+        let stall = store.withLock { s -> Bool in
+            s.chunks.append((roomSample, Array(chunk)))
+            defer { s.stalled = true }
+            return !s.stalled && stallSeconds > 0
+        }
+        if stall { Thread.sleep(forTimeInterval: stallSeconds) }
+    }
+
     var chunks: [(room: Int64, samples: [Int16])] { store.withLock { $0.chunks } }
 }
 
@@ -43,26 +68,46 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         #expect(worst < 30, "24 kHz stream differs from the room by \(worst)")
     }
 
-    @Test func aPauseOrAGapRestartsTheChunksAtTheRightRoomTime() throws {
-        let collector = ChunkCollector()
-        let consumer = try ListenConsumer(input: collector, chunkSamples: 480)
-        let buffer = FrameBuffer(channels: 1)
-        for i in 0..<480 { buffer.samples[i] = Int16(i * 10) }
-        buffer.status = .normal
-        for index in 0..<120 where index < 100 || index >= 110 {  // frames 100..<110 lost (queue overflow)
-            collector.setWants(index < 50 || index >= 80)
-            buffer.roomSample = Int64(index) * 480
-            try consumer.consume(buffer.frame)
-        }
-        try consumer.finish()
+    @Test func aPauseRestartsTheChunksAtTheRightRoomTime() throws {
+        let collector = ChunkCollector(refuse: 50..<80)
+        let sink = try AgentListenSink(input: collector, chunkMilliseconds: 20)
+        let room = Room(clock: VirtualClock())
+        room.addTrack(name: "alice", source: SineSource(frequency: 200, amplitude: 5_000, length: 120 * 480))
+            .addSink(sink)
+        room.run()
+        sink.close()
         let starts = collector.chunks.map(\.room)
+        #expect(sink.droppedFrames == 0)
         #expect(starts.first == 0)
         #expect(starts.contains(80 * 480), "a chunk starts where listening resumed: \(starts)")
-        #expect(starts.contains(110 * 480), "a chunk starts after the gap: \(starts)")
         #expect(!starts.contains { $0 >= 50 * 480 && $0 < 80 * 480 }, "nothing heard while paused")
         for (a, b) in zip(collector.chunks, collector.chunks.dropFirst()) {
             #expect(b.room >= a.room + 2 * Int64(a.samples.count), "chunks never overlap in room time")
         }
+    }
+
+    @Test func anOverflowingQueueDropsFramesAndTheChunksSayWhereAudioResumes() throws {
+        let collector = ChunkCollector(stallSeconds: 0.3)
+        let sink = try AgentListenSink(input: collector, chunkMilliseconds: 20, capacityFrames: 16)
+        let room = Room(clock: VirtualClock())
+        room.addTrack(name: "alice", source: SineSource(frequency: 200, amplitude: 5_000, length: 3_000 * 480))
+            .addSink(sink)
+        room.run()
+        sink.close()
+        #expect(sink.droppedFrames > 0, "the stalled listener made the queue overflow")
+        let chunks = collector.chunks
+        var jumps = 0
+        for (a, b) in zip(chunks, chunks.dropFirst()) {
+            let end = a.room + 2 * Int64(a.samples.count)
+            #expect(b.room >= end, "chunks never overlap in room time")
+            if b.room != end {
+                jumps += 1
+                #expect(b.room % 480 == 0, "audio resumes at a frame the room rendered")
+            }
+        }
+        #expect(jumps >= 1)
+        let heard = chunks.reduce(0) { $0 + $1.samples.count }
+        #expect(heard <= (3_000 - sink.droppedFrames) * 240, "dropped frames are not invented")
     }
 
     @Test func replyAudioPlaysOutOnTheRoomTimelineAndCountsOverflow() {

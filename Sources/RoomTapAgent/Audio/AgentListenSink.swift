@@ -1,12 +1,14 @@
 public import RoomTapCore
 
-/// Where the listen thread hands 24 kHz chunks (the agent's session).
+/// Where an ``AgentListenSink`` hands its 24 kHz chunks (the agent's session, or a benchmark).
 ///
-/// Thread: both members are called on the listen sink's own thread.
-protocol AgentAudioInput: AnyObject, Sendable {
-    /// False while the agent is not listening or has no session: frames are dropped unheard.
+/// Thread: both members are called on the listen sink's own thread, never the room clock's.
+public protocol AgentAudioInput: AnyObject, Sendable {
+    /// False while nobody wants the audio (not listening, no session): frames are dropped unheard
+    /// and the converter restarts when audio is wanted again. Asked once per frame.
     var wantsAudio: Bool { get }
     /// One chunk of 24 kHz mono PCM whose first sample is at room sample `roomSample` (48 kHz).
+    /// The samples are valid only during the call.
     func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64)
 }
 
@@ -25,7 +27,9 @@ public final class AgentListenSink: AudioTrackSink, @unchecked Sendable {
     public let chunkMilliseconds: Int
     private let queued: QueuedSink
 
-    init(input: any AgentAudioInput, chunkMilliseconds: Int, capacityFrames: Int = 256) throws {
+    /// A sink handing chunks of `chunkMilliseconds` (clamped to 20–100) to `input`, with a queue of
+    /// `capacityFrames` 10 ms frames. Throws only if libsoxr cannot be set up.
+    public init(input: any AgentAudioInput, chunkMilliseconds: Int = 40, capacityFrames: Int = 256) throws {
         let ms = max(20, min(100, chunkMilliseconds))
         self.chunkMilliseconds = ms
         let consumer = try ListenConsumer(input: input, chunkSamples: ms * 24)

@@ -20,7 +20,7 @@ import Synchronization
 /// thread decodes server events (the "session thread": it pushes reply audio into the voice
 /// track); the listen sink's thread resamples and sends heard audio. Public members are safe from
 /// any thread except the room clock's.
-public final class RealtimeAgent: AgentAudioInput, @unchecked Sendable {
+public final class RealtimeAgent: @unchecked Sendable {
     /// The configuration given.
     public let configuration: RealtimeAgentConfiguration
     /// The agent's track source (48 kHz mono).
