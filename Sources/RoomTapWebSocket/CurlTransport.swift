@@ -144,8 +144,26 @@ final class CurlTransport {
             if detail.contains("CONNECT") || detail.lowercased().contains("proxy") {
                 return WebSocketError(.proxy, "the proxy for \(target) failed: \(detail)")
             }
-            return WebSocketError(.connect, "cannot connect to \(target): \(detail)")
+            return WebSocketError(
+                .connect, "cannot connect to \(target): \(detail)\(proxyNote(url: url, configuration: configuration))")
         }
+    }
+
+    /// " (through the proxy ...)" when one may be in use, naming no credentials, so a refused
+    /// proxy is not mistaken for a refused server.
+    private func proxyNote(url: WebSocketURL, configuration: WebSocketConfiguration) -> String {
+        if let proxy = configuration.proxy {
+            guard !proxy.isEmpty else { return "; is the server running?" }
+            let host = proxy.split(separator: "@").last.map(String.init) ?? proxy
+            return " (through the proxy \(host))"
+        }
+        let names =
+            url.secure
+            ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] : ["http_proxy", "all_proxy", "ALL_PROXY"]
+        if let name = names.first(where: { getenv($0).map { $0.pointee != 0 } ?? false }) {
+            return " (\(name) is set: the proxy may be the problem)"
+        }
+        return "; is the server running?"
     }
 }
 

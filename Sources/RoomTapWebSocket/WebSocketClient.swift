@@ -147,6 +147,17 @@ public final class WebSocketClient: Sendable {
         closedSignal.unlock()
     }
 
+    /// Whether `send` can queue messages now: connected, not closing, not closed. Any thread.
+    public var isOpen: Bool {
+        state.withLock { $0.phase == .open && $0.closeRequest == nil }
+    }
+
+    /// Bytes of messages in the outbox, not yet handed to the framing layer (at most
+    /// `outboxLimitBytes`); a sender may use it to pace itself. Any thread.
+    public var outboxBytes: Int {
+        state.withLock { $0.outboxBytes }
+    }
+
     private func enqueue(_ message: Outgoing) -> Bool {
         state.withLock { state in
             guard state.phase == .open, state.closeRequest == nil,

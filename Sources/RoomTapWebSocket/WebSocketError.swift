@@ -11,7 +11,8 @@ public struct WebSocketError: Error, CustomStringConvertible, Sendable, Equatabl
         case proxy
         /// The server answered the upgrade with this HTTP status instead of 101.
         case httpStatus(Int)
-        /// The server's 101 response broke RFC 6455 (missing or wrong Sec-WebSocket-Accept, ...).
+        /// The opening handshake failed: the server's 101 response broke RFC 6455 (missing or wrong
+        /// Sec-WebSocket-Accept, ...), or a configured header is not valid HTTP.
         case handshake
         /// `connectTimeout` passed.
         case timeout

@@ -48,6 +48,17 @@ final class WebSocketLoop: @unchecked Sendable {
         guard let url = WebSocketURL(configuration.url) else {
             throw WebSocketError(.badURL, "'\(configuration.url.prefix(80))' is not a ws:// or wss:// URL with a host")
         }
+        for header in configuration.headers {
+            let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            guard !header.name.isEmpty, header.name.allSatisfy({ tokenCharacters.contains($0) }) else {
+                throw WebSocketError(
+                    .handshake, "the header name '\(header.name.prefix(40))' is not a valid HTTP token")
+            }
+            guard !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                throw WebSocketError(
+                    .handshake, "the value of header '\(header.name)' contains a line break (not sent)")
+            }
+        }
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let transport = try CurlTransport.connect(to: url, configuration: configuration)
         let leftover = try Self.handshake(
@@ -64,24 +75,22 @@ final class WebSocketLoop: @unchecked Sendable {
 
     /// Releases everything without running (the client was closed while connecting).
     func discard() {
-        if let context { wslay_event_context_free(context) }
-        context = nil
-        transport = nil
         client.state.withLock { state in
+            state.phase = .closed
+            state.outbox = []
+            state.outboxBytes = 0
             state.wakeDescriptor = -1
             Glibc.close(wakeDescriptor)
         }
+        if let context { wslay_event_context_free(context) }
+        context = nil
+        transport = nil
     }
 
     /// The loop thread's body: runs until the connection ended, then delivers `.closed` once.
     func run() {
         let (code, reason) = runLoop()
         discard()
-        client.state.withLock { state in
-            state.phase = .closed
-            state.outbox = []
-            state.outboxBytes = 0
-        }
         client.onEvent(.closed(code: code, reason: reason))
         client.finished()
     }
@@ -304,7 +313,8 @@ final class WebSocketLoop: @unchecked Sendable {
     private func runLoop() -> (code: UInt16, reason: String) {
         guard let context, let socket = transport?.socket else { return (1006, "no connection") }
         let configuration = client.configuration
-        if !pending.isEmpty, wslay_event_recv(context) != 0 { return failure(context) }
+        // Frames that came with the 101 (in `pending` or in TLS buffers) before the first poll.
+        if wslay_event_recv(context) != 0 { return failure(context) }
         while true {
             takeOutgoing(context)
             let now = ContinuousClock.now
@@ -343,8 +353,9 @@ final class WebSocketLoop: @unchecked Sendable {
                 wakeAt = pingSentAt.map { $0 + configuration.pongTimeout } ?? lastReceive + interval
             }
             if let closeDeadline { wakeAt = wakeAt.map { min($0, closeDeadline) } ?? closeDeadline }
-            let timeout =
+            var timeout =
                 wakeAt.map { Int32(clamping: max(0, ContinuousClock.now.duration(to: $0).milliseconds)) } ?? -1
+            if hasWorkWithoutIO(context) { timeout = 0 }
             var events: Int16 = 0
             if wslay_event_want_read(context) != 0 { events |= Int16(POLLIN) }
             if wslay_event_want_write(context) != 0 { events |= Int16(POLLOUT) }
@@ -398,6 +409,20 @@ final class WebSocketLoop: @unchecked Sendable {
             }
         }
         if closeWaiting == nil, let closeRequest { closeWaiting = closeRequest }
+    }
+
+    /// Whether the next iteration can make progress without waiting for the socket: outbox
+    /// messages that fit into wslay's queue, or a close request whose queued data has gone out.
+    private func hasWorkWithoutIO(_ context: OpaquePointer) -> Bool {
+        if closeWaiting != nil && !closeQueued && wslay_event_get_queued_msg_count(context) == 0 { return true }
+        let room = Self.wslayQueueBytes - wslay_event_get_queued_msg_length(context)
+        let taken = closeWaiting != nil
+        let next = client.state.withLock { state -> Int? in
+            if state.closeRequest != nil && !taken { return 0 }
+            return state.outbox.first?.payload.count
+        }
+        guard let next else { return false }
+        return room == Self.wslayQueueBytes || next <= room
     }
 
     /// The end of the connection once the close handshake is complete, or nil while it is not.

@@ -2,10 +2,14 @@ import Foundation
 import RoomTapWebSocket
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Collects a client's events for a test (onEvent runs on the loop thread).
 final class EventRecorder: Sendable {
     private let events = Mutex<[WebSocketEvent]>([])
-    private let threads = Mutex<Set<String>>([])
+    private let threadList = Mutex<Set<UInt>>([])
 
     var all: [WebSocketEvent] { events.withLock { $0 } }
 
@@ -13,15 +17,13 @@ final class EventRecorder: Sendable {
     var handler: @Sendable (WebSocketEvent) -> Void {
         { [self] event in
             events.withLock { $0.append(event) }
-            let threadName =
-                (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            threads.withLock { _ = $0.insert(threadName) }
+            let thread = UInt(pthread_self())
+            threadList.withLock { _ = $0.insert(thread) }
         }
     }
 
-    /// Names of the threads events were delivered on.
-    var threadNames: Set<String> { threads.withLock { $0 } }
+    /// The threads (`pthread_self`) events were delivered on.
+    var threads: Set<UInt> { threadList.withLock { $0 } }
 
     /// Waits until `count` events arrived; the events so far.
     func wait(count: Int, timeout: Duration = .seconds(5)) -> [WebSocketEvent] {

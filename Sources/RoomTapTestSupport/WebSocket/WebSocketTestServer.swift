@@ -35,8 +35,13 @@ public final class WebSocketTestServer: Sendable {
         /// The status of the answer; anything but 101 refuses the upgrade with `body`.
         public var status: Int = 101
         public var body: String = ""
+        /// Decides per request: a status and body to refuse it with (such as 401 for a missing
+        /// `Authorization`), or nil to go on (with `status`). Runs on the connection's thread.
+        public var refuse: (@Sendable (WebSocketTestRequest) -> (status: Int, body: String)?)?
         /// Send this `Sec-WebSocket-Accept` instead of the right one.
         public var acceptOverride: String?
+        /// Wait this long before answering an upgrade request (to test the client's timeout).
+        public var responseDelay: Duration = .zero
         /// Messages sent in the same TCP write as the 101 response.
         public var messagesWithUpgrade: [WebSocketTestMessage] = []
         /// Echo every message back to the client.
@@ -88,6 +93,7 @@ public final class WebSocketTestServer: Sendable {
                 }
                 TestTCP.thread("ws-test.conn") { [self] in serve(fd) }
             }
+            close(listener)
         }
     }
 
@@ -98,8 +104,7 @@ public final class WebSocketTestServer: Sendable {
             return !stopped
         }
         guard first else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept; the accept thread closes it (no reuse race)
         for connection in connections { connection.drop() }
     }
 
@@ -140,10 +145,14 @@ public final class WebSocketTestServer: Sendable {
             close(fd)
             return
         }
-        guard options.status == 101 else {
-            let body = Array(options.body.utf8)
+        if options.responseDelay > .zero {
+            _ = testWait(timeout: options.responseDelay) { stopped.withLock { $0 } }
+        }
+        let refusal = options.refuse?(request) ?? (options.status == 101 ? nil : (options.status, options.body))
+        if let (status, text) = refusal {
+            let body = Array(text.utf8)
             let response =
-                "HTTP/1.1 \(options.status) \(Self.reasonPhrase(options.status))\r\nContent-Type: text/plain\r\n"
+                "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\nContent-Type: text/plain\r\n"
                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
             TestTCP.sendAll(fd, Array(response.utf8) + body)
             shutdown(fd, Int32(SHUT_WR))

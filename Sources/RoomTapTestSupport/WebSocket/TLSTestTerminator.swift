@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// TLS in front of a plain test server, for `wss://` tests: a self-signed certificate for
+/// `localhost` and `127.0.0.1` made with the `openssl` CLI, served by
+/// `socat OPENSSL-LISTEN:<port>,... TCP:127.0.0.1:<plainPort>` (both must be installed).
+/// Any thread; `stop` ends socat.
+public final class TLSTestTerminator: Sendable {
+    /// The TLS port.
+    public let port: UInt16
+    /// The PEM certificate (its own CA) to trust: `WebSocketConfiguration.caFile`.
+    public let certificateFile: String
+    private let directory: String
+    private let process: Process
+
+    /// Makes a key and certificate in a new temporary directory and starts socat; returns once
+    /// socat accepts connections (or throws after 5 s).
+    public init(port: UInt16, forwardingTo plainPort: UInt16) throws {
+        self.port = port
+        directory = NSTemporaryDirectory() + "roomtap-tls-\(getpid())-\(port)-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        certificateFile = directory + "/cert.pem"
+        let keyFile = directory + "/key.pem"
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", keyFile,
+            "-out", certificateFile, "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        guard openssl.terminationStatus == 0 else {
+            throw TestTCP.Failure(description: "openssl req failed with status \(openssl.terminationStatus)")
+        }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+        process.arguments = [
+            "OPENSSL-LISTEN:\(port),bind=127.0.0.1,cert=\(certificateFile),key=\(keyFile),verify=0,reuseaddr,fork",
+            "TCP:127.0.0.1:\(plainPort)",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let ready = testWait(timeout: .seconds(5)) {
+            let fd = TestTCP.connect(port: port)
+            guard fd >= 0 else { return false }
+            close(fd)
+            return true
+        }
+        guard ready else {
+            stop()
+            throw TestTCP.Failure(description: "socat did not start listening on \(port)")
+        }
+    }
+
+    /// Ends socat and removes the key and certificate. Idempotent.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)  // socat may ignore SIGTERM while it serves
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
