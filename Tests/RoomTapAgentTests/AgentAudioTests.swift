@@ -4,7 +4,6 @@ import RoomTapCore
 import RoomTapTestSupport
 import Testing
 
-
 /// What the agent hears and says, end to end through a live room and a local Realtime stand-in:
 /// the heard mix-minus at 24 kHz, replies on the voice track at the right room time, barge-in,
 /// transcripts. Ports 28540–28579.

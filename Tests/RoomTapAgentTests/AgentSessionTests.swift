@@ -5,7 +5,6 @@ import RoomTapTestSupport
 import Synchronization
 import Testing
 
-
 /// The agent's session against a local Realtime stand-in: what it sends, how it talks back, how
 /// it survives its connection. Real rooms on the real-time clock; ports 28500–28539.
 @Suite(.serialized) struct AgentSessionTests {

@@ -5,7 +5,6 @@ import RoomTapTestSupport
 import Synchronization
 import Testing
 
-
 /// Captures the agent's log lines.
 final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
