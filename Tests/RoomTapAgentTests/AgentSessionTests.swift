@@ -127,6 +127,18 @@ import Testing
         #expect(rig.voiceSink.statuses.allSatisfy { $0 == .silence })
     }
 
+    @Test func aWrongKeyIs401AndOneClearLine() throws {
+        let server = try FakeRealtimeServer(port: 28_509, expectedKey: "sk-the-right-one")
+        let rig = try AgentTestRig(
+            port: 28_509, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
+        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+        rig.finish()
+        #expect(rig.log.all.count == 1)
+        #expect(rig.log.all.first?.contains("HTTP 401") == true, "\(rig.log.all)")
+        #expect(rig.agent.statistics.failure?.contains("OPENAI_API_KEY") == true)
+        #expect(server.connectionCount == 0)
+    }
+
     @Test func aMissingKeyIsOneClearLine() throws {
         let log = LogCapture()
         var configuration = RealtimeAgentConfiguration(apiKey: "", url: "ws://127.0.0.1:28506/")

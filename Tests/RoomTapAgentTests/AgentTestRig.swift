@@ -29,7 +29,7 @@ final class AgentTestRig {
         port: UInt16, humans: [(String, any FrameSource)], server: FakeRealtimeServer? = nil,
         configure: (inout RealtimeAgentConfiguration) -> Void = { _ in }, startRoomAfterConnect: Bool = true
     ) throws {
-        let fake = try server ?? FakeRealtimeServer(port: port)
+        let fake = try server ?? FakeRealtimeServer(port: port, expectedKey: Self.key)
         self.server = fake
         var configuration = RealtimeAgentConfiguration(apiKey: Self.key, url: fake.url, reconnectDelay: { _ in 0.05 })
         configuration.log = log.sink

@@ -46,13 +46,21 @@ public final class FakeRealtimeServer: Sendable {
     private let record = Mutex(Record())
     private let autoReply: [Int16]?
 
-    /// Listens on 127.0.0.1:`port`.
-    public init(port: UInt16, refuseStatus: Int? = nil, autoReply: [Int16]? = nil) throws {
+    /// Listens on 127.0.0.1:`port`. `refuseStatus` refuses every upgrade with that status;
+    /// `expectedKey` refuses (401) an upgrade whose `Authorization` is not `Bearer <expectedKey>`.
+    public init(port: UInt16, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil) throws {
         self.autoReply = autoReply
         var options = WebSocketTestServer.Options()
+        let refusal =
+            #"{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key"}}"#
         if let refuseStatus {
             options.status = refuseStatus
-            options.body = #"{"error":{"type":"invalid_request_error","code":"invalid_api_key"}}"#
+            options.body = refusal
+        }
+        if let expectedKey {
+            options.refuse = { request in
+                request.header("Authorization") == "Bearer \(expectedKey)" ? nil : (401, refusal)
+            }
         }
         let box = Mutex<FakeRealtimeServer?>(nil)
         server = try WebSocketTestServer(
