@@ -11,6 +11,7 @@
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
 // length inspect announced, finishes on the right frame, and a frame is silent only outside the
 // file's span.
+import RoomTapAgent
 import RoomTapControl
 import RoomTapCore
 import RoomTapIngest
@@ -30,6 +31,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
+    RealtimeEventFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // The first byte picks the output channels and the offset, so both paths are fuzzed.

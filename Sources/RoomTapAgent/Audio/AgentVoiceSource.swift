@@ -1,0 +1,182 @@
+import Foundation
+public import RoomTapCore
+import Synchronization
+
+/// The agent's track: reply audio (48 kHz mono, already resampled) played out onto the room
+/// timeline 10 ms per tick, at the pace it was spoken; silence when nothing is queued.
+///
+/// The session thread pushes into a preallocated single-producer single-consumer ring (bounded;
+/// what does not fit is counted in ``overflowSamples``); the room clock reads it in ``render``.
+/// Positions are absolute sample counts since creation: ``writePosition`` (pushed) and
+/// ``playPosition`` (played out, or skipped by a flush). ``flush()`` (barge-in) makes the clock
+/// side skip everything queued at its next tick, so playback stops within one frame.
+///
+/// Thread: `render` and `isFinished` on the room clock's thread; `push`, `flush` and
+/// ``roomSample(atPosition:)`` on one writer thread (the agent's session); the counters anywhere.
+public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
+    public let channels = 1
+    /// Ring capacity in samples (48 kHz).
+    public let capacity: Int
+
+    private let ring: UnsafeMutablePointer<Int16>
+    private let write = Atomic<Int64>(0)
+    private let read = Atomic<Int64>(0)
+    private let flushTarget = Atomic<Int64>(0)
+    private let flushRequest = Atomic<UInt64>(0)
+    private let flushApplied = Atomic<UInt64>(0)
+    private let stoppedAt = Atomic<Int64>(0)
+    private let overflow = Atomic<Int64>(0)
+    private let lastRoomSample = Atomic<Int64>(-480)
+    // Anchors: (ring position, room sample) where playback (re)started after an underrun or flush.
+    private static let anchorCapacity = 1_024
+    private let anchorPositions: UnsafeMutablePointer<Int64>
+    private let anchorRooms: UnsafeMutablePointer<Int64>
+    private let anchorCount = Atomic<Int>(0)
+    private let complete = Atomic<Int64>(0)
+    /// Audio gathered before playback (re)starts, unless the writer marked it complete (48 kHz samples).
+    public let prebufferSamples: Int
+    // Room clock's thread only:
+    private var seenFlush: UInt64 = 0
+    private var previousFull = false
+    private var playing = false
+
+    /// Allocates a ring of `seconds` of 48 kHz audio (default 5 minutes). Playback starts (and
+    /// restarts after running dry) once `prebufferMilliseconds` are queued or the writer marked
+    /// what is queued complete (``markComplete()``), so a reply streamed at real-time pace plays
+    /// without gaps.
+    public init(seconds: Int = 300, prebufferMilliseconds: Int = 100) {
+        capacity = max(1, seconds) * AudioFrame.sampleRate
+        prebufferSamples = max(0, prebufferMilliseconds) * 48
+        ring = .allocate(capacity: capacity)
+        ring.initialize(repeating: 0, count: capacity)
+        anchorPositions = .allocate(capacity: Self.anchorCapacity)
+        anchorPositions.initialize(repeating: 0, count: Self.anchorCapacity)
+        anchorRooms = .allocate(capacity: Self.anchorCapacity)
+        anchorRooms.initialize(repeating: 0, count: Self.anchorCapacity)
+    }
+
+    deinit {
+        ring.deallocate()
+        anchorPositions.deallocate()
+        anchorRooms.deallocate()
+    }
+
+    /// Never keeps an offline room going by itself: finished whenever nothing is queued.
+    public var isFinished: Bool { write.load(ordering: .acquiring) <= read.load(ordering: .acquiring) }
+
+    /// Samples pushed so far (the ring position after the last pushed sample).
+    public var writePosition: Int64 { write.load(ordering: .acquiring) }
+    /// Samples played or flushed so far.
+    public var playPosition: Int64 { read.load(ordering: .acquiring) }
+    /// True while queued audio waits to be played.
+    public var isPlaying: Bool { writePosition > playPosition }
+    /// Samples that did not fit in the ring and were dropped.
+    public var overflowSamples: Int64 { overflow.load(ordering: .relaxed) }
+    /// Room sample of the last frame rendered (-480 before the first).
+    public var lastRenderedRoomSample: Int64 { lastRoomSample.load(ordering: .acquiring) }
+
+    /// Queues `samples` (48 kHz mono) after what is queued. Returns how many fit. Writer only; never
+    /// blocks, does not allocate.
+    @discardableResult
+    public func push(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        guard !samples.isEmpty, let src = samples.baseAddress else { return 0 }
+        let w = write.load(ordering: .relaxed)
+        let free = capacity - Int(w - read.load(ordering: .acquiring))
+        let n = min(free, samples.count)
+        if n < samples.count { overflow.add(Int64(samples.count - n), ordering: .relaxed) }
+        var done = 0
+        while done < n {
+            let slot = Int((w + Int64(done)) % Int64(capacity))
+            let run = min(n - done, capacity - slot)
+            (ring + slot).update(from: src + done, count: run)
+            done += run
+        }
+        write.store(w + Int64(n), ordering: .releasing)
+        return n
+    }
+
+    /// Says that everything pushed so far may play without waiting for more (the end of a reply).
+    /// Writer only.
+    public func markComplete() { complete.store(write.load(ordering: .relaxed), ordering: .releasing) }
+
+    /// Barge-in: drops everything queued. The clock side stops at its next tick; this waits for
+    /// that (at most `timeoutMilliseconds`, for a clock that is not running) and returns the play
+    /// position where playback stopped (samples really played are those before it). Writer only.
+    @discardableResult
+    public func flush(timeoutMilliseconds: Int = 50) -> Int64 {
+        let target = write.load(ordering: .relaxed)
+        flushTarget.store(target, ordering: .releasing)
+        let request = flushRequest.add(1, ordering: .acquiringAndReleasing).newValue
+        var waited = 0
+        while flushApplied.load(ordering: .acquiring) < request && waited < timeoutMilliseconds * 10 {
+            usleep(100)
+            waited += 1
+        }
+        if flushApplied.load(ordering: .acquiring) >= request { return stoppedAt.load(ordering: .acquiring) }
+        return read.load(ordering: .acquiring)
+    }
+
+    /// The room sample at which ring position `position` plays (played already: when it did;
+    /// queued: when it will if playback goes on without a gap). Writer side or any thread.
+    public func roomSample(atPosition position: Int64) -> Int64 {
+        let r = playPosition
+        let next = lastRenderedRoomSample + Int64(AudioFrame.samplesPerChannel)
+        guard position <= r else { return next + (position - r) }
+        let count = anchorCount.load(ordering: .acquiring)
+        var i = count - 1
+        while i >= max(0, count - Self.anchorCapacity) {
+            let slot = i % Self.anchorCapacity
+            if anchorPositions[slot] <= position { return anchorRooms[slot] + (position - anchorPositions[slot]) }
+            i -= 1
+        }
+        return next - (r - position)
+    }
+
+    public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        var r = read.load(ordering: .relaxed)
+        let request = flushRequest.load(ordering: .acquiring)
+        var restarted = false
+        if request != seenFlush {
+            seenFlush = request
+            stoppedAt.store(r, ordering: .releasing)
+            r = max(r, flushTarget.load(ordering: .acquiring))
+            read.store(r, ordering: .releasing)
+            flushApplied.store(request, ordering: .releasing)
+            restarted = true
+        }
+        let w = write.load(ordering: .acquiring)
+        var available = Int(w - r)
+        if !playing {
+            if available > 0 && (available >= prebufferSamples || complete.load(ordering: .acquiring) >= w) {
+                playing = true
+            } else {
+                available = 0
+            }
+        }
+        let n = min(AudioFrame.samplesPerChannel, available)
+        if n < AudioFrame.samplesPerChannel { playing = false }
+        let out = samples.baseAddress!
+        if n > 0 {
+            if restarted || !previousFull {
+                let slot = anchorCount.load(ordering: .relaxed)
+                anchorPositions[slot % Self.anchorCapacity] = r
+                anchorRooms[slot % Self.anchorCapacity] = roomSample
+                anchorCount.store(slot + 1, ordering: .releasing)
+            }
+            var done = 0
+            while done < n {
+                let slot = Int((r + Int64(done)) % Int64(capacity))
+                let run = min(n - done, capacity - slot)
+                (out + done).update(from: ring + slot, count: run)
+                done += run
+            }
+            read.store(r + Int64(n), ordering: .releasing)
+        }
+        if n < AudioFrame.samplesPerChannel {
+            (out + n).update(repeating: 0, count: AudioFrame.samplesPerChannel - n)
+        }
+        previousFull = n == AudioFrame.samplesPerChannel
+        lastRoomSample.store(roomSample, ordering: .releasing)
+        return n > 0 ? .normal : .silence
+    }
+}

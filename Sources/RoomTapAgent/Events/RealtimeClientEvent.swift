@@ -1,0 +1,71 @@
+import Foundation
+
+/// An event the agent sends to the Realtime API, in the GA shapes (../shared/realtime-api.md;
+/// https://platform.openai.com/docs/api-reference/realtime-client-events), encoded as one JSON
+/// text message. Audio appends have their own encoder, ``appendAudio(_:)``.
+///
+/// Thread: a value; encode anywhere.
+public enum RealtimeClientEvent: Sendable, Equatable {
+    /// `session.update` with the full settings.
+    case sessionUpdate(RealtimeSessionSettings)
+    /// `session.update` changing only the instructions (only fields sent are changed).
+    case updateInstructions(String)
+    /// `conversation.item.create`: a user message with `input_text` content.
+    case userMessage(String)
+    /// `conversation.item.create`: an assistant message with `output_text` content (context
+    /// replayed after a reconnect).
+    case assistantMessage(String)
+    /// `response.create` with the session's defaults.
+    case responseCreate
+    /// `response.cancel`.
+    case responseCancel
+    /// `conversation.item.truncate`: what of an assistant item was really heard.
+    case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
+
+    /// The JSON text of the event (keys sorted, so equal events encode to equal bytes).
+    public func json() -> String {
+        let object: [String: Any]
+        switch self {
+        case .sessionUpdate(let settings):
+            object = ["type": "session.update", "session": settings.sessionObject()]
+        case .updateInstructions(let text):
+            object = ["type": "session.update", "session": ["type": "realtime", "instructions": text]]
+        case .userMessage(let text):
+            object = Self.message(role: "user", contentType: "input_text", text: text)
+        case .assistantMessage(let text):
+            object = Self.message(role: "assistant", contentType: "output_text", text: text)
+        case .responseCreate:
+            object = ["type": "response.create"]
+        case .responseCancel:
+            object = ["type": "response.cancel"]
+        case .truncate(let itemID, let contentIndex, let audioEndMs):
+            object = [
+                "type": "conversation.item.truncate", "item_id": itemID, "content_index": contentIndex,
+                "audio_end_ms": audioEndMs,
+            ]
+        }
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func message(role: String, contentType: String, text: String) -> [String: Any] {
+        [
+            "type": "conversation.item.create",
+            "item": [
+                "type": "message", "role": role, "content": [["type": contentType, "text": text]],
+            ] as [String: Any],
+        ]
+    }
+
+    /// `input_audio_buffer.append` of `samples` (24 kHz mono PCM16, sent little-endian, base64).
+    /// Allocates the text; the agent's listen thread calls it, never the room clock.
+    public static func appendAudio(_ samples: UnsafeBufferPointer<Int16>) -> String {
+        var bytes = [UInt8](repeating: 0, count: samples.count * 2)
+        for (i, s) in samples.enumerated() {
+            let u = UInt16(bitPattern: s)
+            bytes[2 * i] = UInt8(truncatingIfNeeded: u)
+            bytes[2 * i + 1] = UInt8(truncatingIfNeeded: u >> 8)
+        }
+        return #"{"type":"input_audio_buffer.append","audio":""# + Data(bytes).base64EncodedString() + #""}"#
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// An event from the Realtime API (GA names; ../shared/realtime-api.md and
+/// https://platform.openai.com/docs/api-reference/realtime-server-events), decoded from one JSON
+/// text message. Types the agent does not act on decode as ``other(type:)``.
+///
+/// Thread: a value; decode anywhere (the agent decodes on its session thread).
+public enum RealtimeServerEvent: Sendable, Equatable {
+    /// `session.created`.
+    case sessionCreated
+    /// `session.updated`.
+    case sessionUpdated
+    /// `error`.
+    case error(RealtimeError)
+    /// `input_audio_buffer.speech_started`: `audioStartMs` into all audio appended this session.
+    case speechStarted(itemID: String, audioStartMs: Int)
+    /// `input_audio_buffer.speech_stopped`: `audioEndMs` into all audio appended this session.
+    case speechStopped(itemID: String, audioEndMs: Int)
+    /// `response.created`.
+    case responseCreated(responseID: String)
+    /// `response.done`, with the response's status (completed, cancelled, failed, incomplete) and
+    /// its `status_details` as JSON text, if any.
+    case responseDone(responseID: String, status: String, statusDetails: String?)
+    /// `response.output_audio.delta`: 24 kHz mono PCM decoded from base64 little-endian bytes.
+    case outputAudioDelta(responseID: String, itemID: String, contentIndex: Int, pcm: [Int16])
+    /// `response.output_audio.done`.
+    case outputAudioDone(responseID: String, itemID: String)
+    /// `response.output_audio_transcript.delta`.
+    case outputAudioTranscriptDelta(itemID: String, delta: String)
+    /// `response.output_audio_transcript.done`.
+    case outputAudioTranscriptDone(itemID: String, transcript: String)
+    /// `conversation.item.input_audio_transcription.completed`: what a human said.
+    case inputTranscriptionCompleted(itemID: String, transcript: String)
+    /// Any other event, by its `type`.
+    case other(type: String)
+
+    /// The largest message decoded (a 15 MiB append's worth); larger input is rejected.
+    public static let maxMessageBytes = 16 << 20
+
+    /// Decodes one message; nil when it is not a JSON object with a string `type` (or is too large).
+    /// Missing or mistyped fields decode as empty strings and zeros, never a crash.
+    public static func decode(_ text: String) -> RealtimeServerEvent? {
+        var text = text
+        return text.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Decodes one message from its UTF-8 bytes; see ``decode(_:)-swift.type.method``.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> RealtimeServerEvent? {
+        guard bytes.count >= 2, bytes.count <= maxMessageBytes, bytes.first == UInt8(ascii: "{") else { return nil }
+        let data = Data(bytes)
+        guard let object = (try? JSONSerialization.jsonObject(with: data, options: [])) as? [String: Any],
+            let type = object["type"] as? String
+        else { return nil }
+        let f = Fields(object)
+        switch type {
+        case "session.created": return .sessionCreated
+        case "session.updated": return .sessionUpdated
+        case "error":
+            let e = Fields(object["error"] as? [String: Any] ?? [:])
+            return .error(
+                RealtimeError(
+                    type: e.string("type"), code: e.optionalString("code"), message: e.string("message"),
+                    param: e.optionalString("param"), eventID: e.optionalString("event_id")))
+        case "input_audio_buffer.speech_started":
+            return .speechStarted(itemID: f.string("item_id"), audioStartMs: f.int("audio_start_ms"))
+        case "input_audio_buffer.speech_stopped":
+            return .speechStopped(itemID: f.string("item_id"), audioEndMs: f.int("audio_end_ms"))
+        case "response.created":
+            return .responseCreated(responseID: Fields(object["response"] as? [String: Any] ?? [:]).string("id"))
+        case "response.done":
+            let r = Fields(object["response"] as? [String: Any] ?? [:])
+            var details: String? = nil
+            if let d = r.object["status_details"], !(d is NSNull), JSONSerialization.isValidJSONObject(d),
+                let json = try? JSONSerialization.data(withJSONObject: d, options: [.sortedKeys])
+            {
+                details = String(decoding: json, as: UTF8.self)
+            }
+            return .responseDone(responseID: r.string("id"), status: r.string("status"), statusDetails: details)
+        case "response.output_audio.delta":
+            return .outputAudioDelta(
+                responseID: f.string("response_id"), itemID: f.string("item_id"),
+                contentIndex: f.int("content_index"), pcm: pcm(base64: f.string("delta")))
+        case "response.output_audio.done":
+            return .outputAudioDone(responseID: f.string("response_id"), itemID: f.string("item_id"))
+        case "response.output_audio_transcript.delta":
+            return .outputAudioTranscriptDelta(itemID: f.string("item_id"), delta: f.string("delta"))
+        case "response.output_audio_transcript.done":
+            return .outputAudioTranscriptDone(itemID: f.string("item_id"), transcript: f.string("transcript"))
+        case "conversation.item.input_audio_transcription.completed":
+            return .inputTranscriptionCompleted(itemID: f.string("item_id"), transcript: f.string("transcript"))
+        default:
+            return .other(type: type)
+        }
+    }
+
+    /// Little-endian PCM16 from base64 (an odd trailing byte is dropped; invalid base64 gives none).
+    static func pcm(base64: String) -> [Int16] {
+        guard let data = Data(base64Encoded: base64) else { return [] }
+        let count = data.count / 2
+        var out = [Int16](repeating: 0, count: count)
+        data.withUnsafeBytes { raw in
+            for i in 0..<count {
+                out[i] = Int16(bitPattern: UInt16(raw[2 * i]) | UInt16(raw[2 * i + 1]) << 8)
+            }
+        }
+        return out
+    }
+
+    /// Typed, forgiving access to a JSON object's fields.
+    private struct Fields {
+        let object: [String: Any]
+        init(_ object: [String: Any]) { self.object = object }
+        func optionalString(_ key: String) -> String? { object[key] as? String }
+        func string(_ key: String) -> String { optionalString(key) ?? "" }
+        func int(_ key: String) -> Int {
+            guard let n = object[key] as? NSNumber else { return 0 }
+            let d = n.doubleValue
+            guard d.isFinite, d >= -1e15, d <= 1e15 else { return 0 }
+            return Int(d)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// What the agent asks of a Realtime session: the fields of a GA `session.update`
+/// (`session.type` "realtime", audio in and out as `audio/pcm` at 24 kHz, server VAD, input
+/// transcription). See ../shared/realtime-api.md and
+/// https://platform.openai.com/docs/api-reference/realtime-client-events/session/update.
+///
+/// Thread: a value; use anywhere.
+public struct RealtimeSessionSettings: Sendable, Equatable {
+    /// The model (`gpt-realtime`); nil leaves it to the URL's `model` query.
+    public var model: String?
+    /// The system instructions.
+    public var instructions: String
+    /// The voice (alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin, cedar).
+    public var voice: String
+    /// Server VAD activation threshold, 0...1.
+    public var vadThreshold: Double
+    /// Audio kept before detected speech, in milliseconds.
+    public var vadPrefixPaddingMs: Int
+    /// Silence that ends a turn, in milliseconds.
+    public var vadSilenceDurationMs: Int
+    /// Input transcription model (`gpt-4o-mini-transcribe`); nil for no transcription.
+    public var transcriptionModel: String?
+    /// Input noise reduction (`far_field` for a room, `near_field`); nil for none.
+    public var noiseReduction: String?
+
+    /// Settings with the documented defaults.
+    public init(
+        model: String? = "gpt-realtime", instructions: String = "", voice: String = "marin", vadThreshold: Double = 0.5,
+        vadPrefixPaddingMs: Int = 300, vadSilenceDurationMs: Int = 500,
+        transcriptionModel: String? = "gpt-4o-mini-transcribe", noiseReduction: String? = "far_field"
+    ) {
+        self.model = model
+        self.instructions = instructions
+        self.voice = voice
+        self.vadThreshold = vadThreshold
+        self.vadPrefixPaddingMs = vadPrefixPaddingMs
+        self.vadSilenceDurationMs = vadSilenceDurationMs
+        self.transcriptionModel = transcriptionModel
+        self.noiseReduction = noiseReduction
+    }
+
+    /// The `session` object of a full `session.update`.
+    func sessionObject() -> [String: Any] {
+        let format: [String: Any] = ["type": "audio/pcm", "rate": 24_000]
+        var input: [String: Any] = [
+            "format": format,
+            "turn_detection": [
+                "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
+                "silence_duration_ms": vadSilenceDurationMs, "create_response": true, "interrupt_response": true,
+            ] as [String: Any],
+        ]
+        if let transcriptionModel { input["transcription"] = ["model": transcriptionModel] }
+        if let noiseReduction { input["noise_reduction"] = ["type": noiseReduction] }
+        var session: [String: Any] = [
+            "type": "realtime",
+            "output_modalities": ["audio"],
+            "instructions": instructions,
+            "audio": ["input": input, "output": ["format": format, "voice": voice] as [String: Any]] as [String: Any],
+        ]
+        if let model { session["model"] = model }
+        return session
+    }
+}

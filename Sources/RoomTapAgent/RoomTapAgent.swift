@@ -1,1 +1,0 @@
-// RoomTapAgent: see docs/ARCHITECTURE.md.

@@ -1,0 +1,61 @@
+import Foundation
+
+/// How the agent connects and behaves. The API key is kept out of every description, log line and
+/// file (``description`` redacts it).
+///
+/// Thread: a value; use anywhere.
+public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
+    /// The OpenAI endpoint for `model`.
+    public static func defaultURL(model: String) -> String { "wss://api.openai.com/v1/realtime?model=\(model)" }
+
+    /// The WebSocket URL (`wss://` or `ws://`, e.g. a local test server).
+    public var url: String
+    /// The API key (or an ephemeral client secret), sent only as `Authorization: Bearer`.
+    public var apiKey: String
+    /// What `session.update` asks for.
+    public var session: RealtimeSessionSettings
+    /// Audio per `input_audio_buffer.append`, in milliseconds (clamped to 20–100).
+    public var chunkMilliseconds: Int
+    /// Whether the agent hears the room from the start (``RealtimeAgent/setListening(_:)``).
+    public var listening: Bool
+    /// Reply audio the voice track can hold, in seconds.
+    public var voiceBufferSeconds: Int
+    /// Recent transcript lines replayed as context after a reconnect.
+    public var contextLines: Int
+    /// Seconds to wait before reconnect attempt `n` (1, 2, …): default 0.5 s doubling to 30 s.
+    public var reconnectDelay: @Sendable (_ attempt: Int) -> Double
+    /// Where transcript lines go (nil: none). The agent writes, the caller closes.
+    public var transcript: TranscriptWriter?
+    /// Log lines (one line each, no key, no audio); default standard error.
+    public var log: @Sendable (String) -> Void
+
+    /// A configuration; `url` defaults to the OpenAI endpoint for `session.model`.
+    public init(
+        apiKey: String, url: String? = nil, session: RealtimeSessionSettings = RealtimeSessionSettings(),
+        chunkMilliseconds: Int = 40, listening: Bool = true, voiceBufferSeconds: Int = 300, contextLines: Int = 20,
+        reconnectDelay: @escaping @Sendable (Int) -> Double = { min(30, 0.5 * Double(1 << min(max($0 - 1, 0), 6))) },
+        transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) {
+        self.apiKey = apiKey
+        self.url = url ?? Self.defaultURL(model: session.model ?? "gpt-realtime")
+        self.session = session
+        self.chunkMilliseconds = max(20, min(100, chunkMilliseconds))
+        self.listening = listening
+        self.voiceBufferSeconds = voiceBufferSeconds
+        self.contextLines = contextLines
+        self.reconnectDelay = reconnectDelay
+        self.transcript = transcript
+        self.log = log
+    }
+
+    public var description: String {
+        "agent url=\(url) model=\(session.model ?? "-") voice=\(session.voice) key=\(apiKey.isEmpty ? "none" : "<redacted>")"
+    }
+}
+
+/// Writes a line to standard error.
+public let standardErrorLog: @Sendable (String) -> Void = { line in
+    var text = line
+    text.append("\n")
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}

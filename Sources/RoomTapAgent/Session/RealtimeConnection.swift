@@ -1,0 +1,48 @@
+import RoomTapWebSocket
+
+/// The agent's one use of the WebSocket client: a connection to a Realtime endpoint with the
+/// `Authorization: Bearer` header, text events in, text events out.
+///
+/// Thread: `connect`, `send` and `close` from any thread; the callbacks on the client's thread.
+final class RealtimeConnection: Sendable {
+    /// Why a connection could not be made.
+    enum ConnectError: Error {
+        /// The server refused the credentials (HTTP 401/403 on the upgrade): do not retry.
+        case unauthorized(status: Int)
+        /// Anything else (DNS, TCP, TLS, a 5xx): retry with backoff. The message never holds the key.
+        case failed(String)
+    }
+
+    private let client: WebSocketClient
+
+    init(
+        url: String, apiKey: String, onText: @escaping @Sendable (String) -> Void,
+        onClose: @escaping @Sendable (_ code: Int, _ reason: String) -> Void
+    ) {
+        let configuration = WebSocketConfiguration(
+            url: url, headers: [WebSocketHeader(name: "Authorization", value: "Bearer \(apiKey)")])
+        client = WebSocketClient(configuration: configuration) { event in
+            switch event {
+            case .text(let text): onText(text)
+            case .binary: break
+            case .closed(let code, let reason): onClose(Int(code), reason)
+            }
+        }
+    }
+
+    /// Opens the connection (blocks until the upgrade is done or failed).
+    func connect(redacting apiKey: String) throws(ConnectError) {
+        do { try client.connect() } catch {
+            if case .httpStatus(let status) = error.kind, status == 401 || status == 403 {
+                throw .unauthorized(status: status)
+            }
+            throw .failed(error.message.replacingOccurrences(of: apiKey, with: "<redacted>"))
+        }
+    }
+
+    /// Queues one text message; false when the connection is closed.
+    func send(_ text: String) -> Bool { client.send(text: text) }
+
+    /// Starts the close handshake with `code`. Idempotent.
+    func close(code: UInt16 = 1000) { client.close(code: code, reason: "") }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// Writes `transcript.jsonl`: one JSON object per utterance and line,
+/// `{"start": 1.234, "end": 2.5, "speaker": "alice+bob", "text": "…"}`, times in seconds of room
+/// time (3 decimals), `speaker` `agent` or the human track name(s) joined with `+`.
+///
+/// Every line is written through at once (a `kill -9` loses no finished line).
+///
+/// Thread: safe from any thread (a lock orders the lines); never called on the room clock's.
+public final class TranscriptWriter: Sendable {
+    /// The file's path.
+    public let path: String
+    private let handle: Mutex<FileHandle?>
+    private let lines = Atomic<Int>(0)
+
+    /// Errors opening the file.
+    public struct OpenError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Creates (or truncates) the file at `path`.
+    public init(path: String) throws {
+        self.path = path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let h = FileHandle(forWritingAtPath: path)
+        else {
+            throw OpenError(description: "cannot create \(path): check that the directory exists and is writable")
+        }
+        handle = Mutex(h)
+    }
+
+    /// Lines written.
+    public var lineCount: Int { lines.load(ordering: .relaxed) }
+
+    /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()``.
+    public func write(startSample: Int64, endSample: Int64, speaker: String, text: String) {
+        let line = Self.line(startSample: startSample, endSample: endSample, speaker: speaker, text: text)
+        handle.withLock { h in
+            guard let h else { return }
+            h.write(Data(line.utf8))
+            lines.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// The JSON line (with its newline) for one utterance.
+    static func line(startSample: Int64, endSample: Int64, speaker: String, text: String) -> String {
+        let start = String(format: "%.3f", Double(max(0, startSample)) / 48_000)
+        let end = String(format: "%.3f", Double(max(startSample, endSample, 0)) / 48_000)
+        return "{\"start\": \(start), \"end\": \(end), \"speaker\": \(quote(speaker)), \"text\": \(quote(text))}\n"
+    }
+
+    private static func quote(_ s: String) -> String {
+        let data = try? JSONSerialization.data(
+            withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+    }
+
+    /// Closes the file. Idempotent.
+    public func close() {
+        handle.withLock { h in
+            try? h?.close()
+            h = nil
+        }
+    }
+}

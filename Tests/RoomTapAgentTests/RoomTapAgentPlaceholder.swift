@@ -1,1 +1,0 @@
-// Tests for RoomTapAgent live in this folder.
