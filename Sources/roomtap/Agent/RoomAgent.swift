@@ -45,7 +45,8 @@ final class RoomAgent: Sendable {
     /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
     func attach(to room: Room, humans: [AudioTrack]) {
         let heard = humans.filter { !$0.isDerived && options.hears($0.name) }
-        tracks.withLock { $0 = agent.attach(to: room, hearing: heard) }
+        let attached = agent.attach(to: room, hearing: heard)  // fires the add-track handler: no lock held
+        tracks.withLock { $0 = attached }
     }
 
     /// True for the tracks the agent itself added (its voice, its mix-minus).
