@@ -223,4 +223,36 @@ struct AgentCLITests {
             environment: environment())
         #expect(badVoice.status == 64 && badVoice.stderr.contains("not a Realtime voice"))
     }
+
+    @Test func theAgentsVoiceGoesBackIntoTheCallAsRTP() throws {
+        let server = try FakeRealtimeServer(port: 27_855, expectedKey: Self.key)
+        defer { server.stop() }
+        let out = try temporaryDirectory()
+        // The "call": another recorder listening where the agent's voice is sent.
+        let call = try CLIRunner.start(
+            ["record", "--listen", "127.0.0.1:27856", "--duration", "6", "--out", out.appendingPathComponent("call").path, "--quiet"],
+            environment: ["ROOMTAP_CONTROL": uniqueControlPath()])
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--agent",
+                "--agent-url", server.url, "--agent-send", "rtp://127.0.0.1:27856",
+                "--out", out.appendingPathComponent("room").path, "--quiet",
+            ], environment: environment())
+        #expect(server.wait(timeout: .seconds(10)) { $0.audio().count > 12_000 })
+        server.reply(pcm: tone(700, seconds: 1), itemID: "item_rtp", chunkMs: 100, paced: true)
+        #expect(recorder.wait(timeout: 30).status == 0)
+        #expect(call.wait(timeout: 30).status == 0)
+        let agent = try read(out.appendingPathComponent("room"), "agent.wav")
+        let received = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("call").path)
+            .filter { $0.hasPrefix("ssrc-") }
+        try #require(received.count == 1, "one RTP stream arrived: \(received)")
+        let heard = try read(out.appendingPathComponent("call"), received[0])
+        let spoken = try #require(agent.firstIndex { abs($0) > 500 })
+        let arrived = try #require(heard.firstIndex { abs($0) > 500 })
+        let match = bestCorrelation(
+            Array(agent[spoken..<(spoken + 40_000)]), Array(heard[arrived...].prefix(42_000)), lags: -400..<400)
+        #expect(match.value > 0.9, "the call hears the agent's voice (\(match.value))")
+        let report = try json(out.appendingPathComponent("room"))
+        #expect(((report["agent"] as? [String: Any])?["rtpPacketsSent"] as? Int ?? 0) >= 150, "20 ms packets for 4 s")
+    }
 }
