@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo test test-unit fuzz fuzz-smoke bench lint clean samples
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples
 
 all: build
 
@@ -35,6 +35,26 @@ demo: build
 	  --out out/demo --mix --force
 	$(ROOMTAP_RELEASE) timeline out/demo --force
 	@echo "room.json, WAVs and timeline.svg (who spoke when) in out/demo/"
+
+# The sample room with an agent on the OpenAI Realtime API (needs OPENAI_API_KEY; AGENT picks the
+# instructions in Samples/agents/, default echo: it repeats what it hears).
+AGENT ?= echo
+demo-agent: build
+	@if [ -z "$$OPENAI_API_KEY" ]; then \
+	  echo "make demo-agent needs an OpenAI API key with Realtime access: export OPENAI_API_KEY=sk-... and run it again."; \
+	  echo "It plays the sample room at real time (10.5 s) to an agent (Samples/agents/$(AGENT).txt) and writes"; \
+	  echo "out/demo-agent/: every speaker, agent.wav (its voice on the room timeline), mix.wav, transcript.jsonl."; \
+	  echo "No key? 'make test' runs the same path against a local stand-in for the Realtime API."; \
+	  exit 1; \
+	fi
+	$(ROOMTAP_RELEASE) record \
+	  --file alice=Samples/room/alice.opus \
+	  --file bob=Samples/room/bob.opus@2.5 \
+	  --file carol=Samples/room/carol.opus \
+	  --agent --agent-instructions Samples/agents/$(AGENT).txt --duration 20 \
+	  --out out/demo-agent --mix --force
+	$(ROOMTAP_RELEASE) timeline out/demo-agent --force
+	@echo "agent.wav, transcript.jsonl, mix.wav and timeline.svg in out/demo-agent/"
 
 # Everything: unit, integration (the real CLI) and a short fuzz run. Tests run on the optimised
 # build, the code users run (the no-allocation test of the 10 ms path is only meaningful there).

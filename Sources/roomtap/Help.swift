@@ -92,6 +92,32 @@ enum Help {
           --mic [DEVICE]  Capture an ALSA device (default: "default") as a live track.
           --mic-name NAME The microphone's track name (default: local).
 
+        AGENT OPTIONS (OpenAI Realtime API; see docs/AGENT.md):
+          --agent         Attach an agent: it hears the room's humans (a mix-minus, after their
+                          mute/volume/solo), answers by voice, and its voice is the track
+                          'agent' (agent.wav, the mix, playback). Needs OPENAI_API_KEY (never
+                          printed or written). The room then runs on the real-time clock until
+                          Ctrl-C or --duration. Transcripts go to DIR/transcript.jsonl.
+          --agent-instructions FILE
+                          The agent's instructions (see Samples/agents/).
+          --agent-voice V alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),
+                          cedar.
+          --agent-hears all|NAME,...
+                          Which tracks the agent hears (default all humans).
+          --agent-send rtp://HOST:PORT
+                          Also send the agent's voice as Opus RTP (payload type 111), e.g. into
+                          the SFU or PBX the call runs on.
+          --agent-model M Realtime model (default gpt-realtime).
+          --agent-url URL WebSocket URL (default wss://api.openai.com/v1/realtime?model=M).
+          --agent-vad-threshold X
+                          Server VAD threshold 0...1 (default 0.5).
+          --agent-vad-silence-ms N
+                          Silence that ends a turn (default 500).
+          --agent-transcription MODEL|none
+                          Transcription of what the agent hears (default gpt-4o-mini-transcribe).
+          --agent-chunk-ms N
+                          Audio per input_audio_buffer.append, 20...100 ms (default 40).
+
         CONTROL AND PLAYBACK:
           --control PATH  The control socket (default: $ROOMTAP_CONTROL, else
                           $XDG_RUNTIME_DIR/roomtap/default.sock, else /tmp/roomtap-UID/...).

@@ -41,12 +41,13 @@ enum RecordCommand {
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
-        /// True when the room has live participants (network or microphone) and runs until stopped.
-        var isLive: Bool { hasNetwork || mic != nil }
+        /// True when the room has live participants (network, microphone, an agent) and runs until
+        /// stopped (SIGINT/SIGTERM or --duration), not until its files end.
+        var isLive: Bool { hasNetwork || mic != nil || agent != nil }
         /// True when the room needs a mix track (written with --mix, played with --play).
         var needsMix: Bool { mix || (play != nil && playTrack == nil) }
         /// True when the room runs on the real-time clock.
-        var usesRealTimeClock: Bool { isLive || realtime || agent != nil }
+        var usesRealTimeClock: Bool { isLive || realtime }
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
