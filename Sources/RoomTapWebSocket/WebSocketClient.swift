@@ -24,6 +24,9 @@ import Synchronization
 /// one `.closed`. `send`, `close` and `waitUntilClosed` may be called from any thread, also from
 /// `onEvent` (except `waitUntilClosed`, which would wait for itself). Keep `onEvent` short: it
 /// holds up reading and writing.
+///
+/// Lifetime: an open connection keeps its client alive until it ends; dropping the last
+/// reference does not close it, so call `close` (or let the peer close).
 public final class WebSocketClient: Sendable {
     /// The lifecycle of a client.
     enum Phase {

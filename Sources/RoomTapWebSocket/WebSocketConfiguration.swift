@@ -33,7 +33,7 @@ public struct WebSocketConfiguration: Sendable {
     public var proxy: String?
     /// The limit for TCP, proxy, TLS and the HTTP upgrade together.
     public var connectTimeout: Duration
-    /// Send a ping when nothing arrived for this long; `nil`: never.
+    /// Send a ping when nothing arrived for this long (> 0); `nil`: never.
     public var pingInterval: Duration?
     /// Close with 1006 when nothing (pong or anything else) arrived this long after an idle ping.
     public var pongTimeout: Duration
@@ -41,14 +41,15 @@ public struct WebSocketConfiguration: Sendable {
     public var closeTimeout: Duration
     /// The largest message accepted, in bytes; a larger one closes the connection with 1009.
     public var maxMessageBytes: Int
-    /// Bytes of messages waiting to be sent at most; `send` returns false beyond it.
+    /// Bytes of messages waiting to be sent at most (default 16 MiB); `send` returns false beyond
+    /// it. About 1 MiB more sits in the framing layer and the kernel's socket buffer.
     public var outboxLimitBytes: Int
 
     public init(
         url: String, headers: [WebSocketHeader] = [], caFile: String? = nil, verifyPeer: Bool = true,
         proxy: String? = nil, connectTimeout: Duration = .seconds(10), pingInterval: Duration? = .seconds(20),
         pongTimeout: Duration = .seconds(10), closeTimeout: Duration = .seconds(5), maxMessageBytes: Int = 16 << 20,
-        outboxLimitBytes: Int = 64 << 20
+        outboxLimitBytes: Int = 16 << 20
     ) {
         self.url = url
         self.headers = headers
