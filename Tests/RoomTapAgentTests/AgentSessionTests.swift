@@ -61,6 +61,21 @@ import Testing
             order == ["conversation.item.create", "response.create", "conversation.item.create", "response.create"])
     }
 
+    @Test func aSayBeforeTheSessionIsSentOnceConnected() throws {
+        let server = try FakeRealtimeServer(port: 28_510, expectedKey: AgentTestRig.key)
+        let agent = try RealtimeAgent(
+            configuration: RealtimeAgentConfiguration(apiKey: AgentTestRig.key, url: server.url, log: { _ in }))
+        agent.say("Hello room")
+        agent.start()
+        #expect(server.wait { $0.events(ofType: "response.create").count == 1 })
+        agent.stop()
+        server.stop()
+        let types = server.events.map(\.type).filter { !$0.hasPrefix("input_audio_buffer") }
+        #expect(Array(types.prefix(3)) == ["session.update", "conversation.item.create", "response.create"])
+        #expect(server.events(ofType: "conversation.item.create").first?.json.contains("Hello room") == true)
+        #expect(server.connections.first?.closeFrame?.code == 1000, "stop closes the session cleanly")
+    }
+
     @Test func instructionsChangeLiveAndListeningPauses() throws {
         let rig = try AgentTestRig(port: 28_503, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))])
         rig.agent.setInstructions("Only talk about cheese.")

@@ -34,7 +34,7 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
         apiKey: String, url: String? = nil, session: RealtimeSessionSettings = RealtimeSessionSettings(),
         chunkMilliseconds: Int = 40, listening: Bool = true, voiceBufferSeconds: Int = 300, contextLines: Int = 20,
         reconnectDelay: @escaping @Sendable (Int) -> Double = { min(30, 0.5 * Double(1 << min(max($0 - 1, 0), 6))) },
-        transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = standardErrorLog
+        transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
     ) {
         self.apiKey = apiKey
         self.url = url ?? Self.defaultURL(model: session.model ?? "gpt-realtime")
@@ -53,9 +53,11 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     }
 }
 
-/// Writes a line to standard error.
-public let standardErrorLog: @Sendable (String) -> Void = { line in
-    var text = line
-    text.append("\n")
-    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+extension RealtimeAgentConfiguration {
+    /// Writes a line to standard error (the default ``log``).
+    public static let standardErrorLog: @Sendable (String) -> Void = { line in
+        var text = line
+        text.append("\n")
+        text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+    }
 }

@@ -79,6 +79,9 @@ public final class FakeRealtimeServer: Sendable {
     /// Every upgrade request head (to check the `Authorization` header).
     public var upgradeRequests: [String] { server.upgradeRequests }
 
+    /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
+    public var connections: [WebSocketTestConnection] { record.withLock { $0.connections } }
+
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
 
