@@ -9,6 +9,8 @@ struct BenchOptions {
     var liveSenders: Int?
     /// Run the live capacity search after the offline benchmark.
     var liveSearch = true
+    /// Only measure the agent path.
+    var agentOnly = false
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -22,11 +24,12 @@ struct BenchOptions {
             case "--bare-only": while let file = args.next() { options.bareOnly.append(file) }
             case "--live": options.liveSenders = Int(args.next() ?? "")
             case "--no-live": options.liveSearch = false
+            case "--agent": options.agentOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N | --agent | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

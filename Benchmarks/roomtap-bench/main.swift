@@ -8,6 +8,10 @@ if !options.bareOnly.isEmpty {
     print(String(format: "bare decode: %.3f s CPU", BareDecode.cpuSeconds(files: options.bareOnly)))
     exit(0)
 }
+if options.agentOnly {
+    print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
+    exit(0)
+}
 if let senders = options.liveSenders {
     let outcome = try LiveCapacity.run(senders: senders, seconds: options.liveSeconds, port: 27_900)
     print(LiveReport.line(outcome))
@@ -82,3 +86,5 @@ if options.liveSearch {
     }
     print("  largest N with no late tick and complete files: \(best)")
 }
+
+print("\n" + AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
