@@ -147,7 +147,9 @@ public final class ControlServer: Sendable {
             if isPerUser {
                 throw .directory(path: directory, reason: "it is a symbolic link, not a private directory (remove it)")
             }
-            guard stat(directory, &info) == 0 else { throw .directory(path: directory, reason: UnixSocket.reason(errno)) }
+            guard stat(directory, &info) == 0 else {
+                throw .directory(path: directory, reason: UnixSocket.reason(errno))
+            }
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .directory(path: directory, reason: "not a directory") }
         guard isPerUser else { return }
@@ -184,7 +186,8 @@ public final class ControlServer: Sendable {
         case ENOENT:
             return
         default:
-            throw .system(path: path, call: "connect (checking for a running recorder)", reason: UnixSocket.reason(code))
+            throw .system(
+                path: path, call: "connect (checking for a running recorder)", reason: UnixSocket.reason(code))
         }
     }
 

@@ -54,12 +54,14 @@ import Testing
     }
 
     private func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        let result = bytes.withUnsafeBytes { raw in Result { () throws(JSONParseError) in try JSONValue(parsing: raw) } }
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(JSONParseError) in try JSONValue(parsing: raw) }
+        }
         return try result.get()
     }
 
     @Test func limitsNesting() throws {
-        let deepest = String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
+        let deepest =
+            String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
         _ = try JSONValue(parsing: deepest)
         let tooDeep = "[" + deepest + "]"
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: tooDeep) }

@@ -14,7 +14,8 @@ import Testing
         let client = try ControlClient(path: path)
         #expect(try client.request("ping") == ["pong": true])
         #expect(try client.request("echo", ["a": 1, "b": ["x"]]) == ["a": 1, "b": ["x"]])
-        #expect(try client.request("volume", ["track": "alice", "volume": "+20dB"]) == ["track": "alice", "volume": 10])
+        #expect(
+            try client.request("volume", ["track": "alice", "volume": "+20dB"]) == ["track": "alice", "volume": 10])
         #expect(throws: ControlClientError.failure(code: .unknownTrack, message: #"no track named "bob""#)) {
             try client.request("volume", ["track": "bob", "volume": 1])
         }
@@ -26,7 +27,9 @@ import Testing
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
         let raw = try #require(RawConnection(path: path))
-        raw.send("{\"id\":7,\"cmd\":\"ping\"}\n{\"id\":\"abc\",\"cmd\":\"ping\"}\r\n{\"cmd\":\"ping\"}\n  \n{\"id\":2.5,\"cmd\":\"ping\"}\n")
+        raw.send(
+            "{\"id\":7,\"cmd\":\"ping\"}\n{\"id\":\"abc\",\"cmd\":\"ping\"}\r\n{\"cmd\":\"ping\"}\n  \n{\"id\":2.5,\"cmd\":\"ping\"}\n"
+        )
         #expect(raw.readLine() == #"{"id":7,"ok":true,"result":{"pong":true}}"#)
         #expect(raw.readLine() == #"{"id":"abc","ok":true,"result":{"pong":true}}"#)
         #expect(raw.readLine() == #"{"id":null,"ok":true,"result":{"pong":true}}"#)

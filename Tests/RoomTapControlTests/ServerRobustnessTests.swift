@@ -50,7 +50,9 @@ import Testing
         }
         let client = try ControlClient(path: path)
         for n in 0..<200 {
-            #expect(try client.request("echo", ["n": .number(Double(n))], timeout: .seconds(5)) == ["n": .number(Double(n))])
+            #expect(
+                try client.request("echo", ["n": .number(Double(n))], timeout: .seconds(5)) == ["n": .number(Double(n))]
+            )
         }
         // Wait until the stuck watcher's queue is full and events are being dropped.
         let deadline = Date().addingTimeInterval(10)

@@ -25,9 +25,10 @@ import Testing
         #expect(path == runtime.path + "/roomtap/default.sock")
         mkdir(runtime.file("roomtap"), 0o755)
         chmod(runtime.file("roomtap"), 0o755)
-        #expect(throws: ControlSocketError.directory(
-            path: runtime.file("roomtap"),
-            reason: "other users can access it (mode 0755); run chmod 700 \(runtime.file("roomtap"))")
+        #expect(
+            throws: ControlSocketError.directory(
+                path: runtime.file("roomtap"),
+                reason: "other users can access it (mode 0755); run chmod 700 \(runtime.file("roomtap"))")
         ) { try ControlServer(path: path, handler: TestHandler(), environment: environment) }
         #expect(fileMode(path) == nil)
         chmod(runtime.file("roomtap"), 0o700)
@@ -59,7 +60,9 @@ import Testing
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0)
         close(fd)
@@ -92,7 +95,9 @@ import Testing
         let directory = ShortTemporaryDirectory()
         let path = directory.file("c.sock")
         try "keep me".write(toFile: path, atomically: false, encoding: .utf8)
-        #expect(throws: ControlSocketError.notASocket(path: path)) { try ControlServer(path: path, handler: TestHandler()) }
+        #expect(throws: ControlSocketError.notASocket(path: path)) {
+            try ControlServer(path: path, handler: TestHandler())
+        }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
         #expect(throws: ControlClientError.noRecorder(path: path)) { try ControlClient(path: path) }
     }
