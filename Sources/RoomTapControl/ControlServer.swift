@@ -138,6 +138,8 @@ public final class ControlServer: Sendable {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw .directory(path: directory, reason: "cannot create it: \(UnixSocket.reason(errno))")
             }
+            // Exactly 0700 whatever the umask (mkdir can only have made it narrower).
+            _ = chmod(directory, 0o700)
             guard lstat(directory, &info) == 0 else {
                 throw .directory(path: directory, reason: UnixSocket.reason(errno))
             }
@@ -196,22 +198,30 @@ public final class ControlServer: Sendable {
     ) {
         let fd = UnixSocket.makeSocket(nonblocking: true)
         guard fd >= 0 else { throw .system(path: path, call: "socket", reason: UnixSocket.reason(errno)) }
-        // Owner-only from the first instant: the socket file is created by bind under this umask.
-        let previous = umask(0o177)
-        let bound = UnixSocket.bind(fd, address)
-        let code = errno
-        umask(previous)
-        guard bound == 0 else {
+        // Owner-only from the first instant, without touching the process-wide umask (other
+        // threads may be creating files): on Linux the socket file takes the mode of the socket's
+        // inode, set here before bind. The chmod after bind covers other systems; it comes before
+        // listen, and nobody can connect to a socket that does not listen yet.
+        _ = fchmod(fd, 0o600)
+        guard UnixSocket.bind(fd, address) == 0 else {
+            let code = errno
             close(fd)
             if code == EADDRINUSE { throw .inUse(path: path) }
             throw .system(path: path, call: "bind", reason: UnixSocket.reason(code))
         }
         var info = stat()
-        guard lstat(path, &info) == 0, UnixSocket.listen(fd, backlog: 64) == 0 else {
-            let reason = UnixSocket.reason(errno)
+        var failure: (call: String, reason: String)?
+        if chmod(path, 0o600) != 0 || lstat(path, &info) != 0 {
+            failure = ("chmod", UnixSocket.reason(errno))
+        } else if info.st_mode & S_IFMT != S_IFSOCK || info.st_mode & 0o077 != 0 {
+            failure = ("chmod", "the socket file could not be made owner-only")
+        } else if UnixSocket.listen(fd, backlog: 64) != 0 {
+            failure = ("listen", UnixSocket.reason(errno))
+        }
+        if let failure {
             close(fd)
             unlink(path)
-            throw .system(path: path, call: "listen", reason: reason)
+            throw .system(path: path, call: failure.call, reason: failure.reason)
         }
         return (fd, SocketIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
     }

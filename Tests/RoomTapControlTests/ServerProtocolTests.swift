@@ -93,6 +93,23 @@ import Testing
         #expect(server.statistics.requests == 11)
     }
 
+    @Test func theLineLimitIsExactly64KiB() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let raw = try #require(RawConnection(path: path))
+        func line(length: Int, id: Int) -> String {
+            let head = #"{"id":\#(id),"cmd":"echo","pad":""#
+            return head + String(repeating: "x", count: length - head.utf8.count - 2) + "\"}"
+        }
+        #expect(line(length: 65_536, id: 1).utf8.count == ControlLimits.maxLineBytes)
+        raw.send(line(length: 65_536, id: 1) + "\n" + line(length: 65_537, id: 2) + "\n")
+        let first = try JSONValue(parsing: try #require(raw.readLine()))
+        #expect(first["id"] == 1)
+        #expect(first["result"]?["pad"]?.stringValue?.utf8.count == 65_536 - 30)
+        let second = try JSONValue(parsing: try #require(raw.readLine()))
+        #expect(second["error"]?["code"] == "line_too_long")
+    }
+
     @Test func aFinalLineWithoutNewlineIsAnsweredBeforeClosing() throws {
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
