@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import Synchronization
 import Testing
 
 /// The socket file's lifecycle: modes, stale and live sockets, files that are not ours.
@@ -125,6 +126,31 @@ import Testing
         try "theirs".write(toFile: path, atomically: false, encoding: .utf8)
         second.stop()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "theirs")
+    }
+
+    @Test func stopEndsAWatchAndReleasingTheServerStopsIt() throws {
+        let directory = ShortTemporaryDirectory()
+        let path = directory.file("c.sock")
+        var server: ControlServer? = try ControlServer(path: path, handler: TestHandler())
+        let outcome = Mutex<ControlClientError?>(nil)
+        let watching = Atomic<Bool>(false)
+        let watcher = BackgroundWork {
+            do throws(ControlClientError) {
+                let client = try ControlClient(path: path)
+                watching.store(true, ordering: .relaxed)
+                try client.watch { _ in true }
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while !watching.load(ordering: .relaxed) && Date() < deadline { usleep(5000) }
+        usleep(100_000)
+        server = nil  // deinit stops: clients closed, socket removed
+        #expect(watcher.wait(timeout: 5))
+        #expect(outcome.withLock { $0 } == .disconnected(path: path))
+        #expect(fileMode(path) == nil)
+        #expect(server == nil)
     }
 
     @Test func aPathTooLongForASocketIsAClearError() throws {
