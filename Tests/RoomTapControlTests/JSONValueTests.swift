@@ -25,6 +25,13 @@ import Testing
         }
     }
 
+    @Test func floatsAreWrittenAsTheirShortestText() {
+        #expect(JSONValue(Float(0.1)).jsonText == "0.1")
+        #expect(JSONValue(Float(0.501_187_2)).jsonText == "0.5011872")
+        #expect(JSONValue(Float(10)).jsonText == "10")
+        #expect(JSONValue(Float.nan).jsonText == "null")
+    }
+
     @Test func escapesControlCharactersAndKeepsUnicode() throws {
         let text = JSONValue.string("a\u{1}\tb\u{7F}é😀").jsonText
         #expect(text == "\"a\\u0001\\tb\u{7F}é😀\"")
