@@ -114,10 +114,13 @@ public final class ControlServer: Sendable {
 
     /// Stops serving: closes every client and the listening socket, removes the socket file if it
     /// is still the one this server created (same device and inode), and waits for the server
-    /// thread to end. Idempotent; safe from any thread except the server thread (the handler).
+    /// thread to end. Idempotent; any thread. Called from the handler (the server thread), it
+    /// cannot wait for itself: it returns at once and the server stops after the current replies
+    /// have been sent as far as the sockets take them.
     public func stop() {
         shared.stopping.store(true, ordering: .releasing)
         shared.wake()
+        if shared.isServerThread { return }
         shared.done.wait()
     }
 
@@ -248,6 +251,8 @@ final class ServerShared: Sendable {
     let watcherCount = Atomic<Int>(0)
     let ticker = Mutex<Ticker?>(nil)
     let pending = Mutex<[[UInt8]]>([])
+    /// The server thread's `pthread_t`, once it runs.
+    let serverThread = Atomic<UInt>(0)
 
     /// Events queued for the server thread at most.
     static let maxPending = 4096
@@ -262,6 +267,18 @@ final class ServerShared: Sendable {
         close(wakeRead)
         close(wakeWrite)
     }
+
+    /// The calling thread's identity, comparable with ``serverThread``.
+    static func currentThread() -> UInt {
+        #if canImport(Darwin)
+            return UInt(bitPattern: pthread_self())
+        #else
+            return UInt(pthread_self())
+        #endif
+    }
+
+    /// True on the server thread (inside the handler or the ticker).
+    var isServerThread: Bool { serverThread.load(ordering: .relaxed) == ServerShared.currentThread() }
 
     func publish(_ event: JSONValue) {
         guard watcherCount.load(ordering: .relaxed) > 0, !stopping.load(ordering: .relaxed) else { return }

@@ -37,6 +37,7 @@ final class ServerLoop: @unchecked Sendable {
     deinit { readBuffer.deallocate() }
 
     func run() {
+        shared.serverThread.store(ServerShared.currentThread(), ordering: .relaxed)
         while !shared.stopping.load(ordering: .acquiring) {
             turn()
         }

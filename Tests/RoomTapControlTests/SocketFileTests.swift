@@ -153,6 +153,27 @@ import Testing
         #expect(server == nil)
     }
 
+    @Test func theHandlerCanStopTheServer() throws {
+        final class StoppingHandler: ControlHandler {
+            let server = Mutex<ControlServer?>(nil)
+            func handle(_ request: ControlRequest) -> ControlResponse {
+                guard request.command == "shutdown" else { return .unknownCommand(request) }
+                server.withLock { $0 }?.stop()
+                return .ok(["stopping": true])
+            }
+        }
+        let directory = ShortTemporaryDirectory()
+        let path = directory.file("c.sock")
+        let handler = StoppingHandler()
+        let server = try ControlServer(path: path, handler: handler)
+        handler.server.withLock { $0 = server }
+        defer { handler.server.withLock { $0 = nil } }
+        let client = try ControlClient(path: path)
+        #expect(try client.request("shutdown") == ["stopping": true])
+        server.stop()  // waits for the thread the handler asked to end
+        #expect(fileMode(path) == nil)
+    }
+
     @Test func aPathTooLongForASocketIsAClearError() throws {
         let directory = ShortTemporaryDirectory()
         let path = directory.file(String(repeating: "n", count: 100) + ".sock")
