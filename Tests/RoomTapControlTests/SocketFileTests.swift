@@ -33,6 +33,15 @@ import Testing
         ) { try ControlServer(path: path, handler: TestHandler(), environment: environment) }
         #expect(fileMode(path) == nil)
         chmod(runtime.file("roomtap"), 0o700)
+        // Owned by someone else (only root can arrange that here).
+        if chown(runtime.file("roomtap"), 54_321, 54_321) == 0 {
+            #expect(
+                throws: ControlSocketError.directory(
+                    path: runtime.file("roomtap"),
+                    reason: "owned by uid 54321, not by you (uid \(geteuid())); remove it")
+            ) { try ControlServer(path: path, handler: TestHandler(), environment: environment) }
+            chown(runtime.file("roomtap"), geteuid(), getegid())
+        }
         let server = try ControlServer(path: path, handler: TestHandler(), environment: environment)
         server.stop()
         // A symbolic link in its place is refused too.
