@@ -54,11 +54,18 @@ public final class ControlClient {
         let deadline = monotonicNow() + timeout.nanosecondsClamped
         let id = JSONValue.number(Double(nextID))
         nextID += 1
-        try send(ControlRequest(id: id, command: command, parameters: parameters), deadline: deadline)
+        do {
+            try send(ControlRequest(id: id, command: command, parameters: parameters), deadline: deadline)
+        } catch .disconnected(let path) {
+            // Closed on us: the recorder may have said why first (too many clients).
+            try failureBeforeClose()
+            throw .disconnected(path: path)
+        }
         while true {
             let line = try readLine(deadline: deadline, command: command)
             guard case .object(let members) = line, members["event"] == nil || members["ok"] != nil else { continue }
-            guard members["id"] == id else { continue }
+            // A failure with a null id is about the connection (too many clients): ours too.
+            guard members["id"] == id || (members["id"] == .null && members["ok"] == false) else { continue }
             return try ControlClient.result(of: members)
         }
     }
@@ -88,6 +95,21 @@ public final class ControlClient {
             throw .failure(code: code, message: message)
         default:
             throw .badReply("a reply without \"ok\"")
+        }
+    }
+
+    /// Throws the connection-level failure (a failed reply with a null id) among the lines the
+    /// recorder sent before closing, if there is one.
+    private func failureBeforeClose() throws(ControlClientError) {
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard n > 0 else { break }
+            received.append(contentsOf: chunk[0..<n])
+        }
+        while let line = try? readLine(deadline: 0, command: "") {
+            if case .object(let members) = line, members["id"] == .null, members["ok"] == false {
+                _ = try ControlClient.result(of: members)
+            }
         }
     }
 

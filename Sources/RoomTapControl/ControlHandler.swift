@@ -5,6 +5,8 @@
 /// never waits on the room clock or does I/O that can block, because every client waits behind it.
 /// Unknown commands should answer ``ControlResponse/unknownCommand(_:)``; a thrown
 /// ``ControlFailure`` from the typed parameter accessors becomes ``ControlResponse/failure(_:)``.
+/// The handler may call ``ControlServer/publish(_:)`` and ``ControlServer/stop()`` (which then
+/// does not wait).
 public protocol ControlHandler: AnyObject, Sendable {
     /// The reply to `request`. `request.id` is echoed by the server; the handler need not copy it.
     func handle(_ request: ControlRequest) -> ControlResponse

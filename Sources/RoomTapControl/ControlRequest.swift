@@ -27,7 +27,8 @@ public struct ControlRequest: Sendable, Equatable {
         do {
             value = try JSONValue(parsing: line)
         } catch {
-            return .failure(ControlEnvelopeError(id: .null, failure: ControlFailure(.badJSON, "not valid JSON: \(error)")))
+            return .failure(
+                ControlEnvelopeError(id: .null, failure: ControlFailure(.badJSON, "not valid JSON: \(error)")))
         }
         guard case .object(var members) = value else {
             let example = #"a request is one JSON object per line, like {"id":1,"cmd":"ping"}"#
@@ -45,7 +46,8 @@ public struct ControlRequest: Sendable, Equatable {
             return .failure(ControlEnvelopeError(id: id, failure: failure))
         }
         guard case .string(let name) = command else {
-            return .failure(ControlEnvelopeError(id: id, failure: ControlFailure(.badRequest, "\"cmd\" must be a string")))
+            return .failure(
+                ControlEnvelopeError(id: id, failure: ControlFailure(.badRequest, "\"cmd\" must be a string")))
         }
         return .success(ControlRequest(id: id, command: name, parameters: members))
     }

@@ -114,10 +114,13 @@ public final class ControlServer: Sendable {
 
     /// Stops serving: closes every client and the listening socket, removes the socket file if it
     /// is still the one this server created (same device and inode), and waits for the server
-    /// thread to end. Idempotent; safe from any thread except the server thread (the handler).
+    /// thread to end. Idempotent; any thread. Called from the handler (the server thread), it
+    /// cannot wait for itself: it returns at once and the server stops after the current replies
+    /// have been sent as far as the sockets take them.
     public func stop() {
         shared.stopping.store(true, ordering: .releasing)
         shared.wake()
+        if shared.isServerThread { return }
         shared.done.wait()
     }
 
@@ -138,6 +141,8 @@ public final class ControlServer: Sendable {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw .directory(path: directory, reason: "cannot create it: \(UnixSocket.reason(errno))")
             }
+            // Exactly 0700 whatever the umask (mkdir can only have made it narrower).
+            _ = chmod(directory, 0o700)
             guard lstat(directory, &info) == 0 else {
                 throw .directory(path: directory, reason: UnixSocket.reason(errno))
             }
@@ -147,7 +152,9 @@ public final class ControlServer: Sendable {
             if isPerUser {
                 throw .directory(path: directory, reason: "it is a symbolic link, not a private directory (remove it)")
             }
-            guard stat(directory, &info) == 0 else { throw .directory(path: directory, reason: UnixSocket.reason(errno)) }
+            guard stat(directory, &info) == 0 else {
+                throw .directory(path: directory, reason: UnixSocket.reason(errno))
+            }
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .directory(path: directory, reason: "not a directory") }
         guard isPerUser else { return }
@@ -184,7 +191,8 @@ public final class ControlServer: Sendable {
         case ENOENT:
             return
         default:
-            throw .system(path: path, call: "connect (checking for a running recorder)", reason: UnixSocket.reason(code))
+            throw .system(
+                path: path, call: "connect (checking for a running recorder)", reason: UnixSocket.reason(code))
         }
     }
 
@@ -193,22 +201,30 @@ public final class ControlServer: Sendable {
     ) {
         let fd = UnixSocket.makeSocket(nonblocking: true)
         guard fd >= 0 else { throw .system(path: path, call: "socket", reason: UnixSocket.reason(errno)) }
-        // Owner-only from the first instant: the socket file is created by bind under this umask.
-        let previous = umask(0o177)
-        let bound = UnixSocket.bind(fd, address)
-        let code = errno
-        umask(previous)
-        guard bound == 0 else {
+        // Owner-only from the first instant, without touching the process-wide umask (other
+        // threads may be creating files): on Linux the socket file takes the mode of the socket's
+        // inode, set here before bind. The chmod after bind covers other systems; it comes before
+        // listen, and nobody can connect to a socket that does not listen yet.
+        _ = fchmod(fd, 0o600)
+        guard UnixSocket.bind(fd, address) == 0 else {
+            let code = errno
             close(fd)
             if code == EADDRINUSE { throw .inUse(path: path) }
             throw .system(path: path, call: "bind", reason: UnixSocket.reason(code))
         }
         var info = stat()
-        guard lstat(path, &info) == 0, UnixSocket.listen(fd, backlog: 64) == 0 else {
-            let reason = UnixSocket.reason(errno)
+        var failure: (call: String, reason: String)?
+        if chmod(path, 0o600) != 0 || lstat(path, &info) != 0 {
+            failure = ("chmod", UnixSocket.reason(errno))
+        } else if info.st_mode & S_IFMT != S_IFSOCK || info.st_mode & 0o077 != 0 {
+            failure = ("chmod", "the socket file could not be made owner-only")
+        } else if UnixSocket.listen(fd, backlog: 64) != 0 {
+            failure = ("listen", UnixSocket.reason(errno))
+        }
+        if let failure {
             close(fd)
             unlink(path)
-            throw .system(path: path, call: "listen", reason: reason)
+            throw .system(path: path, call: failure.call, reason: failure.reason)
         }
         return (fd, SocketIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
     }
@@ -235,6 +251,8 @@ final class ServerShared: Sendable {
     let watcherCount = Atomic<Int>(0)
     let ticker = Mutex<Ticker?>(nil)
     let pending = Mutex<[[UInt8]]>([])
+    /// The server thread's `pthread_t`, once it runs.
+    let serverThread = Atomic<UInt>(0)
 
     /// Events queued for the server thread at most.
     static let maxPending = 4096
@@ -249,6 +267,18 @@ final class ServerShared: Sendable {
         close(wakeRead)
         close(wakeWrite)
     }
+
+    /// The calling thread's identity, comparable with ``serverThread``.
+    static func currentThread() -> UInt {
+        #if canImport(Darwin)
+            return UInt(bitPattern: pthread_self())
+        #else
+            return UInt(pthread_self())
+        #endif
+    }
+
+    /// True on the server thread (inside the handler or the ticker).
+    var isServerThread: Bool { serverThread.load(ordering: .relaxed) == ServerShared.currentThread() }
 
     func publish(_ event: JSONValue) {
         guard watcherCount.load(ordering: .relaxed) > 0, !stopping.load(ordering: .relaxed) else { return }

@@ -18,6 +18,12 @@ public enum JSONValue: Sendable, Equatable, Codable {
     /// Deepest nesting of arrays and objects the parser accepts.
     public static let maxDepth = 64
 
+    /// A `Float` (a gain, a level) as the number its shortest text says: `Float(0.1)` becomes
+    /// `0.1`, not `0.10000000149011612`.
+    public init(_ value: Float) {
+        self = .number(value.isFinite ? Double(value.description) ?? Double(value) : Double(value))
+    }
+
     // MARK: Accessors
 
     /// The member `key` of an object; nil for a missing key or a value that is not an object.

@@ -22,9 +22,6 @@ package struct LineSplitter {
         self.maxLineBytes = maxLineBytes
     }
 
-    /// True while no partial line is held.
-    package var isEmpty: Bool { partial.isEmpty && !discarding }
-
     /// Feeds the next bytes of the stream; calls `body` for every line or overflow they complete.
     package mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Piece) -> Void) {
         var start = 0

@@ -21,6 +21,8 @@ final class ServerLoop: @unchecked Sendable {
     private var clients: [Client] = []
     private var pollFDs: [pollfd] = []
     private var nextTick: UInt64?
+    /// While out of descriptors, the listener is left alone until then (else `poll` would spin).
+    private var acceptPausedUntil: UInt64 = 0
     private var reply: [UInt8] = []
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readChunk, alignment: 8)
 
@@ -35,6 +37,7 @@ final class ServerLoop: @unchecked Sendable {
     deinit { readBuffer.deallocate() }
 
     func run() {
+        shared.serverThread.store(ServerShared.currentThread(), ordering: .relaxed)
         while !shared.stopping.load(ordering: .acquiring) {
             turn()
         }
@@ -51,7 +54,8 @@ final class ServerLoop: @unchecked Sendable {
     private func turn() {
         pollFDs.removeAll(keepingCapacity: true)
         pollFDs.append(pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0))
-        pollFDs.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+        let acceptPaused = acceptPausedUntil > 0 && monotonicNow() < acceptPausedUntil
+        pollFDs.append(pollfd(fd: listener, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
         for client in clients {
             var events: Int32 = 0
             if !client.inputClosed && client.output.count < ServerLoop.readPauseBytes { events |= Int32(POLLIN) }
@@ -68,6 +72,7 @@ final class ServerLoop: @unchecked Sendable {
         } else {
             nextTick = nil
         }
+        if acceptPaused { timeout = timeout < 0 ? 100 : min(timeout, 100) }
         let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
         if ready < 0 && errno != EINTR { return }
         if pollFDs[0].revents != 0 { drainWakePipe() }
@@ -103,7 +108,13 @@ final class ServerLoop: @unchecked Sendable {
     private func acceptClients() {
         for _ in 0..<16 {
             let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
+            guard fd >= 0 else {
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
+                    acceptPausedUntil = monotonicNow() + 100_000_000
+                }
+                return
+            }
             UnixSocket.configure(fd, nonblocking: true)
             guard clients.count < ControlLimits.maxClients else {
                 shared.statistics.rejectedCount.add(1, ordering: .relaxed)

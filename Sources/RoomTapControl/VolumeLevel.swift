@@ -34,7 +34,9 @@ public enum VolumeLevel {
     public static func parse(_ value: JSONValue, parameter: String = "volume") throws(ControlFailure) -> Float {
         switch value {
         case .number(let number):
-            guard number.isFinite, number >= 0, number <= 10 else { throw outOfRange(parameter, number.description) }
+            guard number.isFinite, number >= 0, number <= 10 else {
+                throw outOfRange(parameter, JSONValue.number(number).jsonText)
+            }
             return Float(number)
         case .string(let text):
             switch classify(text) {

@@ -44,7 +44,7 @@ struct ControlTests {
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--realtime",
-                "--mix", "--duration", "6.5", "--out", out.path, "--quiet",
+                "--mix", "--duration", "12", "--out", out.path, "--quiet",
             ], environment: env)
         let (startTime, startWall) = try waitForRecorder(env)
         func at(_ roomTime: Double) {
@@ -76,14 +76,16 @@ struct ControlTests {
         let a = try WAVFile.readSamples(path: out.appendingPathComponent("alice.wav").path).1
         let b = try WAVFile.readSamples(path: out.appendingPathComponent("bob.wav").path).1
         let mix = try WAVFile.readSamples(path: out.appendingPathComponent("mix.wav").path).1
-        #expect(a.count == 312_000 && b.count == 312_000 && mix.count == 312_000, "room length (6.5 s)")
+        #expect(a.count == 576_000 && b.count == 576_000 && mix.count == 576_000, "room length (12 s)")
 
         // The speakers' files: raw (reference decode) except alice after her record-scope mute.
-        let refA = try referenceDecode(of: sample("alice"))
-        let refB = [Int16](repeating: 0, count: 120_000) + (try referenceDecode(of: sample("bob")))
+        // The references padded with silence to the room's length (alice ends at 9 s, bob at 10.5 s).
+        let pad = { (x: [Int16]) in x + [Int16](repeating: 0, count: max(0, 576_000 - x.count)) }
+        let refA = pad(try referenceDecode(of: sample("alice")))
+        let refB = pad([Int16](repeating: 0, count: 120_000) + (try referenceDecode(of: sample("bob"))))
         let frame = { (t: Double) in Int((t * 100).rounded()) }
         let offFrame = frame(offRecord)
-        #expect(Array(b[0..<312_000]) == Array(refB.prefix(312_000)), "bob's file is raw, muted span included")
+        #expect(b == Array(refB.prefix(576_000)), "bob's file is raw, muted span included")
         #expect(Array(a[0..<((offFrame - 1) * 480)]) == Array(refA[0..<((offFrame - 1) * 480)]), "alice raw until off the record")
         #expect(a[((offFrame + 2) * 480)...].allSatisfy { $0 == 0 }, "off the record: silence in her own file")
 
@@ -99,7 +101,7 @@ struct ControlTests {
             Span(from: unmuteBob, to: offRecord, gainA: 0.5, gainB: 1),
             Span(from: offRecord, to: solo, gainA: 0, gainB: 1),
             Span(from: solo, to: unsolo, gainA: 0, gainB: 1),
-            Span(from: unsolo, to: 6.5, gainA: 0, gainB: 1),
+            Span(from: unsolo, to: 12, gainA: 0, gainB: 1),
         ]
         for span in spans {
             let first = span.from == 0 ? 0 : frame(span.from) + 2

@@ -38,7 +38,7 @@ final class TestHandler: ControlHandler {
                 let track = try request.string("track")
                 let volume = try request.volume()
                 guard track == "alice" else { return .failure(.unknownTrack, "no track named \"\(track)\"") }
-                return .ok(["track": .string(track), "volume": .number(Double(volume))])
+                return .ok(["track": .string(track), "volume": JSONValue(volume)])
             } catch {
                 return .failure(error)
             }

@@ -22,10 +22,14 @@ import Testing
         #expect(failure(#"{"id":1,"cmd":"#)?.failure.code == .badJSON)
         #expect(failure(#"{"id":1,"cmd":"#)?.id == .null)
         #expect(failure("[1,2]")?.failure.code == .badRequest)
-        #expect(failure(#"{"id":3}"#) == ControlEnvelopeError(
-            id: 3, failure: ControlFailure(.badRequest, #"missing "cmd" (the command name, like "ping")"#)))
-        #expect(failure(#"{"id":4,"cmd":5}"#) == ControlEnvelopeError(
-            id: 4, failure: ControlFailure(.badRequest, #""cmd" must be a string"#)))
+        #expect(
+            failure(#"{"id":3}"#)
+                == ControlEnvelopeError(
+                    id: 3, failure: ControlFailure(.badRequest, #"missing "cmd" (the command name, like "ping")"#)))
+        #expect(
+            failure(#"{"id":4,"cmd":5}"#)
+                == ControlEnvelopeError(
+                    id: 4, failure: ControlFailure(.badRequest, #""cmd" must be a string"#)))
         #expect(failure(#"{"id":true,"cmd":"ping"}"#)?.id == .null)
         #expect(failure(#"{"id":true,"cmd":"ping"}"#)?.failure.code == .badRequest)
     }
@@ -37,7 +41,9 @@ import Testing
         #expect(throws: ControlFailure(.badRequest, #""tracks" must be an array of strings"#)) {
             try request.strings("tracks")
         }
-        #expect(throws: ControlFailure(.badRequest, #""flag" must be true or false"#)) { try request.optionalBool("flag") }
+        #expect(throws: ControlFailure(.badRequest, #""flag" must be true or false"#)) {
+            try request.optionalBool("flag")
+        }
         #expect(throws: ControlFailure(.badRequest, #""scope" must be one of "heard", "record", "all""#)) {
             try request.choice("scope", ["heard", "record", "all"])
         }
@@ -46,19 +52,24 @@ import Testing
     }
 
     @Test func repliesAreOneLineWithIdFirst() {
-        #expect(ControlResponse.ok(["pong": true]).replyText(id: 1) == "{\"id\":1,\"ok\":true,\"result\":{\"pong\":true}}\n")
+        #expect(
+            ControlResponse.ok(["pong": true]).replyText(id: 1) == "{\"id\":1,\"ok\":true,\"result\":{\"pong\":true}}\n"
+        )
         #expect(
             ControlResponse.failure(.unknownTrack, "no track\nnamed bob").replyText(id: "x")
-                == "{\"id\":\"x\",\"ok\":false,\"error\":{\"code\":\"unknown_track\",\"message\":\"no track named bob\"}}\n")
-        #expect(ControlResponse.watch(["watching": true]).replyText(id: nil)
-            == "{\"id\":null,\"ok\":true,\"result\":{\"watching\":true}}\n")
+                == "{\"id\":\"x\",\"ok\":false,\"error\":{\"code\":\"unknown_track\",\"message\":\"no track named bob\"}}\n"
+        )
+        #expect(
+            ControlResponse.watch(["watching": true]).replyText(id: nil)
+                == "{\"id\":null,\"ok\":true,\"result\":{\"watching\":true}}\n")
     }
 
     @Test func errorCodesAreTheDocumentedStrings() {
-        #expect(ControlErrorCode.allCases.map(\.rawValue) == [
-            "bad_json", "bad_request", "line_too_long", "unknown_command", "unknown_track", "out_of_range",
-            "unavailable", "internal",
-        ])
+        #expect(
+            ControlErrorCode.allCases.map(\.rawValue) == [
+                "bad_json", "bad_request", "line_too_long", "unknown_command", "unknown_track", "out_of_range",
+                "unavailable", "internal",
+            ])
     }
 
     @Test func requestTextRoundTrips() throws {

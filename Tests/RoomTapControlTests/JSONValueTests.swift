@@ -25,6 +25,13 @@ import Testing
         }
     }
 
+    @Test func floatsAreWrittenAsTheirShortestText() {
+        #expect(JSONValue(Float(0.1)).jsonText == "0.1")
+        #expect(JSONValue(Float(0.501_187_2)).jsonText == "0.5011872")
+        #expect(JSONValue(Float(10)).jsonText == "10")
+        #expect(JSONValue(Float.nan).jsonText == "null")
+    }
+
     @Test func escapesControlCharactersAndKeepsUnicode() throws {
         let text = JSONValue.string("a\u{1}\tb\u{7F}é😀").jsonText
         #expect(text == "\"a\\u0001\\tb\u{7F}é😀\"")
@@ -54,12 +61,14 @@ import Testing
     }
 
     private func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        let result = bytes.withUnsafeBytes { raw in Result { () throws(JSONParseError) in try JSONValue(parsing: raw) } }
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(JSONParseError) in try JSONValue(parsing: raw) }
+        }
         return try result.get()
     }
 
     @Test func limitsNesting() throws {
-        let deepest = String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
+        let deepest =
+            String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
         _ = try JSONValue(parsing: deepest)
         let tooDeep = "[" + deepest + "]"
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: tooDeep) }

@@ -14,7 +14,8 @@ import Testing
         let client = try ControlClient(path: path)
         #expect(try client.request("ping") == ["pong": true])
         #expect(try client.request("echo", ["a": 1, "b": ["x"]]) == ["a": 1, "b": ["x"]])
-        #expect(try client.request("volume", ["track": "alice", "volume": "+20dB"]) == ["track": "alice", "volume": 10])
+        #expect(
+            try client.request("volume", ["track": "alice", "volume": "+20dB"]) == ["track": "alice", "volume": 10])
         #expect(throws: ControlClientError.failure(code: .unknownTrack, message: #"no track named "bob""#)) {
             try client.request("volume", ["track": "bob", "volume": 1])
         }
@@ -26,7 +27,9 @@ import Testing
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
         let raw = try #require(RawConnection(path: path))
-        raw.send("{\"id\":7,\"cmd\":\"ping\"}\n{\"id\":\"abc\",\"cmd\":\"ping\"}\r\n{\"cmd\":\"ping\"}\n  \n{\"id\":2.5,\"cmd\":\"ping\"}\n")
+        raw.send(
+            "{\"id\":7,\"cmd\":\"ping\"}\n{\"id\":\"abc\",\"cmd\":\"ping\"}\r\n{\"cmd\":\"ping\"}\n  \n{\"id\":2.5,\"cmd\":\"ping\"}\n"
+        )
         #expect(raw.readLine() == #"{"id":7,"ok":true,"result":{"pong":true}}"#)
         #expect(raw.readLine() == #"{"id":"abc","ok":true,"result":{"pong":true}}"#)
         #expect(raw.readLine() == #"{"id":null,"ok":true,"result":{"pong":true}}"#)
@@ -88,6 +91,23 @@ import Testing
         #expect(raw.readLine() == #"{"id":10,"ok":true,"result":{"pong":true}}"#)
         #expect(server.statistics.linesTooLong == 1)
         #expect(server.statistics.requests == 11)
+    }
+
+    @Test func theLineLimitIsExactly64KiB() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let raw = try #require(RawConnection(path: path))
+        func line(length: Int, id: Int) -> String {
+            let head = #"{"id":\#(id),"cmd":"echo","pad":""#
+            return head + String(repeating: "x", count: length - head.utf8.count - 2) + "\"}"
+        }
+        #expect(line(length: 65_536, id: 1).utf8.count == ControlLimits.maxLineBytes)
+        raw.send(line(length: 65_536, id: 1) + "\n" + line(length: 65_537, id: 2) + "\n")
+        let first = try JSONValue(parsing: try #require(raw.readLine()))
+        #expect(first["id"] == 1)
+        #expect(first["result"]?["pad"]?.stringValue?.utf8.count == 65_536 - 30)
+        let second = try JSONValue(parsing: try #require(raw.readLine()))
+        #expect(second["error"]?["code"] == "line_too_long")
     }
 
     @Test func aFinalLineWithoutNewlineIsAnsweredBeforeClosing() throws {

@@ -50,7 +50,9 @@ import Testing
         }
         let client = try ControlClient(path: path)
         for n in 0..<200 {
-            #expect(try client.request("echo", ["n": .number(Double(n))], timeout: .seconds(5)) == ["n": .number(Double(n))])
+            #expect(
+                try client.request("echo", ["n": .number(Double(n))], timeout: .seconds(5)) == ["n": .number(Double(n))]
+            )
         }
         // Wait until the stuck watcher's queue is full and events are being dropped.
         let deadline = Date().addingTimeInterval(10)
@@ -127,6 +129,21 @@ import Testing
         #expect(pongs == ControlLimits.maxClients)
         #expect(refused == 70 - ControlLimits.maxClients)
         #expect(server.statistics.clientsRejected == refused)
+        // The client library reports the refusal as the recorder's error, even when the server
+        // closed the connection before the request went out.
+        do {
+            let late = try ControlClient(path: path)
+            usleep(200_000)
+            _ = try late.request("ping")
+            Issue.record("a 65th client was served")
+        } catch {
+            guard case .failure(let code, let message) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(code == .unavailable)
+            #expect(message.hasPrefix("too many control clients (64)"))
+        }
         // Closing some makes room again.
         connections.removeAll()
         let deadline = Date().addingTimeInterval(5)

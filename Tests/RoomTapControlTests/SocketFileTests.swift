@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import Synchronization
 import Testing
 
 /// The socket file's lifecycle: modes, stale and live sockets, files that are not ours.
@@ -25,12 +26,22 @@ import Testing
         #expect(path == runtime.path + "/roomtap/default.sock")
         mkdir(runtime.file("roomtap"), 0o755)
         chmod(runtime.file("roomtap"), 0o755)
-        #expect(throws: ControlSocketError.directory(
-            path: runtime.file("roomtap"),
-            reason: "other users can access it (mode 0755); run chmod 700 \(runtime.file("roomtap"))")
+        #expect(
+            throws: ControlSocketError.directory(
+                path: runtime.file("roomtap"),
+                reason: "other users can access it (mode 0755); run chmod 700 \(runtime.file("roomtap"))")
         ) { try ControlServer(path: path, handler: TestHandler(), environment: environment) }
         #expect(fileMode(path) == nil)
         chmod(runtime.file("roomtap"), 0o700)
+        // Owned by someone else (only root can arrange that here).
+        if chown(runtime.file("roomtap"), 54_321, 54_321) == 0 {
+            #expect(
+                throws: ControlSocketError.directory(
+                    path: runtime.file("roomtap"),
+                    reason: "owned by uid 54321, not by you (uid \(geteuid())); remove it")
+            ) { try ControlServer(path: path, handler: TestHandler(), environment: environment) }
+            chown(runtime.file("roomtap"), geteuid(), getegid())
+        }
         let server = try ControlServer(path: path, handler: TestHandler(), environment: environment)
         server.stop()
         // A symbolic link in its place is refused too.
@@ -59,7 +70,9 @@ import Testing
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0)
         close(fd)
@@ -92,7 +105,9 @@ import Testing
         let directory = ShortTemporaryDirectory()
         let path = directory.file("c.sock")
         try "keep me".write(toFile: path, atomically: false, encoding: .utf8)
-        #expect(throws: ControlSocketError.notASocket(path: path)) { try ControlServer(path: path, handler: TestHandler()) }
+        #expect(throws: ControlSocketError.notASocket(path: path)) {
+            try ControlServer(path: path, handler: TestHandler())
+        }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
         #expect(throws: ControlClientError.noRecorder(path: path)) { try ControlClient(path: path) }
     }
@@ -120,6 +135,52 @@ import Testing
         try "theirs".write(toFile: path, atomically: false, encoding: .utf8)
         second.stop()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "theirs")
+    }
+
+    @Test func stopEndsAWatchAndReleasingTheServerStopsIt() throws {
+        let directory = ShortTemporaryDirectory()
+        let path = directory.file("c.sock")
+        var server: ControlServer? = try ControlServer(path: path, handler: TestHandler())
+        let outcome = Mutex<ControlClientError?>(nil)
+        let watching = Atomic<Bool>(false)
+        let watcher = BackgroundWork {
+            do throws(ControlClientError) {
+                let client = try ControlClient(path: path)
+                watching.store(true, ordering: .relaxed)
+                try client.watch { _ in true }
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while !watching.load(ordering: .relaxed) && Date() < deadline { usleep(5000) }
+        usleep(100_000)
+        server = nil  // deinit stops: clients closed, socket removed
+        #expect(watcher.wait(timeout: 5))
+        #expect(outcome.withLock { $0 } == .disconnected(path: path))
+        #expect(fileMode(path) == nil)
+        #expect(server == nil)
+    }
+
+    @Test func theHandlerCanStopTheServer() throws {
+        final class StoppingHandler: ControlHandler {
+            let server = Mutex<ControlServer?>(nil)
+            func handle(_ request: ControlRequest) -> ControlResponse {
+                guard request.command == "shutdown" else { return .unknownCommand(request) }
+                server.withLock { $0 }?.stop()
+                return .ok(["stopping": true])
+            }
+        }
+        let directory = ShortTemporaryDirectory()
+        let path = directory.file("c.sock")
+        let handler = StoppingHandler()
+        let server = try ControlServer(path: path, handler: handler)
+        handler.server.withLock { $0 = server }
+        defer { handler.server.withLock { $0 = nil } }
+        let client = try ControlClient(path: path)
+        #expect(try client.request("shutdown") == ["stopping": true])
+        server.stop()  // waits for the thread the handler asked to end
+        #expect(fileMode(path) == nil)
     }
 
     @Test func aPathTooLongForASocketIsAClearError() throws {

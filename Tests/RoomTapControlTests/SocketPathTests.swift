@@ -13,7 +13,8 @@ import Testing
             ControlSocketPath.resolve(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7"])
                 == "/run/user/7/roomtap/default.sock")
         #expect(
-            ControlSocketPath.resolve(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7/", "ROOMTAP_CONTROL": ""])
+            ControlSocketPath.resolve(
+                explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7/", "ROOMTAP_CONTROL": ""])
                 == "/run/user/7/roomtap/default.sock")
         #expect(ControlSocketPath.resolve(explicit: nil, environment: [:]) == "/tmp/roomtap-\(uid)/default.sock")
         #expect(

@@ -3,11 +3,12 @@ import RoomTapControl
 import Testing
 
 @Suite struct VolumeLevelTests {
-    @Test(arguments: [
-        ("0.5", 0.5), ("2", 2), ("0", 0), ("10", 10), ("+1", 1), (".25", 0.25), (" 1.5 ", 1.5), ("0dB", 1),
-        ("-6dB", 0.501_187), ("+3dB", 1.412_538), ("-6 dB", 0.501_187), ("-6db", 0.501_187), ("+6DB", 1.995_262),
-        ("+20dB", 10), ("+30dB", 10), ("-200dB", 0), ("-inf dB", 0), ("-infdB", 0),
-    ] as [(String, Float)])
+    @Test(
+        arguments: [
+            ("0.5", 0.5), ("2", 2), ("0", 0), ("10", 10), ("+1", 1), (".25", 0.25), (" 1.5 ", 1.5), ("0dB", 1),
+            ("-6dB", 0.501_187), ("+3dB", 1.412_538), ("-6 dB", 0.501_187), ("-6db", 0.501_187), ("+6DB", 1.995_262),
+            ("+20dB", 10), ("+30dB", 10), ("-200dB", 0), ("-inf dB", 0), ("-infdB", 0),
+        ] as [(String, Float)])
     func parsesGainsAndDecibels(_ text: String, _ expected: Float) throws {
         let level = try #require(VolumeLevel.parse(text))
         #expect(abs(level - expected) < 1e-5)

@@ -29,6 +29,43 @@ import Testing
         #expect(watchers[0].readReply() == #"{"id":9,"ok":true,"result":{"pong":true}}"#)
     }
 
+    @Test func eventsPublishedFromManyThreadsReachEveryWatcherInOrder() throws {
+        let server = try ControlServer(path: path, handler: TestHandler())
+        defer { server.stop() }
+        let watchers = try (0..<2).map { _ in try #require(RawConnection(path: path)) }
+        for watcher in watchers {
+            watcher.send("{\"cmd\":\"watch\"}\n")
+            #expect(watcher.readLine() == #"{"id":null,"ok":true,"result":{"watching":true}}"#)
+        }
+        let threads = 4
+        let perThread = 500
+        let publishers = (0..<threads).map { thread in
+            BackgroundWork {
+                for n in 0..<perThread {
+                    server.publish([
+                        "event": "control_changed", "thread": .number(Double(thread)), "n": .number(Double(n)),
+                    ])
+                }
+            }
+        }
+        for publisher in publishers { #expect(publisher.wait()) }
+        for watcher in watchers {
+            var next = [Int](repeating: 0, count: threads)
+            for _ in 0..<threads * perThread {
+                guard let line = watcher.readLine(), let event = try? JSONValue(parsing: line),
+                    let thread = event["thread"]?.intValue, let n = event["n"]?.intValue
+                else {
+                    Issue.record("missing or bad event")
+                    break
+                }
+                #expect(n == next[thread])
+                next[thread] = n + 1
+            }
+            #expect(next == [Int](repeating: perThread, count: threads))
+        }
+        #expect(server.statistics.droppedEvents == 0)
+    }
+
     @Test func clientWatchStreamsUntilTheCallbackStops() throws {
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
