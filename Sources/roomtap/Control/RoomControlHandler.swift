@@ -100,7 +100,7 @@ final class RoomControlHandler: ControlHandler {
         return .object([
             "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
             "state": .string(more.isLive ? "live" : "left"), "muted": .bool(!state.isEnabled),
-            "volume": .number(Double(state.volume)), "scope": .string(state.scope.rawValue), "solo": .bool(soloed),
+            "volume": JSONValue(state.volume), "scope": .string(state.scope.rawValue), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
         ])
@@ -163,18 +163,18 @@ final class RoomControlHandler: ControlHandler {
         let at = roomTime
         room.solo(chosen)
         log.append(ControlLog.Change(roomTime: at, change: "solo", tracks: names))
-        let result: JSONValue = .object(["solo": .array(names.map(JSONValue.string)), "room_time": .number(at)])
-        publish(.object(["event": .string("control_changed"), "change": .string("solo"), "result": result]))
-        return .ok(result)
+        let result: [String: JSONValue] = ["solo": .array(names.map(JSONValue.string)), "room_time": .number(at)]
+        announce("solo", result)
+        return .ok(.object(result))
     }
 
     private func unsolo() -> ControlResponse {
         let at = roomTime
         room.unsolo()
         log.append(ControlLog.Change(roomTime: at, change: "unsolo"))
-        let result: JSONValue = .object(["solo": .array([]), "room_time": .number(at)])
-        publish(.object(["event": .string("control_changed"), "change": .string("unsolo"), "result": result]))
-        return .ok(result)
+        let result: [String: JSONValue] = ["solo": .array([]), "room_time": .number(at)]
+        announce("unsolo", result)
+        return .ok(.object(result))
     }
 
     /// Logs and announces a change of `track`'s controls; the reply.
@@ -185,12 +185,20 @@ final class RoomControlHandler: ControlHandler {
             ControlLog.Change(
                 roomTime: at, change: change, track: track.name, muted: !state.isEnabled, volume: state.volume,
                 scope: state.scope.rawValue))
-        let result: JSONValue = .object([
-            "track": .string(track.name), "muted": .bool(!state.isEnabled), "volume": .number(Double(state.volume)),
+        let result: [String: JSONValue] = [
+            "track": .string(track.name), "muted": .bool(!state.isEnabled), "volume": JSONValue(state.volume),
             "scope": .string(state.scope.rawValue), "room_time": .number(at),
-        ])
-        publish(.object(["event": .string("control_changed"), "change": .string(change), "result": result]))
-        return .ok(result)
+        ]
+        announce(change, result)
+        return .ok(.object(result))
+    }
+
+    /// The `control_changed` event: the change's name and the reply's fields.
+    private func announce(_ change: String, _ result: [String: JSONValue]) {
+        var event = result
+        event["event"] = .string("control_changed")
+        event["change"] = .string(change)
+        publish(.object(event))
     }
 
     private func statusObject() -> JSONValue {
