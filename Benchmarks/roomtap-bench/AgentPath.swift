@@ -85,7 +85,9 @@ enum AgentPath {
                         let audio = (object["audio"] as? String).flatMap({ Data(base64Encoded: $0) })
                     else { return }
                     let samples = audio.withUnsafeBytes { raw in
-                        (0..<(raw.count / 2)).map { Int16(bitPattern: UInt16(raw[2 * $0]) | UInt16(raw[2 * $0 + 1]) << 8) }
+                        (0..<(raw.count / 2)).map {
+                            Int16(bitPattern: UInt16(raw[2 * $0]) | UInt16(raw[2 * $0 + 1]) << 8)
+                        }
                     }
                     arrivals.withLock { $0.append(Arrival(time: now, samples: samples)) }
                 })

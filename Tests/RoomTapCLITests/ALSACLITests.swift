@@ -42,10 +42,16 @@ struct ALSACLITests {
 
         let bad = try temporaryDirectory()
         let refused = try CLIRunner.run(
-            ["record", "--file", "alice=\(sample("alice"))", "--realtime", "--play", "nosuchdevice", "--out", bad.path],
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--play", "nosuchdevice", "--out",
+                bad.path,
+            ],
             environment: alsa.environment, timeout: 30)
         #expect(refused.status == 1)
-        #expect(refused.stderrLines == ["roomtap: error: cannot open ALSA playback device \"nosuchdevice\": No such file or directory"])
+        #expect(
+            refused.stderrLines == [
+                "roomtap: error: cannot open ALSA playback device \"nosuchdevice\": No such file or directory"
+            ])
         #expect(try listing(bad).isEmpty, "nothing recorded, nothing left")
     }
 

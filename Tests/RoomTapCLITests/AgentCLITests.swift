@@ -125,7 +125,9 @@ struct AgentCLITests {
 
         // Transcripts: the human utterance attributed to alice, the agent's reply to the agent.
         let lines = try String(contentsOf: room.appendingPathComponent("transcript.jsonl"), encoding: .utf8)
-            .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
         #expect(lines.contains { $0["speaker"] as? String == "alice" && $0["text"] as? String == "What's for dinner?" })
         #expect(lines.contains { $0["speaker"] as? String == "agent" && $0["text"] as? String == "Anything at all." })
 
@@ -178,7 +180,8 @@ struct AgentCLITests {
         let say = try CLIRunner.run(["agent", "say", "Tell", "us", "about", "the", "soup"], environment: env)
         #expect(say.status == 0, "\(say.stderr)")
         #expect(server.wait(timeout: .seconds(5)) { !$0.events(ofType: "response.create").isEmpty })
-        let item = try #require(server.events(ofType: "conversation.item.create").first?.object["item"] as? [String: Any])
+        let item = try #require(
+            server.events(ofType: "conversation.item.create").first?.object["item"] as? [String: Any])
         let content = (item["content"] as? [[String: Any]])?.first
         #expect(item["role"] as? String == "user" && content?["text"] as? String == "Tell us about the soup")
         server.sendError(code: "invalid_value", message: "harmless")
@@ -213,7 +216,10 @@ struct AgentCLITests {
 
         let noKey = try temporaryDirectory()
         let missing = try CLIRunner.run(
-            ["record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-url", server.url, "--out", noKey.path],
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-url", server.url, "--out",
+                noKey.path,
+            ],
             environment: ["OPENAI_API_KEY": "", "ROOMTAP_CONTROL": uniqueControlPath()], timeout: 30)
         #expect(missing.status == 1)
         #expect(missing.stderrLines.count == 1 && missing.stderr.contains("OPENAI_API_KEY"))
@@ -230,7 +236,10 @@ struct AgentCLITests {
         let out = try temporaryDirectory()
         // The "call": another recorder listening where the agent's voice is sent.
         let call = try CLIRunner.start(
-            ["record", "--listen", "127.0.0.1:27856", "--duration", "6", "--out", out.appendingPathComponent("call").path, "--quiet"],
+            [
+                "record", "--listen", "127.0.0.1:27856", "--duration", "6", "--out",
+                out.appendingPathComponent("call").path, "--quiet",
+            ],
             environment: ["ROOMTAP_CONTROL": uniqueControlPath()])
         let recorder = try CLIRunner.start(
             [

@@ -110,7 +110,8 @@ import Testing
         // The limiter has no look-ahead across frames: its attack may step at a frame boundary,
         // but inside a frame the gain moves in 1 ms interpolated blocks.
         let insideFrames = zip(samples, samples.dropFirst()).enumerated().filter { ($0.offset + 1) % 480 != 0 }
-        #expect(insideFrames.allSatisfy { abs(Int($0.element.0) - Int($0.element.1)) < 2_000 }, "no jump inside a frame")
+        #expect(
+            insideFrames.allSatisfy { abs(Int($0.element.0) - Int($0.element.1)) < 2_000 }, "no jump inside a frame")
         #expect(samples.suffix(48_000 - 4_800).allSatisfy { $0 >= 32_000 }, "held near full scale, not wrapped")
     }
 

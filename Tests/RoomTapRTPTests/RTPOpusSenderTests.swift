@@ -50,7 +50,8 @@ import Testing
                 var pcm = [Int16](repeating: 0, count: 960)
                 let payload = packet.payload
                 let n = opus_decode(
-                    decoder, payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), &pcm, 960, 0)
+                    decoder, payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), &pcm, 960,
+                    0)
                 try #require(n == 960)
                 decoded += pcm
             }

@@ -1,6 +1,7 @@
-public import Foundation
 internal import COpus
+public import Foundation
 public import RoomTapCore
+import Synchronization
 
 /// Sends a track as Opus over RTP (RFC 3550, payload per RFC 7587) to one UDP destination: how the
 /// agent's voice goes back into a call (an SFU's or PBX's RTP input, e.g. Janus `rtp_forward`'s
@@ -57,7 +58,8 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
         self.ssrc = UInt32.random(in: 1...UInt32.max)
         encoder = try Encoder(
             address: address, channels: channels, payloadType: payloadType, ssrc: ssrc, bitrate: bitrate)
-        queued = QueuedSink(consumer: encoder, channels: channels, capacity: 64, policy: policy, threadName: "roomtap.rtp-out")
+        queued = QueuedSink(
+            consumer: encoder, channels: channels, capacity: 64, policy: policy, threadName: "roomtap.rtp-out")
     }
 
     public func onFrame(_ frame: AudioFrame) { queued.onFrame(frame) }
@@ -73,8 +75,6 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
     /// Idempotent. Not from the room clock's thread.
     public func close() throws { try queued.close() }
 }
-
-import Synchronization
 
 /// The sender's thread: 10 ms frames in, one RTP packet per 20 ms out.
 private final class Encoder: FrameConsumer, @unchecked Sendable {
@@ -95,9 +95,9 @@ private final class Encoder: FrameConsumer, @unchecked Sendable {
 
     static let packetSamples = 960  // 20 ms at 48 kHz
 
-    init(address: SocketAddress, channels: Int, payloadType: UInt8, ssrc: UInt32, bitrate: Int) throws(
-        RTPOpusSender.SetupError
-    ) {
+    init(address: SocketAddress, channels: Int, payloadType: UInt8, ssrc: UInt32, bitrate: Int) throws(RTPOpusSender
+        .SetupError)
+    {
         self.address = address
         self.channels = channels
         self.payloadType = payloadType

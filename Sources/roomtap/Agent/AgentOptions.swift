@@ -33,7 +33,9 @@ struct AgentOptions {
         let silence = try args.value("--agent-vad-silence-ms")
         let transcription = try args.value("--agent-transcription")
         let chunk = try args.value("--agent-chunk-ms")
-        let given = [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains { $0 != nil }
+        let given = [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains {
+            $0 != nil
+        }
         guard enabled else {
             if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
             return nil
@@ -78,7 +80,8 @@ struct AgentOptions {
         }
         if let threshold {
             guard let value = Double(threshold), (0...1).contains(value) else {
-                throw UsageError(description: "--agent-vad-threshold must be 0...1, not '\(threshold)'", command: "record")
+                throw UsageError(
+                    description: "--agent-vad-threshold must be 0...1, not '\(threshold)'", command: "record")
             }
             o.vadThreshold = value
         }

@@ -85,7 +85,9 @@ enum ControlVerbs {
             parameters["action"] = .string(action)
             switch action {
             case "say":
-                guard args.count >= 2 else { throw UsageError(description: "usage: roomtap agent say TEXT", command: verb) }
+                guard args.count >= 2 else {
+                    throw UsageError(description: "usage: roomtap agent say TEXT", command: verb)
+                }
                 parameters["text"] = .string(args.dropFirst().joined(separator: " "))
             case "instructions":
                 guard args.count == 2 else {
@@ -96,7 +98,9 @@ enum ControlVerbs {
                 }
                 parameters["text"] = .string(text)
             default:
-                guard args.count == 1 else { throw UsageError(description: "usage: roomtap agent \(action)", command: verb) }
+                guard args.count == 1 else {
+                    throw UsageError(description: "usage: roomtap agent \(action)", command: verb)
+                }
             }
             return ("agent", parameters)
         }
@@ -105,7 +109,9 @@ enum ControlVerbs {
     private static func changeText(_ verb: String, _ result: JSONValue) -> String {
         let time = String(format: "%.2f s", result["room_time"]?.doubleValue ?? 0)
         switch verb {
-        case "solo": return "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
+        case "solo":
+            return
+                "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
         case "unsolo": return "solo off from \(time)"
         default:
             let name = result["track"]?.stringValue ?? "?"
@@ -136,7 +142,8 @@ enum TracksTable {
     static func render(_ tracks: [JSONValue]) -> String {
         var rows = [["NAME", "SOURCE", "STATE", "MUTED", "VOLUME", "LEVEL", "TALKING", "LOSS"]]
         for t in tracks {
-            let muted = t["muted"]?.boolValue == true ? (t["scope"]?.stringValue == "record" ? "yes (rec)" : "yes") : "no"
+            let muted =
+                t["muted"]?.boolValue == true ? (t["scope"]?.stringValue == "record" ? "yes (rec)" : "yes") : "no"
             let solo = t["solo"]?.boolValue == true ? " solo" : ""
             rows.append([
                 (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",

@@ -26,7 +26,9 @@ enum WatchCommand {
         let explicit = try args.value("--control")
         let json = try args.flag("--json")
         let extra = try args.positionals()
-        guard extra.isEmpty else { throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch") }
+        guard extra.isEmpty else {
+            throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch")
+        }
         let events = try ControlVerbs.connect(explicit)
         if json || isatty(STDOUT_FILENO) == 0 || isatty(STDIN_FILENO) == 0 {
             try streamLines(events, json: json)
@@ -49,7 +51,8 @@ enum WatchCommand {
                         String(format: "%8.2f s ", event["room_time"]?.doubleValue ?? 0)
                         + tracks.map { t in
                             let level = t["level_dbfs"]?.doubleValue.map { String(format: "%.0f", $0) } ?? "-inf"
-                            return "\(t["name"]?.stringValue ?? "?")=\(level)\(t["talking"]?.boolValue == true ? "*" : "")"
+                            return
+                                "\(t["name"]?.stringValue ?? "?")=\(level)\(t["talking"]?.boolValue == true ? "*" : "")"
                         }.joined(separator: " ")
                 } else {
                     line = event.jsonText
@@ -119,7 +122,9 @@ enum WatchCommand {
             case .up: selected -= 1
             case .down: selected += 1
             case .character("m"):
-                if let name { request = (current?["muted"]?.boolValue == true ? "unmute" : "mute", ["track": .string(name)]) }
+                if let name {
+                    request = (current?["muted"]?.boolValue == true ? "unmute" : "mute", ["track": .string(name)])
+                }
             case .character("+"), .character("="), .character("-"):
                 if let name {
                     let volume = current?["volume"]?.doubleValue ?? 1
