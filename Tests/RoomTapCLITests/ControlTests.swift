@@ -173,6 +173,46 @@ struct ControlTests {
         #expect(!FileManager.default.fileExists(atPath: env["ROOMTAP_CONTROL"]!), "the socket is removed at the end")
     }
 
+    @Test func watchOnATerminalMutesWithAKeyAndRestoresTheTerminal() throws {
+        let env = environment()
+        let out = try temporaryDirectory()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--out", out.path,
+                "--quiet",
+            ],
+            environment: env)
+        _ = try waitForRecorder(env)
+        // `script` gives `roomtap watch` a pseudo-terminal; its stdin carries the keys.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", "\(CLIRunner.executable.path) watch", "/dev/null"]
+        var processEnv = ProcessInfo.processInfo.environment
+        for (k, v) in env { processEnv[k] = v }
+        processEnv["TERM"] = "xterm"
+        process.environment = processEnv
+        let keys = Pipe()
+        let screen = Pipe()
+        process.standardInput = keys
+        process.standardOutput = screen
+        process.standardError = screen
+        try process.run()
+        usleep(1_000_000)
+        keys.fileHandleForWriting.write(Data("m".utf8))
+        usleep(700_000)
+        keys.fileHandleForWriting.write(Data("q".utf8))
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { process.terminate() }
+        let drawn = String(decoding: screen.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(process.terminationStatus == 0, "watch quit with q: \(drawn.suffix(300))")
+        #expect(drawn.contains("alice") && drawn.contains("MUTED"), "the view showed alice, then muted")
+        #expect(drawn.contains("\u{1B}[?1049l") && drawn.contains("\u{1B}[?25h"), "the terminal was restored")
+        let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
+        #expect(tracks.first { $0["name"] as? String == "alice" }?["muted"] as? Bool == true, "m muted alice")
+        #expect(recorder.wait(timeout: 30).status == 0)
+    }
+
     @Test func watchStreamsLevelsAndControlChanges() throws {
         let env = environment()
         let recorder = try CLIRunner.start(
