@@ -1,6 +1,7 @@
 // swift-tools-version: 6.0
 // roomtap: record and route the audio of a multi-party call room.
-// Data path: ingest (RoomTapIngest) -> room clock, tracks, mixer (RoomTapCore) -> sinks (RoomTapSinks).
+// Data path: ingest (RoomTapIngest, RoomTapRTP, ALSA capture) -> room clock, tracks, controls, mixer
+// (RoomTapCore) -> sinks (RoomTapSinks, ALSA playback, RTP out, the agent); control socket (RoomTapControl).
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -67,9 +68,11 @@ let package = Package(
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
         // Test support: fakes and builders shared by the tests (Ogg Opus writer, sine source,
-        // collecting sink, CLI runner).
+        // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
+        // Realtime servers).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA"], swiftSettings: strict),
+            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.

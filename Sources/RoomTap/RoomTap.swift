@@ -1,9 +1,10 @@
-// The RoomTap library: the room core, ingest and sinks, under one import.
+// The RoomTap library under one import: the room core, ingest (files, RTP), sinks (WAV, ALSA),
+// the control socket, the WebSocket client and the Realtime agent.
+@_exported public import RoomTapALSA
+@_exported public import RoomTapAgent
+@_exported public import RoomTapControl
 @_exported public import RoomTapCore
 @_exported public import RoomTapIngest
 @_exported public import RoomTapRTP
 @_exported public import RoomTapSinks
-@_exported public import RoomTapControl
-@_exported public import RoomTapALSA
 @_exported public import RoomTapWebSocket
-@_exported public import RoomTapAgent

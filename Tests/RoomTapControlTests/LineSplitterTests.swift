@@ -1,6 +1,5 @@
-import Testing
-
 import RoomTapControl
+import Testing
 
 @Suite struct LineSplitterTests {
     /// Feeds `text` in chunks of `chunk` bytes; lines as strings, overflows as nil.
