@@ -42,7 +42,7 @@ enum AgentPath {
     }
 
     static func run(seconds: Double, port: UInt16) throws -> Outcome {
-        let baseline = cpuSeconds { try? room(seconds: seconds, port: nil) }
+        let baseline = cpuSeconds { _ = try? room(seconds: seconds, port: nil) }
         var arrivals: [Arrival] = []
         var start: UInt64 = 0
         let withAgent = cpuSeconds {

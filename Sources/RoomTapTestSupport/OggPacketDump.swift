@@ -1,5 +1,5 @@
 import COgg
-public import Foundation
+import Foundation
 
 /// Every packet of the first logical stream of an Ogg file, read with libogg in one go: for tests
 /// and benchmarks that need "the same packets" roomtap decodes. Not for hostile input (use the

@@ -125,7 +125,8 @@ enum Help {
                           --realtime); --control also opens it for an offline room. Other roomtap
                           commands (tracks, mute, volume, solo, watch) talk to it.
           --play [DEVICE] Play the mix through ALSA (default device: "default"), as heard:
-                          after mute, volume and solo. Underruns are recovered and counted.
+                          after mute, volume and solo, at real time (files are paced as with
+                          --realtime). Underruns are recovered and counted.
           --play-track NAME
                           Play this track instead of the mix (implies --play).
 

@@ -47,7 +47,8 @@ enum RecordCommand {
         /// True when the room needs a mix track (written with --mix, played with --play).
         var needsMix: Bool { mix || (play != nil && playTrack == nil) }
         /// True when the room runs on the real-time clock.
-        var usesRealTimeClock: Bool { isLive || realtime }
+        /// Playback is heard at the pace it is played, so it needs the real-time clock too.
+        var usesRealTimeClock: Bool { isLive || realtime || play != nil }
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {

@@ -1,5 +1,5 @@
 internal import COpus
-public import Foundation
+import Foundation
 public import RoomTapCore
 import Synchronization
 
