@@ -51,6 +51,7 @@ final class RoomRecording: Sendable {
     private let controlHandler = Mutex<RoomControlHandler?>(nil)
     private let playback = Mutex<ALSAPlayback?>(nil)
     private let roomAgent = Mutex<RoomAgent?>(nil)
+    private let controlServer = Mutex<ControlServer?>(nil)
     /// Every control change, for room.json.
     let controlLog = ControlLog()
 
@@ -80,6 +81,17 @@ final class RoomRecording: Sendable {
                 onTrackAdded: { [self] track in attachSink(to: track, options: writerOptions, policy: policy) },
                 onTrackRemoved: { [self] track in closeSink(of: track) }))
 
+        // The control socket before any file: a second recorder on the same socket fails here,
+        // having created nothing.
+        if options.usesRealTimeClock || options.control != nil {
+            do {
+                let server = try startControl(room: room, clock: realTimeClock)
+                controlServer.withLock { $0 = server }
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
         // The mix first, so that every track added later (files now, live participants whenever
         // they appear) joins it in onTrackAdded.
         if let device = options.play {
@@ -128,6 +140,7 @@ final class RoomRecording: Sendable {
                     environment: ProcessInfo.processInfo.environment)
                 shared.withLock { $0.created.append(transcriptPath) }
                 roomAgent.withLock { $0 = agent }
+                controlHandler.withLock { $0 }?.setAgentHandler { agent.handle($0) }
                 agent.attach(to: room, humans: room.tracks.filter { !$0.isDerived })
             } catch {
                 abandon(room)
@@ -157,15 +170,7 @@ final class RoomRecording: Sendable {
             throw RuntimeError(description: firstError)
         }
         if let duration = options.duration { room.stop(atSample: Int64((duration * 48_000).rounded())) }
-        var server: ControlServer?
-        if options.usesRealTimeClock || options.control != nil {
-            do {
-                server = try startControl(room: room, clock: realTimeClock)
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
+        let server = controlServer.withLock { $0 }
 
         let interrupted = Atomic<Bool>(false)
         let signals = installStopSignals {
@@ -308,7 +313,6 @@ final class RoomRecording: Sendable {
             })
         let server = try ControlServer(path: path, handler: handler)
         handler.setPublisher { [weak server] event in server?.publish(event) }
-        if let agent = roomAgent.withLock({ $0 }) { handler.setAgentHandler { agent.handle($0) } }
         server.setWatchTicker { handler.levelsEvent() }
         controlHandler.withLock { $0 = handler }
         return server
@@ -338,6 +342,7 @@ final class RoomRecording: Sendable {
     /// Set-up failed before the clock started: close what was opened and delete the files this
     /// run created, so nothing is left half-made.
     private func abandon(_ room: Room) {
+        controlServer.withLock { $0 }?.stop()
         liveRoom.withLock { $0 }?.stop()
         room.stop()
         room.waitUntilFinished()
