@@ -69,11 +69,13 @@ struct AgentCLITests {
         server.speechStopped(audioEndMs: 900, itemID: "item_u1")
         server.transcriptionCompleted(itemID: "item_u1", transcript: "What's for dinner?")
         let voice = tone(600, seconds: 1.0)
-        let sentAt = Date()
+        // The room time just before the reply is sent, asked in-process (spawning a client process
+        // here takes too long to date anything): the reply must start playing right after it.
+        let client = try ControlClient(path: env["ROOMTAP_CONTROL"]!)
+        let sentAt = try #require(try client.request("status")["room_time"]?.doubleValue)
         server.reply(pcm: voice, itemID: "item_a1", transcript: "Anything at all.", chunkMs: 100, paced: true)
         let outcome = recorder.wait(timeout: 40)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
-        _ = sentAt
 
         // The session.update the server got: GA shape, the instructions and voice given.
         let update = try #require(server.events(ofType: "session.update").first?.object["session"] as? [String: Any])
@@ -111,6 +113,10 @@ struct AgentCLITests {
 
         // The reply is the agent's track: the tone, upsampled, on the room timeline, and in the mix.
         let first = try #require(agent.firstIndex { abs($0) > 500 })
+        let startsAt = Double(first) / 48_000
+        #expect(
+            startsAt >= sentAt && startsAt < sentAt + 0.4,
+            "the reply plays when it arrives: sent at room time \(sentAt) s, starts at \(startsAt) s")
         let spoken = agent[first...].prefix(96_000)
         let upsampledTone = voice.flatMap { [$0, $0] }
         let match = bestCorrelation(Array(spoken.prefix(40_000)), upsampledTone, lags: 0..<400)
