@@ -38,4 +38,16 @@ static inline int roomtap_curl_error_size(void) { return CURL_ERROR_SIZE; }
 /// curl_global_init(CURL_GLOBAL_DEFAULT) (the flag is a macro Swift cannot see); call once.
 static inline CURLcode roomtap_curl_global_init(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
 
+/// The type of CURLOPT_XFERINFOFUNCTION callbacks (non-zero aborts the transfer).
+typedef int (*roomtap_curl_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
+                                              curl_off_t ultotal, curl_off_t ulnow);
+
+/// Installs a progress callback (also called while connecting), so a connect can be cancelled.
+static inline CURLcode roomtap_curl_setopt_xferinfo(CURL *curl, roomtap_curl_xferinfo_callback callback,
+                                                    void *clientp) {
+    CURLcode code = curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, callback);
+    if (code == CURLE_OK) code = curl_easy_setopt(curl, CURLOPT_XFERINFODATA, clientp);
+    if (code == CURLE_OK) code = curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    return code;
+}
 #endif

@@ -22,8 +22,16 @@ final class CurlTransport {
 
     private static let globalInit: CURLcode = roomtap_curl_global_init()
 
+    /// Whether the connect should give up (the client was closed meanwhile). Checked by libcurl's
+    /// progress callback while connecting and between polls of `wait`.
+    final class Cancellation: @unchecked Sendable {
+        let isCancelled: @Sendable () -> Bool
+        init(_ isCancelled: @escaping @Sendable () -> Bool) { self.isCancelled = isCancelled }
+    }
+
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var cancellation = Cancellation { false }
     /// The connected socket (poll it; never read or write it directly).
     private(set) var socket: Int32 = -1
 
@@ -40,12 +48,14 @@ final class CurlTransport {
     }
 
     /// Connects to `url` (TCP, proxy, TLS), blocking until done or `configuration.connectTimeout`.
+    /// `cancellation` stops a connect in progress (TCP, proxy, TLS, or the caller's waits) early.
     static func connect(
-        to url: WebSocketURL, configuration: WebSocketConfiguration
+        to url: WebSocketURL, configuration: WebSocketConfiguration, cancellation: Cancellation = Cancellation { false }
     ) throws(WebSocketError) -> CurlTransport {
         _ = globalInit
         guard let handle = curl_easy_init() else { throw WebSocketError(.connect, "libcurl could not start") }
         let transport = CurlTransport(handle: handle)
+        transport.cancellation = cancellation
         let timeoutMillis = max(1, configuration.connectTimeout.milliseconds)
         var ok = roomtap_curl_setopt_errorbuffer(handle, transport.errorBuffer) == CURLE_OK
         ok = ok && roomtap_curl_setopt_string(handle, CURLOPT_URL, url.curlURL) == CURLE_OK
@@ -65,9 +75,20 @@ final class CurlTransport {
             ok = ok && roomtap_curl_setopt_string(handle, CURLOPT_PROXY, proxy) == CURLE_OK
             if !proxy.isEmpty { ok = ok && roomtap_curl_setopt_string(handle, CURLOPT_NOPROXY, "") == CURLE_OK }
         }
+        ok =
+            ok
+            && roomtap_curl_setopt_xferinfo(
+                handle,
+                { clientp, _, _, _, _ in
+                    guard let clientp else { return 0 }
+                    return Unmanaged<Cancellation>.fromOpaque(clientp).takeUnretainedValue().isCancelled() ? 1 : 0
+                }, Unmanaged.passUnretained(cancellation).toOpaque()) == CURLE_OK
         guard ok else { throw WebSocketError(.connect, "libcurl rejected an option (is libcurl too old?)") }
 
         let code = curl_easy_perform(handle)
+        if cancellation.isCancelled() {
+            throw WebSocketError(.state, "the WebSocket client was closed while connecting")
+        }
         guard code == CURLE_OK else {
             throw transport.connectError(code, url: url, configuration: configuration)
         }
@@ -100,13 +121,14 @@ final class CurlTransport {
     }
 
     /// Waits until the socket is readable (or writable with `forWriting`) or `deadline` passed;
-    /// false on timeout.
+    /// false on timeout or when the connect was cancelled (checked every 50 ms).
     func wait(forWriting: Bool = false, until deadline: ContinuousClock.Instant) -> Bool {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             if remaining <= .zero { return false }
             var entry = pollfd(fd: socket, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
-            let n = poll(&entry, 1, Int32(clamping: max(1, remaining.milliseconds)))
+            if cancellation.isCancelled() { return false }
+            let n = poll(&entry, 1, Int32(clamping: max(1, min(50, remaining.milliseconds))))
             if n > 0 { return true }
             if n < 0 && errno != EINTR { return true }  // let the next send/receive report the error
         }

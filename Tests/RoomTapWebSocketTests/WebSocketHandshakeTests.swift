@@ -114,6 +114,27 @@ import Testing
         #expect(start.duration(to: .now) < .seconds(2))
     }
 
+    /// A recorder stopping (Ctrl-C) while its agent is still connecting must not wait for the
+    /// connect timeout: close() ends a connect in progress within a poll slice.
+    @Test func closingWhileConnectingEndsTheConnectAtOnce() throws {
+        var options = WebSocketTestServer.Options()
+        options.responseDelay = .seconds(8)
+        let server = try WebSocketTestServer(port: 28190, options: options)
+        defer { server.stop() }
+        let client = WebSocketClient(configuration: .init(url: server.url, connectTimeout: .seconds(10))) { _ in }
+        let closer = Thread {
+            usleep(300_000)
+            client.close()
+        }
+        closer.start()
+        let start = ContinuousClock.now
+        let error = try #require(throws: WebSocketError.self) { try client.connect() }
+        let took = start.duration(to: .now)
+        #expect(error.kind == .state, "\(error)")
+        #expect(took < .seconds(2), "connect ended \(took) after starting, not at the 10 s timeout")
+        #expect(client.waitUntilClosed(timeout: .seconds(1)))
+    }
+
     @Test func closingBeforeConnectMakesConnectFail() throws {
         let server = try WebSocketTestServer(port: 28105)
         defer { server.stop() }

@@ -36,7 +36,12 @@ final class RoomAgent: Sendable {
             transcriptionModel: options.transcriptionModel)
         let configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
-            transcript: transcript, log: { line in CommandDispatch.printWarning("agent: \(line)") })
+            transcript: transcript,
+            log: { line in
+                // The agent's lines read "roomtap: agent: ..."; as warnings: "roomtap: warning: agent: ...".
+                let text = line.hasPrefix("roomtap: ") ? String(line.dropFirst(9)) : line
+                CommandDispatch.printWarning(text.hasPrefix("agent") ? text : "agent: \(text)")
+            })
         do {
             agent = try RealtimeAgent(configuration: configuration)
         } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
