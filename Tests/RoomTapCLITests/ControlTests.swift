@@ -33,6 +33,18 @@ struct ControlTests {
         throw CLIError("the recorder never answered on its control socket")
     }
 
+    /// Starts a recorder of alice at real time for `seconds` on the control socket of `env` and
+    /// waits until it answers.
+    private func startAlice(seconds: String, _ env: [String: String]) throws -> CLIRunner.Running {
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", seconds,
+                "--out", try temporaryDirectory().path, "--quiet",
+            ], environment: env)
+        _ = try waitForRecorder(env)
+        return recorder
+    }
+
     struct CLIError: Error, CustomStringConvertible {
         let description: String
         init(_ d: String) { description = d }
@@ -142,12 +154,7 @@ struct ControlTests {
 
     @Test func badControlRequestsAreUsageErrorsOrClearRefusals() throws {
         let env = environment()
-        let recorder = try CLIRunner.start(
-            [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "3",
-                "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env)
-        _ = try waitForRecorder(env)
+        let recorder = try startAlice(seconds: "3", env)
         let unknown = try CLIRunner.run(["mute", "nobody"], environment: env)
         #expect(
             unknown.status == 1 && unknown.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: alice)"])
@@ -215,12 +222,7 @@ struct ControlTests {
 
     @Test func watchStreamsLevelsAndControlChanges() throws {
         let env = environment()
-        let recorder = try CLIRunner.start(
-            [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "2.5",
-                "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env)
-        _ = try waitForRecorder(env)
+        let recorder = try startAlice(seconds: "2.5", env)
         let watcher = try CLIRunner.start(["watch", "--json"], environment: env)
         usleep(500_000)
         _ = try control(["mute", "alice"], env)
