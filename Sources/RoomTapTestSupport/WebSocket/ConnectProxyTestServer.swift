@@ -60,18 +60,7 @@ public final class ConnectProxyTestServer: Sendable {
     }
 
     private func serve(_ client: Int32) {
-        var buffer: [UInt8] = []
-        var end: Int?
-        while end == nil {
-            let chunk = TestTCP.receive(client)
-            if chunk.isEmpty || buffer.count > 16 << 10 {
-                close(client)
-                return
-            }
-            buffer += chunk
-            end = TestTCP.headEnd(buffer)
-        }
-        let head = String(decoding: buffer[..<end!], as: UTF8.self)
+        guard let (head, early) = TestTCP.readHead(client, limit: 16 << 10) else { return }
         let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
         requests.withLock { $0.append(requestLine) }
         let parts = requestLine.split(separator: " ")
@@ -89,7 +78,6 @@ public final class ConnectProxyTestServer: Sendable {
             return
         }
         TestTCP.sendAll(client, Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
-        let early = Array(buffer[(end! + 4)...])
         if !early.isEmpty { TestTCP.sendAll(upstream, early) }
         let done = DispatchSemaphore(value: 0)
         TestTCP.thread("proxy-test.up") {

@@ -92,6 +92,24 @@ enum TestTCP {
     }
 
     /// The index of the first CR LF CR LF in `bytes`.
+    /// Reads from `fd` until an HTTP head (through its blank line) has arrived: the head's text and
+    /// the bytes that came after it. Nil (and `fd` closed) when the peer ends first or the head
+    /// passes `limit` bytes.
+    static func readHead(_ fd: Int32, limit: Int) -> (head: String, rest: [UInt8])? {
+        var buffer: [UInt8] = []
+        while true {
+            if let end = headEnd(buffer) {
+                return (String(decoding: buffer[..<end], as: UTF8.self), Array(buffer[(end + 4)...]))
+            }
+            let chunk = receive(fd)
+            if chunk.isEmpty || buffer.count > limit {
+                close(fd)
+                return nil
+            }
+            buffer += chunk
+        }
+    }
+
     static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
         for i in 0...(bytes.count - 4)

@@ -125,18 +125,7 @@ public final class WebSocketTestServer: Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        var buffer: [UInt8] = []
-        var end: Int?
-        while end == nil {
-            let chunk = TestTCP.receive(fd)
-            if chunk.isEmpty || buffer.count > 64 << 10 {
-                close(fd)
-                return
-            }
-            buffer += chunk
-            end = TestTCP.headEnd(buffer)
-        }
-        let head = String(decoding: buffer[..<end!], as: UTF8.self)
+        guard let (head, leftover) = TestTCP.readHead(fd, limit: 64 << 10) else { return }
         upgradeRequestList.withLock { $0.append(head) }
         let request = WebSocketTestRequest(head: head)
         guard let key = request.validKey else {
@@ -173,7 +162,7 @@ public final class WebSocketTestServer: Sendable {
             return
         }
         onConnection?(connection)
-        connection.readLoop(leftover: Array(buffer[(end! + 4)...]))
+        connection.readLoop(leftover: leftover)
     }
 
     private static func reasonPhrase(_ status: Int) -> String {
