@@ -135,6 +135,13 @@ struct ControlTests {
 
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
         let controls = (report as? [String: Any])?["controls"] as? [[String: Any]] ?? []
+        let aliceTrack = ((report as? [String: Any])?["tracks"] as? [[String: Any]])?.first {
+            $0["name"] as? String == "alice"
+        }
+        let mutedFrames = (aliceTrack?["frames"] as? [String: Any])?["muted"] as? Int ?? -1
+        // Her file has audio until 9 s (frame 900): muted from just after the mute's ramp to there.
+        #expect(
+            abs(mutedFrames - (900 - offFrame - 1)) <= 3, "room.json counts alice's off-record frames: \(mutedFrames)")
         #expect(
             controls.map { $0["change"] as? String ?? "" } == ["volume", "mute", "unmute", "mute", "solo", "unsolo"])
         #expect(controls.map { $0["roomTime"] as? Double ?? -1 } == times)

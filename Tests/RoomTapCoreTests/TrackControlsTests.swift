@@ -15,6 +15,7 @@ import Testing
     }
 
     struct Run {
+        var tracks: [AudioTrack]
         var mix: CollectingSink
         var recorded: [CollectingSink]
         var heard: [CollectingSink]
@@ -38,7 +39,7 @@ import Testing
         }
         tracks[0].addSink(FrameHook(actions.mapValues { action in { action(room, tracks) } }))
         room.run()
-        return Run(mix: mix, recorded: recorded, heard: heard)
+        return Run(tracks: tracks, mix: mix, recorded: recorded, heard: heard)
     }
 
     private func frame(_ sink: CollectingSink, _ index: Int) -> ArraySlice<Int16> {
@@ -85,6 +86,7 @@ import Testing
         #expect(frame(r.recorded[0], 10).allSatisfy { $0 == 10_000 })
         #expect(frame(r.recorded[0], 60).allSatisfy { $0 == 10_000 })
         #expect(frame(r.mix, 30).allSatisfy { $0 == 0 }, "record scope also mutes what is heard")
+        #expect(r.tracks[0].statistics.frames(.muted) == 29, "frames 21-49 counted as muted (room.json)")
     }
 
     @Test func soloHearsOnlyTheSoloedTracksAndUnsoloRestores() {

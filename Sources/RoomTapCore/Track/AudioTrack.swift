@@ -95,7 +95,8 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         let status = source.render(into: buffer.samples, at: roomSample)
         buffer.roomSample = roomSample
         buffer.status = status
-        statistics.record(status)
+        // Counted as recorded: a frame silenced off the record (scope record) counts as muted.
+        statistics.record(state.recordedGain.isSilent && !status.isZero ? .muted : status)
         meter.measure(buffer.samples, status: status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
         guard !state.sinks.isEmpty else { return }
         var heardReady = false

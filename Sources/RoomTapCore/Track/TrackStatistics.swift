@@ -2,7 +2,8 @@ import Synchronization
 
 /// Counters of one track, written by the room clock's thread, readable from any thread.
 ///
-/// Counts are in frames (10 ms each). Reads are lock-free and may be one frame behind.
+/// Counts are in frames (10 ms each), by the status of the track's recording (a frame silenced by a
+/// control scoped to the recording counts as muted). Reads are lock-free and may be one frame behind.
 public final class TrackStatistics: Sendable {
     private let normal = Atomic<Int>(0)
     private let concealed = Atomic<Int>(0)
