@@ -249,10 +249,10 @@ final class ServerShared: Sendable {
     let stopping = Atomic<Bool>(false)
     let done = DispatchGroup()
     let watcherCount = Atomic<Int>(0)
-    let ticker = Mutex<Ticker?>(nil)
-    let pending = Mutex<[[UInt8]]>([])
     /// The server thread's `pthread_t`, once it runs.
     let serverThread = Atomic<UInt>(0)
+    let ticker = Mutex<Ticker?>(nil)
+    let pending = Mutex<[[UInt8]]>([])
 
     /// Events queued for the server thread at most.
     static let maxPending = 4096

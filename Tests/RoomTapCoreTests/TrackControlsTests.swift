@@ -152,3 +152,17 @@ import Testing
         #expect((s[2].0 ?? -100) < -23 - 1.5, "the held level falls")
     }
 }
+
+extension TrackControlsTests {
+    @Test func aTrackMutedBeforeItPlaysIsSilentFromItsFirstSample() {
+        let room = Room(clock: VirtualClock())
+        let track = room.addTrack(name: "a", source: ConstantSource(10_000, length: 4_800))
+        let heard = CollectingSink()
+        track.addSink(heard, tap: .heard)
+        track.controls.setEnabled(false)
+        room.run()
+        #expect(heard.frameCount == 10)
+        #expect(heard.samples.allSatisfy { $0 == 0 }, "no fade-out on the first frame")
+        #expect(heard.entries.allSatisfy { $0.status == .muted })
+    }
+}

@@ -11,21 +11,35 @@ public struct AgentTracks: Sendable {
 }
 
 extension RealtimeAgent {
-    /// Puts the agent in `room`: adds its voice track (`voiceName`) and a mix-minus of `humans`
-    /// (`hearsName`, a derived track) with ``listenSink`` attached, and attaches a speaker-activity
-    /// sink to every human track for transcript attribution. Call before ``start()`` and from the
-    /// control side (not the room clock's thread). `room`'s add-track handler sees both new tracks.
-    ///
-    /// A human track added later: `agent.speakers.sink(name:)` on it and, if the agent should hear
-    /// it, `(tracks.hears.source as? Mixer)?.addInput(track)`.
+    /// Puts the agent in `room`: adds its voice track (`voiceName`) and a mix-minus (`hearsName`, a
+    /// derived track) with ``listenSink`` attached, then ``hear(_:)`` each of `humans`. Call before
+    /// ``start()`` and from the control side (not the room clock's thread). `room`'s add-track
+    /// handler sees both new tracks (the mix-minus before it has any input).
     @discardableResult
     public func attach(
         to room: Room, hearing humans: [AudioTrack], voiceName: String = "agent", hearsName: String = "agent-hears"
     ) -> AgentTracks {
-        for track in humans { track.addSink(speakers.sink(name: track.name)) }
         let voiceTrack = room.addTrack(name: voiceName, source: voice)
-        let hears = room.addMix(name: hearsName, inputs: humans, channels: 1)
+        let hears = room.addMix(name: hearsName, inputs: [], channels: 1)
         hears.addSink(listenSink)
+        hearingTrack = hears
+        for track in humans { hear(track) }
         return AgentTracks(voice: voiceTrack, hears: hears)
+    }
+
+    /// Lets the agent hear `track` (a human joining now or later): adds it to the mix-minus and
+    /// puts a talk-detection sink on it for transcript attribution. Both take the track as heard
+    /// (after its mute, volume and solo), so a muted speaker is neither heard nor credited. The
+    /// agent's own tracks are refused. Idempotent; any thread but the room clock's; does nothing
+    /// before ``attach(to:hearing:voiceName:hearsName:)``.
+    public func hear(_ track: AudioTrack) {
+        guard let hears = hearingTrack, !isOwn(track), !track.isDerived else { return }
+        track.addSink(speakers.sink(name: track.name), tap: .heard)
+        (hears.source as? Mixer)?.addInput(track)
+    }
+
+    /// True for the tracks the agent added to the room (its voice and its mix-minus).
+    public func isOwn(_ track: AudioTrack) -> Bool {
+        track.source === voice || hearingTrack === track
     }
 }

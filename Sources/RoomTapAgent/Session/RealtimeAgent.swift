@@ -27,7 +27,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     public let voice: AgentVoiceSource
     /// The sink to attach to the track the agent hears.
     public let listenSink: AgentListenSink
-    /// Who talks when, for transcript attribution: attach `speakers.sink(name:)` to each human track.
+    /// Who talks when, for transcript attribution (``hear(_:)`` attaches its sinks).
     public let speakers: SpeakerActivity
 
     private struct VoiceItem {
@@ -65,11 +65,15 @@ public final class RealtimeAgent: @unchecked Sendable {
         var partialTranscripts: [String: String] = [:]  // agent item id → transcript deltas so far
         var recent: [(agent: Bool, text: String)] = []
         var started = false
+        /// The mix-minus track the agent hears, once `attach(to:hearing:...)` made it.
+        var hearing: AudioTrack?
     }
 
-    private let state: Mutex<State>
+    // Atomics before the mutex: an Atomic<Bool> declared right after `state` overwrote the end of
+    // `State` in release builds (docs/ARCHITECTURE.md, "Stored-property order").
     private let listening: Atomic<Bool>
     private let connected = Atomic<Bool>(false)
+    private let state: Mutex<State>
     private let upsampler: Resampler  // under `state`'s lock
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -163,6 +167,13 @@ public final class RealtimeAgent: @unchecked Sendable {
 
     /// True while heard audio is sent.
     public var isListening: Bool { listening.load(ordering: .acquiring) }
+
+    /// The mix-minus track the agent hears, once ``attach(to:hearing:voiceName:hearsName:)`` made
+    /// it. Any thread.
+    var hearingTrack: AudioTrack? {
+        get { state.withLock { $0.hearing } }
+        set { state.withLock { $0.hearing = newValue } }
+    }
 
     /// A snapshot of the counters.
     public var statistics: RealtimeAgentStatistics {

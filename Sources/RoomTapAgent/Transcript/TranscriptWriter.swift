@@ -11,8 +11,8 @@ import Synchronization
 public final class TranscriptWriter: Sendable {
     /// The file's path.
     public let path: String
-    private let handle: Mutex<FileHandle?>
     private let lines = Atomic<Int>(0)
+    private let handle: Mutex<FileHandle?>
 
     /// Errors opening the file.
     public struct OpenError: Error, CustomStringConvertible {

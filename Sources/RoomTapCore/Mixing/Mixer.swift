@@ -18,8 +18,8 @@ public final class Mixer: FrameSource, @unchecked Sendable {
     /// do; derived tracks are not consulted).
     public var isFinished: Bool { true }
 
-    private let inputList: Mutex<[AudioTrack]>
     private let generation = Atomic<UInt64>(1)
+    private let inputList: Mutex<[AudioTrack]>
     // Room clock's thread only:
     private var clockInputs: [AudioTrack] = []
     private var clockGeneration: UInt64 = 0

@@ -26,8 +26,6 @@ public final class Room: Sendable {
         var finished = false
     }
 
-    private let control = Mutex(Control())
-    private let routing = Mutex<[AudioTrack]>([])
     private let routingGeneration = Atomic<UInt64>(0)
     private let appliedGeneration = Atomic<UInt64>(0)
     private let framesRendered = Atomic<Int64>(0)
@@ -36,6 +34,8 @@ public final class Room: Sendable {
     private let clockRunning = Atomic<Bool>(false)
     private let soloActive = Atomic<Bool>(false)
     private let soloList = Mutex<[AudioTrack]>([])
+    private let control = Mutex(Control())
+    private let routing = Mutex<[AudioTrack]>([])
     private let clockDone = DispatchSemaphore(value: 0)
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide = ClockSide()

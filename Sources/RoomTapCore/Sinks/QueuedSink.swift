@@ -31,8 +31,9 @@ public enum OverflowPolicy: Sendable {
 /// Thread: `onFrame` on the room clock's thread (never blocks under `.drop`, never allocates);
 /// `close`, the counters and `failure` from any other thread.
 ///
-/// Not generic on purpose: with Swift 6.3 release builds, the generic form of this class (an
-/// `Atomic` stored after its `Mutex` fields) corrupted the heap in the QueuedSink tests. The
+/// Not generic on purpose, and its atomics are declared before its mutexes: with Swift 6.3
+/// release builds, an `Atomic` stored right after a `Mutex` in a class has corrupted the memory
+/// at the end of the mutex's value (see docs/ARCHITECTURE.md, "Stored-property order"). The
 /// consumer is called once per frame on the sink's own thread, where an existential call costs
 /// nothing that matters.
 public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
@@ -48,12 +49,12 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     private let closing = Atomic<Bool>(false)
     private let consumerSleeping = Atomic<Bool>(false)
     private let producerWaiting = Atomic<Bool>(false)
+    private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
     private let dataReady = DispatchSemaphore(value: 0)
     private let spaceReady = DispatchSemaphore(value: 0)
     private let threadDone = DispatchSemaphore(value: 0)
     private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
     private let failureBox = Mutex<(any Error)?>(nil)
-    private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
 
     /// Starts the sink's thread. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken
     /// when `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.

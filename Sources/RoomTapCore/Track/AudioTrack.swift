@@ -26,8 +26,8 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// Level and talking, measured on the raw audio.
     public let meter = TrackMeter()
 
-    private let sinkList = Mutex<[SinkEntry]>([])
     private let sinkGeneration = Atomic<UInt64>(0)
+    private let sinkList = Mutex<[SinkEntry]>([])
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
 
@@ -138,10 +138,14 @@ struct GainRamp {
     /// Gain at the end of the frame.
     private(set) var end: Float = 1
 
-    /// Starts the next frame's ramp toward `target`.
+    private var primed = false
+
+    /// Starts the next frame's ramp toward `target`. The first frame starts at its target: a
+    /// track muted before it plays is silent from its first sample, not faded out.
     mutating func advance(to target: Float) {
-        start = end
+        start = primed ? end : target
         end = target
+        primed = true
     }
 
     /// True when the frame passes through unchanged.

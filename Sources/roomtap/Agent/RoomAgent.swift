@@ -55,10 +55,7 @@ final class RoomAgent: Sendable {
     }
 
     /// True for the tracks the agent itself added (its voice, its mix-minus).
-    func owns(_ track: AudioTrack) -> Bool {
-        track.source === agent.voice || tracks.withLock { $0?.hears === track }
-            || (track.isDerived && track.name == "agent-hears")
-    }
+    func owns(_ track: AudioTrack) -> Bool { agent.isOwn(track) }
 
     /// A track joined the room (a live participant, the microphone): the agent hears it if chosen.
     /// The voice track gets the RTP sender.
@@ -67,10 +64,7 @@ final class RoomAgent: Sendable {
             if let sender { track.addSink(sender, tap: .heard) }
             return
         }
-        guard !track.isDerived, !owns(track), let hears = tracks.withLock({ $0?.hears }) else { return }
-        guard options.hears(track.name) else { return }
-        track.addSink(agent.speakers.sink(name: track.name))
-        (hears.source as? Mixer)?.addInput(track)
+        if options.hears(track.name) { agent.hear(track) }
     }
 
     func start() { agent.start() }
