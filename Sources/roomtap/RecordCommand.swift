@@ -21,6 +21,8 @@ enum RecordCommand {
         var jitterMilliseconds = 60
         var jitterMaxMilliseconds = 200
         var jitterFixed = false
+        /// Live: how long after a stream's least-delayed packets its audio goes into the files (ms).
+        var recordDelayMilliseconds = 500
         var leaveAfter: Double = 5
         /// Stop after this many seconds of room time.
         var duration: Double?
@@ -46,6 +48,19 @@ enum RecordCommand {
         var isLive: Bool { hasNetwork || mic != nil || agent != nil }
         /// True when the room needs a mix track (written with --mix, played with --play).
         var needsMix: Bool { mix || (play != nil && playTrack == nil) }
+        /// True when something listens live (playback, an agent): network streams then decode twice,
+        /// once for the live playout and once, later, for the record.
+        var hasLiveConsumer: Bool { play != nil || agent != nil }
+        /// How the record follows the live audio: network rooms record `--record-delay` after the
+        /// streams' least-delayed packets, and everything else equally late (see ``RoomTiming``).
+        var timing: RoomTiming {
+            guard hasNetwork else { return RoomTiming() }
+            return RoomTiming(
+                recordDelayFrames: max(0, recordDelayMilliseconds - jitterMilliseconds) / 10,
+                livePlayout: hasLiveConsumer)
+        }
+        /// Room samples the record keeps after a stop (network rooms drain the record delay).
+        var drainSamples: Int64 { hasNetwork ? Int64(recordDelayMilliseconds) * 48 : 0 }
         /// True when the room runs on the real-time clock.
         /// Playback is heard at the pace it is played, so it needs the real-time clock too.
         var usesRealTimeClock: Bool { isLive || realtime || play != nil }
@@ -95,6 +110,14 @@ enum RecordCommand {
                     + "(\(options.jitterMilliseconds))", command: "record")
         }
         options.jitterFixed = try args.flag("--jitter-fixed")
+        options.recordDelayMilliseconds =
+            try integer(args.value("--record-delay"), "--record-delay", in: 20...5000) ?? 500
+        guard options.recordDelayMilliseconds >= options.jitterMilliseconds else {
+            throw UsageError(
+                description: "--record-delay (\(options.recordDelayMilliseconds)) must be at least --jitter-ms "
+                    + "(\(options.jitterMilliseconds)): the files wait at least as long as playback",
+                command: "record")
+        }
         if let text = try args.value("--duration") {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 7 * 86_400 else {
                 throw UsageError(

@@ -74,7 +74,8 @@ final class RoomRecording: Sendable {
         // offline rooms keep one, which is what the CPU-time benchmark measures.
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
-            renderThreads: realTimeClock != nil && ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1)
+            renderThreads: realTimeClock != nil && ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1,
+            timing: options.timing)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -155,6 +156,8 @@ final class RoomRecording: Sendable {
             liveOptions.jitterMilliseconds = options.jitterMilliseconds
             liveOptions.jitterMaxMilliseconds = options.jitterMaxMilliseconds
             liveOptions.jitterFixed = options.jitterFixed
+            liveOptions.recordDelayMilliseconds = options.recordDelayMilliseconds
+            liveOptions.livePlayout = options.hasLiveConsumer
             liveOptions.channels = options.channels
             liveOptions.leaveAfter = options.leaveAfter
             do {
@@ -169,13 +172,18 @@ final class RoomRecording: Sendable {
             abandon(room)
             throw RuntimeError(description: firstError)
         }
-        if let duration = options.duration { room.stop(atSample: Int64((duration * 48_000).rounded())) }
+        // A network room's record runs `drain` behind what arrives: at a stop (--duration, a
+        // signal) reception ends and the room runs that much longer, so no file loses the audio
+        // it was still waiting to place.
+        let drain = options.drainSamples
+        let receiveUntil = options.duration.map { Int64(($0 * 48_000).rounded()) }
+        if let receiveUntil { room.stop(atSample: receiveUntil + drain) }
         let server = controlServer.withLock { $0 }
 
         let interrupted = Atomic<Bool>(false)
         let signals = installStopSignals {
             interrupted.store(true, ordering: .relaxed)
-            room.stop()
+            if drain > 0 { room.stop(atSample: room.position + drain) } else { room.stop() }
         }
         let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
@@ -187,7 +195,10 @@ final class RoomRecording: Sendable {
         live?.start()
         while room.isRunning {
             progress.update(room.position, tracks: room.tracks.count)
-            usleep(100_000)
+            if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
+                live?.stop()  // draining: nothing more is received
+            }
+            usleep(drain > 0 ? 10_000 : 100_000)
         }
         live?.stop()
         microphone?.close()

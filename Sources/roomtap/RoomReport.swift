@@ -39,6 +39,32 @@ struct RoomReport: Codable {
         var senderReportCorrectionMs: Double
         var leaves: Int
         var leftAtEnd: Bool
+        /// What the record playout (the files) did; nil without a record delay.
+        var record: PlayoutFigures?
+        /// What the live playout (what was heard) did; nil when nothing listened live.
+        var live: PlayoutFigures?
+        /// The record delay (ms) and how much earlier than its first packet's arrival the record
+        /// placed the stream (its least-delayed packets, or its sender report), ms.
+        var recordDelayMs: Double?
+        var recordAnchorMs: Double?
+    }
+
+    /// One playout's figures: `lost` never arrived, `late` arrived after its place was played;
+    /// `concealedMs` is their duration less what FEC recovered.
+    struct PlayoutFigures: Codable {
+        var lost: Int
+        var late: Int
+        var recoveredByFEC: Int
+        var concealedMs: Double
+        var driftCorrectedSamples: Int
+
+        init(_ s: PlayoutStatistics) {
+            lost = s.lost
+            late = s.late
+            recoveredByFEC = s.recoveredByFEC
+            concealedMs = (s.concealedMilliseconds * 100).rounded() / 100
+            driftCorrectedSamples = s.driftCorrectedSamples
+        }
     }
 
     /// Live rooms: the receive side.
@@ -163,7 +189,11 @@ struct RoomReport: Codable {
             delayMs: s.delayMilliseconds, minDelayMs: s.minDelayMilliseconds, maxDelayMs: s.maxDelayMilliseconds,
             delayAdaptations: s.delayAdaptations, senderReportTiming: s.senderReportTimingUsed,
             senderReportCorrectionMs: (s.senderReportCorrectionMilliseconds * 100).rounded() / 100,
-            leaves: participant.leaves, leftAtEnd: participant.hasLeft)
+            leaves: participant.leaves, leftAtEnd: participant.hasLeft, record: s.record.map(PlayoutFigures.init),
+            live: participant.buffer.hasLivePlayout || s.record == nil ? PlayoutFigures(s.live) : nil,
+            recordDelayMs: participant.buffer.recordDelay.map { Double($0) / 48 },
+            recordAnchorMs: participant.buffer.recordDelay == nil
+                ? nil : Double(participant.buffer.recordOffset) / 48)
     }
 
     private static func network(_ live: LiveRoom, clock: RealTimeClock?) -> Network {

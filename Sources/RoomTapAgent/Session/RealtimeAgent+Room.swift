@@ -21,7 +21,7 @@ extension RealtimeAgent {
     ) -> AgentTracks {
         let voiceTrack = room.addTrack(name: voiceName, source: voice)
         let hears = room.addMix(name: hearsName, inputs: [], channels: 1)
-        hears.addSink(listenSink)
+        hears.addSink(listenSink, tap: .live)
         hearingTrack = hears
         for track in humans { hear(track) }
         return AgentTracks(voice: voiceTrack, hears: hears)

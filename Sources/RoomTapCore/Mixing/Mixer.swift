@@ -9,10 +9,15 @@ import Synchronization
 /// muted are skipped. Mix-minus is a mix that
 /// leaves a track out.
 ///
-/// Thread: `render` runs on the room clock's thread after every input track has rendered the same
-/// tick. `inputs`, `setInputs`, `addInput` and `removeInput` are safe from any other thread and take
+/// A mixer makes two mixes when the room has a live playout (see ``RoomTiming``): `render` mixes
+/// the inputs' record frames with the controls as they were when that audio was heard (for
+/// `mix.wav`), ``renderLive(into:at:)`` their live frames with the controls now (for playback
+/// and an agent's ears). So the recorded mix holds exactly what was heard, later.
+///
+/// Thread: `render` and `renderLive` run on the room clock's thread after every input track has
+/// rendered the same tick. `inputs`, `setInputs`, `addInput` and `removeInput` are safe from any other thread and take
 /// effect at the next tick.
-public final class Mixer: FrameSource, @unchecked Sendable {
+public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     public let channels: Int
     /// Always true: a mix never keeps an offline room going (the room ends when its source tracks
     /// do; derived tracks are not consulted).
@@ -26,6 +31,7 @@ public final class Mixer: FrameSource, @unchecked Sendable {
     private let accumulator: UnsafeMutableBufferPointer<Float>
     private let converted: UnsafeMutableBufferPointer<Int16>
     private var limiter = Limiter()
+    private var liveLimiter = Limiter()
 
     /// Creates a mixer of `inputs` producing `channels`-channel frames.
     public init(inputs: [AudioTrack], channels: Int = 1) {
@@ -72,7 +78,18 @@ public final class Mixer: FrameSource, @unchecked Sendable {
         }
     }
 
+    /// Always true: a mix has a live mix when its room has a live playout.
+    public var hasLivePlayout: Bool { true }
+
     public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        mix(into: samples, at: roomSample, live: false)
+    }
+
+    public func renderLive(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        mix(into: samples, at: roomSample, live: true)
+    }
+
+    private func mix(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64, live: Bool) -> FrameStatus {
         let current = generation.load(ordering: .acquiring)
         if current != clockGeneration, let list = inputList.withLockIfAvailable({ $0 }) {
             clockInputs = list
@@ -85,8 +102,8 @@ public final class Mixer: FrameSource, @unchecked Sendable {
         var concealed = false
         for input in clockInputs {
             let state = input.render
-            let buffer = state.buffer
-            let gain = state.heardGain
+            let buffer = live ? state.live : state.buffer
+            let gain = live ? state.liveHeardGain : state.heardGain
             guard buffer.roomSample == roomSample, !buffer.status.isZero, !gain.isSilent else { continue }
             any = true
             if buffer.status == .concealed { concealed = true }
@@ -103,7 +120,11 @@ public final class Mixer: FrameSource, @unchecked Sendable {
                 for i in 0..<count { acc[i] += Float(src[i]) * gain.gain(at: i / channels) }
             }
         }
-        limiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
+        if live {
+            liveLimiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
+        } else {
+            limiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
+        }
         guard any else { return .silence }
         return concealed ? .concealed : .normal
     }

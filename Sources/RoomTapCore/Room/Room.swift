@@ -50,17 +50,21 @@ public final class Room: Sendable {
 
     /// Render threads per tick (1, or 2 to split the source tracks with a helper thread).
     public let renderThreads: Int
+    /// How the record relates to the live playout (network rooms record later than they play).
+    public let timing: RoomTiming
     /// Source tracks from which a second render thread is used.
     static let helperThreshold = 8
 
     /// Creates a room driven by `clock`. `renderThreads` 2 lets a large room (8 or more source
     /// tracks) render its tracks on two threads each tick: for live rooms on machines with two or
-    /// more cores.
+    /// more cores. `timing` says how late the record is against the live playout (see
+    /// ``RoomTiming``; the default: the record is the live audio).
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
-        renderThreads: Int = 1
+        renderThreads: Int = 1, timing: RoomTiming = RoomTiming()
     ) {
         self.clock = clock
+        self.timing = timing
         self.renderThreads = max(1, min(2, renderThreads))
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         control.withLock { $0.events = events }
@@ -85,7 +89,7 @@ public final class Room: Sendable {
 
     private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
         let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
-            let track = AudioTrack(id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived)
+            let track = AudioTrack(id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing)
             c.nextID += 1
             c.tracks.append(track)
             return (track, c.events.onTrackAdded)

@@ -31,13 +31,13 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
 
-    init(id: TrackID, name: String, source: any FrameSource, isDerived: Bool) {
+    init(id: TrackID, name: String, source: any FrameSource, isDerived: Bool, timing: RoomTiming = RoomTiming()) {
         self.id = id
         self.name = name
         self.channels = source.channels
         self.source = source
         self.isDerived = isDerived
-        self.render = TrackRenderState(channels: source.channels)
+        self.render = TrackRenderState(source: source, timing: timing)
     }
 
     /// Attaches `sink`; its `onFrame` is called from the next tick on with the track's audio as
@@ -74,9 +74,10 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
 
     public var description: String { "\(id) \(name)" }
 
-    /// Renders the frame at `roomSample`, applies the controls (ramped across the frame) and
-    /// delivers it to the sinks. `soloActive` says whether any track of the room is soloed. Room
-    /// clock's thread only; allocates nothing.
+    /// Renders the frame at `roomSample` (the record, and the live view when it differs; see
+    /// ``RoomTiming``), applies the controls (ramped across the frame) and delivers it to the
+    /// sinks. `soloActive` says whether any track of the room is soloed. Room clock's thread only;
+    /// allocates nothing.
     func renderFrame(at roomSample: Int64, soloActive: Bool) {
         let state = render
         let generation = sinkGeneration.load(ordering: .acquiring)
@@ -88,16 +89,36 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
             }
         }
         let controlState = TrackControls.decode(controls.packed)
-        state.heardGain.advance(to: controlState.heardGain(soloActive: soloActive))
-        state.recordedGain.advance(to: controlState.recordedGain)
+        let heardNow = controlState.heardGain(soloActive: soloActive)
+        state.liveHeardGain.advance(to: heardNow)
+        if let gains = state.gainDelay {
+            let delayed = gains.pass(heard: heardNow, recorded: controlState.recordedGain)
+            state.heardGain.advance(to: delayed.heard)
+            state.recordedGain.advance(to: delayed.recorded)
+        } else {
+            state.heardGain.advance(to: heardNow)
+            state.recordedGain.advance(to: controlState.recordedGain)
+        }
 
         let buffer = state.buffer
-        let status = source.render(into: buffer.samples, at: roomSample)
+        let live = state.live
+        let status: FrameStatus
+        switch state.mode {
+        case .single:
+            status = source.render(into: buffer.samples, at: roomSample)
+        case .dual(let dual):
+            status = source.render(into: buffer.samples, at: roomSample)
+            live.status = dual.renderLive(into: live.samples, at: roomSample)
+        case .delayed(let line):
+            live.status = source.render(into: live.samples, at: roomSample)
+            status = line.pass(live, to: buffer)
+        }
         buffer.roomSample = roomSample
         buffer.status = status
+        live.roomSample = roomSample
         // Counted as recorded: a frame silenced off the record (scope record) counts as muted.
         statistics.record(state.recordedGain.isSilent && !status.isZero ? .muted : status)
-        meter.measure(buffer.samples, status: status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
+        meter.measure(live.samples, status: live.status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
         guard !state.sinks.isEmpty else { return }
         var heardReady = false
         var recordedReady = false
@@ -105,8 +126,12 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
             switch entry.tap {
             case .raw:
                 entry.sink.onFrame(buffer.frame)
-            case .recorded where state.recordedGain.isUnity, .heard where state.heardGain.isUnity:
+            case .live:
+                entry.sink.onFrame(live.frame)
+            case .recorded where state.recordedGain.isUnity:
                 entry.sink.onFrame(buffer.frame)
+            case .heard where state.liveHeardGain.isUnity:
+                entry.sink.onFrame(live.frame)
             case .recorded:
                 if !recordedReady {
                     state.recorded.fill(from: buffer, ramp: state.recordedGain)
@@ -115,7 +140,7 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
                 entry.sink.onFrame(state.recorded.frame)
             case .heard:
                 if !heardReady {
-                    state.heard.fill(from: buffer, ramp: state.heardGain)
+                    state.heard.fill(from: live, ramp: state.liveHeardGain)
                     heardReady = true
                 }
                 entry.sink.onFrame(state.heard.frame)
@@ -180,20 +205,50 @@ extension FrameBuffer {
 }
 
 /// The part of a track that only the room clock's thread touches: the render buffer holding this
-/// tick's raw frame (read by mixers after the track renders), the frames after the controls, the
-/// gain ramps and the snapshot of the sink list.
+/// tick's record frame (read by record mixes after the track renders), the live frame (read by
+/// live mixes; the same buffer when the live view is the record), the frames after the controls,
+/// the gain ramps (record and live) and the snapshot of the sink list.
 final class TrackRenderState {
+    /// How the live view and the record of a track are made.
+    enum Mode {
+        /// One render: the live view is the record.
+        case single
+        /// The source renders both (``LivePlayoutSource``).
+        case dual(any LivePlayoutSource)
+        /// The source renders live; the record is that, ``RoomTiming/recordDelayFrames`` later.
+        case delayed(FrameDelayLine)
+    }
+
+    let mode: Mode
+    /// The record frame of this tick.
     let buffer: FrameBuffer
+    /// The live frame of this tick (`buffer` itself in ``Mode/single``).
+    let live: FrameBuffer
     let heard: FrameBuffer
     let recorded: FrameBuffer
+    /// What is heard, on the record's time (mixes of the record use it).
     var heardGain = GainRamp()
     var recordedGain = GainRamp()
+    /// What is heard now (`.heard` taps and live mixes).
+    var liveHeardGain = GainRamp()
+    /// Carries control changes to the record's time; nil when the record is the live audio.
+    let gainDelay: GainDelayLine?
     var sinks: [SinkEntry] = []
     var sinkGeneration: UInt64 = 0
 
-    init(channels: Int) {
+    init(source: any FrameSource, timing: RoomTiming) {
+        let channels = source.channels
         buffer = FrameBuffer(channels: channels)
         heard = FrameBuffer(channels: channels)
         recorded = FrameBuffer(channels: channels)
+        if let dual = source as? any LivePlayoutSource {
+            mode = timing.livePlayout && dual.hasLivePlayout ? .dual(dual) : .single
+        } else if timing.recordDelayFrames > 0 {
+            mode = .delayed(FrameDelayLine(delay: timing.recordDelayFrames, channels: channels))
+        } else {
+            mode = .single
+        }
+        if case .single = mode { live = buffer } else { live = FrameBuffer(channels: channels) }
+        gainDelay = timing.recordDelayFrames > 0 ? GainDelayLine(delay: timing.recordDelayFrames) : nil
     }
 }

@@ -15,8 +15,12 @@ public enum SinkTap: Sendable {
     /// The track's recording: the raw speaker, unless a control is scoped to the recording
     /// (``ControlScope/record``). Per-speaker files use this.
     case recorded
-    /// What is heard: after mute, volume and solo. Playback of one track uses this.
+    /// What is heard now: the live playout after mute, volume and solo. Playback of one track
+    /// uses this.
     case heard
-    /// The source's audio, before any control.
+    /// The live playout before any control (what a mix-minus for an agent is made of; the same
+    /// as `.raw` in a room whose record is its live audio, see ``RoomTiming``).
+    case live
+    /// The record's audio, before any control.
     case raw
 }

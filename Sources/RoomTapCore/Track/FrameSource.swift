@@ -21,3 +21,21 @@ public protocol FrameSource: AnyObject, Sendable {
     /// source track is finished.
     var isFinished: Bool { get }
 }
+
+/// A source whose live playout differs from its recording: a network stream (the record waits
+/// longer for late packets, see the RTP jitter buffer) or a mix (of its inputs' live frames).
+///
+/// In a room with ``RoomTiming/livePlayout`` the track renders both every tick: `render` for the
+/// record (files, `.recorded` and `.raw` taps, record mixes) and ``renderLive(into:at:)`` for what
+/// is heard now (`.heard` and `.live` taps, live mixes, the meter). Elsewhere only `render` runs
+/// and the live view is the record.
+///
+/// Thread: as ``FrameSource``: the room clock's thread only; `renderLive` after `render` in the
+/// same tick.
+public protocol LivePlayoutSource: FrameSource {
+    /// False when this source has no separate live playout (then only `render` is called).
+    var hasLivePlayout: Bool { get }
+
+    /// Fills `samples` with the live playout of the frame at room sample `roomSample`.
+    func renderLive(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus
+}

@@ -9,16 +9,11 @@ import Synchronization
 public final class JitterStatistics: Sendable {
     let packetCounter = Atomic<Int>(0)
     let byteCounter = Atomic<Int>(0)
-    let lostCounter = Atomic<Int>(0)
-    let fecCounter = Atomic<Int>(0)
-    let concealedCounter = Atomic<Int>(0)
-    let lateCounter = Atomic<Int>(0)
     let duplicateCounter = Atomic<Int>(0)
     let reorderedCounter = Atomic<Int>(0)
     let restartCounter = Atomic<Int>(0)
     let invalidCounter = Atomic<Int>(0)
     let overflowCounter = Atomic<Int>(0)
-    let driftCorrectionCounter = Atomic<Int>(0)
     let adaptationCounter = Atomic<Int>(0)
     let delaySamples = Atomic<Int64>(0)
     let minDelaySamples = Atomic<Int64>(0)
@@ -28,24 +23,30 @@ public final class JitterStatistics: Sendable {
     /// RFC 3550 Appendix A.8 estimator, scaled by 16 (timestamp units).
     let jitterQ4 = Atomic<Int>(0)
 
-    init() {}
+    /// What the live playout did (the low-latency path; see ``OpusJitterBuffer``).
+    public let live = PlayoutStatistics()
+    /// What the record playout did (the files), nil when the stream has none.
+    public let record: PlayoutStatistics?
+
+    init(hasRecord: Bool) { record = hasRecord ? PlayoutStatistics() : nil }
+
+    /// The playout the track renders as its own audio: the record when there is one.
+    public var primary: PlayoutStatistics { record ?? live }
 
     /// Packets handed to `insert` (every call, whatever its result).
     public var packets: Int { packetCounter.load(ordering: .relaxed) }
     /// Payload bytes handed to `insert`.
     public var bytes: Int { byteCounter.load(ordering: .relaxed) }
-    /// Packets missing at their playout point (concealed or recovered by FEC), whether they
-    /// arrived later (then also counted in ``late``) or never.
-    public var lost: Int { lostCounter.load(ordering: .relaxed) }
-    /// Lost packets whose audio was decoded from the in-band FEC of the packet after them
-    /// (RFC 6716 §2.1.7).
-    public var recoveredByFEC: Int { fecCounter.load(ordering: .relaxed) }
-    /// Samples per channel synthesised by Opus packet-loss concealment (not counting silence).
-    public var concealedSamples: Int { concealedCounter.load(ordering: .relaxed) }
+    /// ``PlayoutStatistics/lost`` of the ``primary`` playout: packets that never arrived.
+    public var lost: Int { primary.lost }
+    /// ``PlayoutStatistics/recoveredByFEC`` of the ``primary`` playout.
+    public var recoveredByFEC: Int { primary.recoveredByFEC }
+    /// ``PlayoutStatistics/concealedSamples`` of the ``primary`` playout.
+    public var concealedSamples: Int { primary.concealedSamples }
     /// ``concealedSamples`` in milliseconds.
-    public var concealedMilliseconds: Double { Double(concealedSamples) / 48 }
-    /// Packets that arrived after their playout point (or too far behind to tell) and were dropped.
-    public var late: Int { lateCounter.load(ordering: .relaxed) }
+    public var concealedMilliseconds: Double { primary.concealedMilliseconds }
+    /// ``PlayoutStatistics/late`` of the ``primary`` playout: arrived after their place was played.
+    public var late: Int { primary.late }
     /// Packets received twice (the copy is dropped).
     public var duplicates: Int { duplicateCounter.load(ordering: .relaxed) }
     /// Packets that arrived after a packet with a higher sequence number.
@@ -56,11 +57,12 @@ public final class JitterStatistics: Sendable {
     public var invalid: Int { invalidCounter.load(ordering: .relaxed) }
     /// Packets dropped because they were too far ahead of playout for the ring.
     public var overflow: Int { overflowCounter.load(ordering: .relaxed) }
-    /// Samples dropped or repeated to follow the sender's clock (drift correction).
-    public var driftCorrectedSamples: Int { driftCorrectionCounter.load(ordering: .relaxed) }
-    /// Steps the playout delay (or the sender-report sync offset) took, each in a quiet frame.
+    /// ``PlayoutStatistics/driftCorrectedSamples`` of the ``primary`` playout.
+    public var driftCorrectedSamples: Int { primary.driftCorrectedSamples }
+    /// Steps the live playout delay (or the sender-report sync offset) took, each in a quiet frame.
     public var delayAdaptations: Int { adaptationCounter.load(ordering: .relaxed) }
-    /// The playout delay now, in milliseconds (after the stream's anchor: its first packet's arrival).
+    /// The live playout delay now, in milliseconds (after the stream's anchor: its first packet's
+    /// arrival).
     public var delayMilliseconds: Double { Double(delaySamples.load(ordering: .relaxed)) / 48 }
     /// The smallest playout delay so far, in milliseconds.
     public var minDelayMilliseconds: Double { Double(minDelaySamples.load(ordering: .relaxed)) / 48 }

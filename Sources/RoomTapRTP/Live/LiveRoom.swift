@@ -30,6 +30,11 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var jitterMaxMilliseconds = 200
         /// Pins the playout delay at ``jitterMilliseconds`` (no adaptation).
         public var jitterFixed = false
+        /// The record delay in milliseconds (see ``OpusJitterBuffer``); nil: no separate record
+        /// playout (the track renders the live playout).
+        public var recordDelayMilliseconds: Int?
+        /// With a record delay: whether the live playout runs too (something listens live).
+        public var livePlayout = true
         /// Channels of every track.
         public var channels = 1
         /// Seconds without packets after which a participant is marked as left.
@@ -175,6 +180,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             let buffer = OpusJitterBuffer(
                 channels: options.channels, targetDelayMilliseconds: options.jitterMilliseconds,
                 maxDelayMilliseconds: options.jitterMaxMilliseconds, adaptive: !options.jitterFixed,
+                recordDelayMilliseconds: options.recordDelayMilliseconds, livePlayout: options.livePlayout,
                 senderClock: senderClock, arrivalToRoom: clock.roomTimeMapping)
         else { return nil }
         let track = room.addTrack(name: name, source: buffer)

@@ -1,0 +1,106 @@
+import RoomTapCore
+
+/// The record playout of one stream: what goes into the files. Packets play at a fixed *record
+/// delay* after the stream's least-delayed packets, and nothing that adapts ever moves them.
+///
+/// ## Placement
+/// The inserter places packet `T` at timeline position `P(T) = A + (T − T₀)` (`A`: the first
+/// packet's arrival) and keeps the least skew `m = min(arrival − P(T))` of the current sender:
+/// the packets that crossed the network fastest. The record plays `T` at room sample
+/// `P(T) + m + lag`: the anchor is refined by every packet that arrives before the stream's first
+/// sample is due (the first `lag` of arrivals, e.g. 25 packets of 20 ms at 500 ms), then fixed
+/// for good. A stream placed by an RTCP sender report before then plays at its place on the
+/// room's NTP mapping instead (``SenderClockSync``). A later sender (restart) is placed the same
+/// way from its own packets, never over audio already placed.
+///
+/// ## What it decodes
+/// Every packet that arrives within the record delay is decoded whole, in order, by the record's
+/// own decoder; a packet that never arrived (or came later than the delay) is concealed with one
+/// PLC call of its duration, or recovered from the next packet's FEC (``PlayoutDecoder``). So a
+/// file equals, sample for sample, what one libopus decoder gives for the packets that arrived
+/// and one PLC call per lost packet. The only correction ever applied is for a sender whose clock
+/// drifts: past ``driftDeadband`` (20 ms by default, far above what jitter does to the minimum
+/// of a 2 s window) a sample is dropped or repeated per frame at its quietest point until the
+/// slide is absorbed.
+///
+/// Thread: confined to the room clock's thread (reads the inserter's atomics; publishes its read
+/// position). Nothing allocates after init.
+final class RecordPlayout {
+    /// The record delay after the stream's least-delayed arrival, in samples (48 kHz).
+    let lag: Int64
+    /// Drift larger than this (samples) is corrected.
+    let driftDeadband: Int64
+    let line: PlayoutDecoder
+    private let ring: JitterPacketRing
+    private let state: JitterStreamState
+    private var started = false
+    private var drift: Int64 = 0
+    private var correcting = false
+
+    init(lag: Int64, driftDeadband: Int64, line: PlayoutDecoder, ring: JitterPacketRing, state: JitterStreamState) {
+        self.lag = lag
+        self.driftDeadband = driftDeadband
+        self.line = line
+        self.ring = ring
+        self.state = state
+    }
+
+    /// The anchor refinement fixed when the stream started (samples; 0 before).
+    var offset: Int64 { line.offset }
+
+    /// Renders the record's 10 ms at room sample `roomSample`. Room clock's thread only.
+    func render(into out: UnsafeMutablePointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        let frames = AudioFrame.samplesPerChannel
+        let playout = line.playout
+        if !started {
+            let first = state.firstSequence.load(ordering: .acquiring)
+            guard first >= 0, let packet = ring.packet(at: first) else {
+                out.update(repeating: 0, count: frames * line.channels)
+                return .silence
+            }
+            let offset: Int64
+            if state.syncKnown.load(ordering: .acquiring) {
+                offset = state.recordSync.load(ordering: .relaxed)
+            } else {
+                offset = min(0, state.leastSkew.load(ordering: .relaxed))
+            }
+            // Keep refining the anchor until the first sample is due.
+            guard roomSample + Int64(frames) > packet.position + offset + lag else {
+                out.update(repeating: 0, count: frames * line.channels)
+                return .silence
+            }
+            started = true
+            line.nextSequence = first
+            line.offset = offset
+            playout.reset(at: roomSample - lag)
+        }
+        if playout.start != roomSample - lag - drift {
+            playout.reset(at: roomSample - lag - drift)  // the room skipped frames: keep the timeline
+        }
+        let adjust = driftAdjustment()
+        drift += Int64(adjust)
+        line.fill(upTo: playout.start + Int64(frames - adjust), endedIsSilence: state.ended.load(ordering: .relaxed))
+        let status = playout.play(into: out, adjust: adjust)
+        state.recordRead.store(line.nextSequence, ordering: .releasing)
+        return status
+    }
+
+    /// +1 (repeat a sample), -1 (drop one) or 0 for this frame.
+    private func driftAdjustment() -> Int {
+        let estimate = state.slide.load(ordering: .relaxed)
+        guard estimate != .min else { return 0 }
+        let error = estimate - drift
+        if correcting {
+            if error == 0 {
+                correcting = false
+                return 0
+            }
+        } else if abs(error) > driftDeadband {
+            correcting = true
+        } else {
+            return 0
+        }
+        line.statistics.driftCorrectionCounter.add(1, ordering: .relaxed)
+        return error > 0 ? 1 : -1
+    }
+}
