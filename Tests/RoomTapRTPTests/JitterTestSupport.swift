@@ -118,6 +118,8 @@ func simulateSender(
 final class JitterHarness {
     let buffer: OpusJitterBuffer
     private(set) var output: [Int16] = []
+    /// The live playout's frames, when the buffer has one beside its record.
+    private(set) var liveOutput: [Int16] = []
     private(set) var statuses: [FrameStatus] = []
     private(set) var results: [OpusJitterBuffer.InsertResult] = []
     /// The playout delay (samples) after each frame.
@@ -131,11 +133,12 @@ final class JitterHarness {
 
     init(
         channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200, adaptive: Bool = true,
-        senderClock: SenderClockSync? = nil
+        recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, senderClock: SenderClockSync? = nil
     ) {
         buffer = OpusJitterBuffer(
             channels: channels, targetDelayMilliseconds: targetDelayMilliseconds,
-            maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive, senderClock: senderClock,
+            maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive,
+            recordDelayMilliseconds: recordDelayMilliseconds, livePlayout: livePlayout, senderClock: senderClock,
             arrivalToRoom: fakeMapping)!
         scratch = [Int16](repeating: 0, count: 480 * channels)
     }
@@ -176,6 +179,10 @@ final class JitterHarness {
             }
             let status = scratch.withUnsafeMutableBufferPointer { buffer.render(into: $0, at: frame * 480) }
             output += scratch
+            if buffer.hasLivePlayout {
+                _ = scratch.withUnsafeMutableBufferPointer { buffer.renderLive(into: $0, at: frame * 480) }
+                liveOutput += scratch
+            }
             statuses.append(status)
             delays.append(Int((buffer.statistics.delayMilliseconds * 48).rounded()))
             lates.append(buffer.statistics.late)

@@ -98,7 +98,9 @@ final class JitterInserter {
 
         let liveRead = state.liveRead.load(ordering: .acquiring)
         let recordRead = state.recordRead.load(ordering: .acquiring)
-        let read = max(min(liveRead, recordRead), firstExtended)
+        // Before the record starts it still takes packets sent before the first that arrived.
+        let floor = recordRead < 0 ? max(0, firstExtended - OpusJitterBuffer.earlyPackets) : firstExtended
+        let read = max(min(liveRead, recordRead), floor)
         if ring.stamp(at: extended) == extended {
             stats.duplicateCounter.add(1, ordering: .relaxed)
             return .duplicate

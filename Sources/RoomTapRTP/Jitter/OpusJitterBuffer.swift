@@ -44,6 +44,9 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     public static let senderReportDeadband: Int64 = 480
     /// Frames between two steps that shorten the live delay (lower slowly).
     public static let shrinkInterval = 25
+    /// Packets sent before the first one that arrived which the record still takes (reordered
+    /// at the very start), if they arrive before the record starts.
+    public static let earlyPackets: Int64 = 32
     /// The record's drift dead band (samples, 20 ms).
     public static let recordDriftDeadband: Int64 = 960
 

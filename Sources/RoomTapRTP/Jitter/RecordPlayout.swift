@@ -70,7 +70,10 @@ final class RecordPlayout {
                 return .silence
             }
             started = true
-            line.nextSequence = first
+            // The earliest packet held: one sent before the first that arrived may be there.
+            var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
+            while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
+            line.nextSequence = earliest
             line.offset = offset
             playout.reset(at: roomSample - lag)
         }
