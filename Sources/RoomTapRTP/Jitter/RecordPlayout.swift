@@ -54,11 +54,18 @@ final class RecordPlayout {
         let playout = line.playout
         if !started {
             let first = state.firstSequence.load(ordering: .acquiring)
-            guard first >= 0, let packet = ring.packet(at: first) else {
+            guard first >= 0 else {
                 out.update(repeating: 0, count: frames * line.channels)
                 return .silence
             }
-            let offset: Int64
+            // The earliest packet held: one sent before the first that arrived may be there.
+            var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
+            while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
+            guard let packet = ring.packet(at: earliest) else {
+                out.update(repeating: 0, count: frames * line.channels)
+                return .silence
+            }
+            var offset: Int64
             if state.syncKnown.load(ordering: .acquiring) {
                 offset = state.recordSync.load(ordering: .relaxed)
             } else {
@@ -69,10 +76,9 @@ final class RecordPlayout {
                 out.update(repeating: 0, count: frames * line.channels)
                 return .silence
             }
+            // A refinement that came since the last frame must not put audio before this one.
+            offset = max(offset, roomSample - lag - packet.position)
             started = true
-            // The earliest packet held: one sent before the first that arrived may be there.
-            var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
-            while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
             line.nextSequence = earliest
             line.offset = offset
             playout.reset(at: roomSample - lag)
