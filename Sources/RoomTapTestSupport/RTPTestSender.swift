@@ -47,6 +47,19 @@ public final class RTPTestSender: Sendable {
         public var seed: UInt64
         /// How long a reordered packet is held back.
         public var reorderDelayMilliseconds: Double
+        /// From packet index `from` on, the jitter is `milliseconds` instead (the last step that
+        /// applies wins).
+        public var jitterSteps: [JitterStep] = []
+
+        /// A change of ``jitterMilliseconds`` from one packet on.
+        public struct JitterStep: Sendable {
+            public var from: Int
+            public var milliseconds: Double
+            public init(from: Int, milliseconds: Double) {
+                self.from = from
+                self.milliseconds = milliseconds
+            }
+        }
 
         public init(
             loss: Double = 0, reorder: Double = 0, duplicate: Double = 0, jitterMilliseconds: Double = 0,
@@ -200,7 +213,9 @@ public final class RTPTestSender: Sendable {
         for packet in packets {
             let i = packet.index
             let lossRoll = rng.nextUnit()
-            let jitter = rng.nextUnit() * impairments.jitterMilliseconds * 1e6 / speed
+            let jitterMs = impairments.jitterSteps.last { $0.from <= packet.index }?.milliseconds
+                ?? impairments.jitterMilliseconds
+            let jitter = rng.nextUnit() * jitterMs * 1e6 / speed
             let reorderRoll = rng.nextUnit()
             let duplicateRoll = rng.nextUnit()
             let duplicateDelay = rng.nextUnit() * 10e6 / speed

@@ -2,8 +2,8 @@ import COpus
 
 /// The decode an exact recording of a stream must equal: one plain libopus decoder (48 kHz) given,
 /// in order, every packet that arrived and, for each packet that did not, **one** PLC call of its
-/// duration (`opus_decode(NULL, duration)`), or, when `fec` is on and the next packet arrived,
-/// that packet's in-band FEC for it (`decode_fec = 1`, RFC 6716 §2.1.7). A few lines of libopus,
+/// duration (`opus_decode(NULL, duration)`), or, when `fec` is on and the next packet arrived
+/// carrying in-band FEC (SILK LBRR), that FEC (`decode_fec = 1`, RFC 6716 §2.1.7). A few lines of libopus,
 /// so the tests compare roomtap with libopus itself.
 ///
 /// Thread: any (a value's function; it creates and frees its own decoder).
@@ -37,7 +37,7 @@ public enum ReferenceOpusDecode {
                         opus_decode(decoder, src.baseAddress!, Int32(src.count), $0.baseAddress!, 5760, 0)
                     }
                 }
-            } else if fec, i + 1 < packets.count, packets[i + 1].arrived {
+            } else if fec, i + 1 < packets.count, packets[i + 1].arrived, RTPTestSender.hasFEC(packets[i + 1].payload) {
                 n = packets[i + 1].payload.withUnsafeBufferPointer { src in
                     pcm.withUnsafeMutableBufferPointer {
                         opus_decode(decoder, src.baseAddress!, Int32(src.count), $0.baseAddress!, Int32(duration), 1)

@@ -22,7 +22,7 @@ enum RecordCommand {
         var jitterMaxMilliseconds = 200
         var jitterFixed = false
         /// Live: how long after a stream's least-delayed packets its audio goes into the files (ms).
-        var recordDelayMilliseconds = 500
+        var recordDelayMilliseconds = 2000
         var leaveAfter: Double = 5
         /// Stop after this many seconds of room time.
         var duration: Double?
@@ -111,7 +111,7 @@ enum RecordCommand {
         }
         options.jitterFixed = try args.flag("--jitter-fixed")
         options.recordDelayMilliseconds =
-            try integer(args.value("--record-delay"), "--record-delay", in: 20...5000) ?? 500
+            try integer(args.value("--record-delay"), "--record-delay", in: 20...5000) ?? 2000
         guard options.recordDelayMilliseconds >= options.jitterMilliseconds else {
             throw UsageError(
                 description: "--record-delay (\(options.recordDelayMilliseconds)) must be at least --jitter-ms "

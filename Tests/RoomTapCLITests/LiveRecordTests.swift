@@ -34,7 +34,8 @@ struct LiveRecordTests {
         #expect(try listing(out) == ["\(nameA).wav", "\(nameB).wav", "room.json"].sorted())
         let wavA = try WAVFile.readSamples(path: out.appendingPathComponent("\(nameA).wav").path).1
         let wavB = try WAVFile.readSamples(path: out.appendingPathComponent("\(nameB).wav").path).1
-        #expect(wavA.count == 192_000 && wavB.count == 192_000, "4 s of room each: \(wavA.count), \(wavB.count)")
+        // 4 s of reception, then the room drains the 2 s record delay: 6 s of room each.
+        #expect(wavA.count == 288_000 && wavB.count == 288_000, "6 s of room each: \(wavA.count), \(wavB.count)")
 
         // Each WAV holds its sender's libopus decode; found by search, then compared.
         let decodedA = a.cleanDecode()
@@ -54,24 +55,29 @@ struct LiveRecordTests {
             abs((onsetB - onsetA) - sendDifference) <= 960, "onsets \(onsetA), \(onsetB); sent \(sendDifference) apart")
 
         let json = try roomJSON(out)
-        #expect(json["durationSamples"] as? Int == 192_000)
+        #expect(json["durationSamples"] as? Int == 288_000)
         // And both are where they were sent on the room timeline: send time (wall clock) after the
-        // room's startTime, plus the 60 ms jitter delay, within 20 ms.
+        // room's startTime, plus the 2 s record delay (after the least-delayed packet: on loopback
+        // about the send time), within 20 ms.
         let startTime = try #require(roomStartTime(json))
         for (onset, report) in [(onsetA, reportA), (onsetB, reportB)] {
             let sent = Double(report.firstSendWallNanos) / 1e9 - startTime.timeIntervalSince1970
-            let expected = Int(sent * 48_000) + 2_880
-            #expect(abs(onset - expected) <= 960, "onset \(onset), sent at room sample \(expected - 2_880)")
+            let expected = Int(sent * 48_000) + 96_000
+            #expect(abs(onset - expected) <= 960, "onset \(onset), sent at room sample \(expected - 96_000)")
         }
         let tracks = try #require(json["tracks"] as? [[String: Any]])
         for (name, sender) in [(nameA, a), (nameB, b)] {
             let track = try #require(tracks.first { $0["name"] as? String == name })
-            #expect(track["samples"] as? Int == 192_000)
+            #expect(track["samples"] as? Int == 288_000)
             let rtp = try #require(track["rtp"] as? [String: Any], "per-track rtp statistics")
             #expect(rtp["packets"] as? Int == sender.packets.count)
             #expect(rtp["lost"] as? Int == 0 && rtp["late"] as? Int == 0 && rtp["duplicates"] as? Int == 0)
             #expect(rtp["reordered"] as? Int == 0 && rtp["recoveredByFEC"] as? Int == 0)
             #expect(rtp["concealedMs"] != nil && rtp["jitterMs"] != nil)
+            let record = try #require(rtp["record"] as? [String: Any])
+            #expect(record["lost"] as? Int == 0 && record["late"] as? Int == 0)
+            #expect(rtp["live"] == nil, "nothing listened live: one decoder, no live figures")
+            #expect(rtp["recordDelayMs"] as? Double == 2000)
         }
     }
 
@@ -105,7 +111,7 @@ struct LiveRecordTests {
         try waitUntilListening(port: 27511, pid: recorder.pid)
         try waitUntilListening(port: 27512, pid: recorder.pid)
         // The tools send to relays that note when the first datagram arrived and forward at once:
-        // that arrival is what anchors a stream in the recorder (+ the 60 ms jitter delay).
+        // that arrival is what anchors a stream in the recorder (+ the 2 s record delay).
         // (ffmpeg sends RTCP to its RTP port + 1, so no relay listens on 27514.)
         let ffmpegRelay = try UDPRelay(
             listen: try #require(ListenAddress("127.0.0.1:27513")),
@@ -151,14 +157,14 @@ struct LiveRecordTests {
             // Loose: no earlier than the tool's start and within 1.5 s of it (its start-up time).
             let toolStart = Int(started.timeIntervalSince(startTime) * 48_000)
             #expect(
-                onset >= toolStart + 2_880 - 960 && onset <= toolStart + 2_880 + 72_000,
+                onset >= toolStart + 96_000 - 960 && onset <= toolStart + 96_000 + 72_000,
                 "\(file): onset \(onset), tool started at room sample \(toolStart)")
-            // Tight: within 20 ms of the first packet's arrival (+ 60 ms). The onset is the first
+            // Tight: within 20 ms of the first packet's arrival (+ 2 s). The onset is the first
             // sample above -30 dBFS; the tones start at full level at their first sample, give or
             // take the codec's ramp-in (a few ms).
             let arrival = try #require(firstArrivals[port] ?? nil, "the relay saw packets for \(port)")
-            let anchor = Int(arrival.timeIntervalSince(startTime) * 48_000) + 2_880
-            #expect(abs(onset - anchor) <= 960, "\(file): onset \(onset), first packet + 60 ms at \(anchor)")
+            let anchor = Int(arrival.timeIntervalSince(startTime) * 48_000) + 96_000
+            #expect(abs(onset - anchor) <= 960, "\(file): onset \(onset), first packet + 2 s at \(anchor)")
             let rtp = try #require(track["rtp"] as? [String: Any])
             #expect((rtp["packets"] as? Int ?? 0) >= 90, "\(file): \(rtp)")
             #expect(rtp["late"] as? Int == 0 && rtp["lost"] as? Int == 0)
@@ -219,7 +225,7 @@ struct LiveRecordTests {
         #expect(wavs.contains(real), "the real sender's track survives the flood: \(wavs)")
         #expect(wavs.count <= 8, "at most --max-tracks files: \(wavs.count)")
         let samples = try WAVFile.readSamples(path: out.appendingPathComponent(real).path).1
-        #expect(samples.count == 168_000)
+        #expect(samples.count == 168_000 + 96_000, "3.5 s received + the 2 s record delay drained")
         let decoded = sender.cleanDecode()
         let onset = try #require(placement(of: decoded, in: samples), "the real sender's audio is intact")
         #expect(correlation(samples, placed(decoded, at: onset, length: samples.count)) > 0.9)

@@ -65,21 +65,18 @@ struct LoopbackSenderTests {
         let track = run.timeline(of: sender.ssrc)
         let firstLoss = try #require(sender.dropped.first) * 960
         #expect(firstDifference(Array(track[offset..<(offset + firstLoss)]), Array(clean[..<firstLoss])) == nil)
-        // Everywhere: what one libopus decoder gives when the lost packets are recovered the way the
-        // jitter buffer does it (FEC of the next packet, else PLC), sample-exact for every packet
-        // that arrived, i.e. all audio outside the lost packets is where and what it should be.
-        let model = recoveryModel(sender, offset: offset)
-        var mismatched: [Int] = []
-        for p in sender.packets where !sender.dropped.contains(p.index) {
-            let start = p.index * 960
-            let end = min(start + 960, run.stopAt - offset)
-            guard start < end else { break }
-            if Array(track[(offset + start)..<(offset + end)]) != Array(model.pcm[start..<end]) {
-                mismatched.append(p.index)
-            }
-        }
-        #expect(mismatched.isEmpty, "received packets that differ from the recovery model: \(mismatched)")
-        #expect(model.fecRecoveries == s.recoveredByFEC)
+        // Everywhere: what one libopus decoder gives for the packets that arrived, each lost packet
+        // concealed with one PLC call of its duration, or recovered from the next packet's FEC when
+        // that carries LBRR: sample-exact, lost packets included.
+        let dropped = Set(sender.dropped)
+        let model = ReferenceOpusDecode.decode(
+            sender.packets.map { .init(payload: $0.payload, arrived: !dropped.contains($0.index)) }, fec: true)
+        let end = run.stopAt - offset
+        #expect(firstDifference(Array(track[offset..<run.stopAt]), Array(model[..<end])) == nil)
+        let fecRecoveries = sender.dropped.filter { i in
+            !dropped.contains(i + 1) && RTPTestSender.hasFEC(sender.packets[i + 1].payload)
+        }.count
+        #expect(fecRecoveries == s.recoveredByFEC)
         // Against the clean decode, the lossy track stays close (FEC audio is a lower-rate copy).
         let c = correlation(track[offset..<run.stopAt], clean[..<(run.stopAt - offset)])
         #expect(c > 0.8, "correlation with the clean decode \(c)")
@@ -330,57 +327,3 @@ func voiced(samples: Int, seed: UInt64 = 3) -> [Int16] {
     }
 }
 
-/// What one libopus decoder plays for the sender's stream when its dropped packets are recovered
-/// as the jitter buffer does it, given that the packet after each run of losses has arrived when
-/// the run's playout starts: a run of k lost packets before packet j is decoded from j's in-band
-/// FEC with k × 960 samples asked (libopus conceals all but the last 960) when j carries FEC;
-/// else it is concealed by PLC frame by frame: each 10 ms room frame conceals up to its own end
-/// (or the gap's), rounded up to 2.5 ms, and audio PLC ran past is skipped from j's decode.
-/// `offset` (the room sample where packet 0 starts) gives the frames' phase. Returns the PCM
-/// (packet 0 at index 0) and the number of FEC recoveries.
-func recoveryModel(_ sender: RTPTestSender, offset: Int) -> (pcm: [Int16], fecRecoveries: Int) {
-    var error: Int32 = 0
-    let decoder = opus_decoder_create(48_000, 1, &error)!
-    defer { opus_decoder_destroy(decoder) }
-    var out: [Int16] = []
-    var pcm = [Int16](repeating: 0, count: 5760)
-    var lostRun = 0
-    var recoveries = 0
-    let dropped = Set(sender.dropped)
-    func decode(_ payload: [UInt8]?, frames: Int, fec: Bool) -> Int {
-        let n = pcm.withUnsafeMutableBufferPointer { dst in
-            guard let payload else { return opus_decode(decoder, nil, 0, dst.baseAddress!, Int32(frames), 0) }
-            return payload.withUnsafeBufferPointer { src in
-                opus_decode(decoder, src.baseAddress!, Int32(src.count), dst.baseAddress!, Int32(frames), fec ? 1 : 0)
-            }
-        }
-        return max(0, Int(n))
-    }
-    for p in sender.packets {
-        if dropped.contains(p.index) {
-            lostRun += 1
-            continue
-        }
-        var skip = 0
-        if lostRun > 0 {
-            if RTPTestSender.hasFEC(p.payload) {
-                out += pcm[0..<decode(p.payload, frames: lostRun * 960, fec: true)]
-                recoveries += 1
-            } else {
-                let gapEnd = p.index * 960
-                while out.count < gapEnd {
-                    // The end of the room frame being filled: the next frame boundary after `out.count`.
-                    let room = offset + out.count
-                    let frameEnd = (room / 480 + 1) * 480 - offset
-                    let wanted = min(frameEnd, gapEnd) - out.count
-                    out += pcm[0..<decode(nil, frames: (wanted + 119) / 120 * 120, fec: false)]
-                }
-                skip = out.count - gapEnd  // PLC ran past the gap: that much of j is not played
-            }
-            lostRun = 0
-        }
-        let n = decode(p.payload, frames: 5760, fec: false)
-        out += pcm[skip..<max(skip, n)]
-    }
-    return (out, recoveries)
-}

@@ -114,7 +114,9 @@ final class JitterInserter {
         let isReordered = extended < highest
         if isReordered { stats.reorderedCounter.add(1, ordering: .relaxed) }
         if extended < read { return .late }
-        if extended >= read + Int64(ring.capacity) {
+        if extended >= read + Int64(ring.capacity)
+            || !ring.hasRoom(for: payload.count, read: read, highest: max(highest, extended))
+        {
             stats.overflowCounter.add(1, ordering: .relaxed)
             return .overflow
         }

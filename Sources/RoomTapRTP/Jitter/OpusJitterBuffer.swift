@@ -115,11 +115,13 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
         statistics = JitterStatistics(hasRecord: hasRecord)
         state = JitterStreamState(initialDelay: targetDelay, hasRecord: hasRecord)
         if !hasLive { state.liveRead.store(.max, ordering: .relaxed) }
-        ring = JitterPacketRing(capacity: Self.ringCapacity(recordDelayMilliseconds: recordDelayMilliseconds))
+        ring = JitterPacketRing(
+            capacity: Self.ringCapacity(recordDelayMilliseconds: recordDelayMilliseconds),
+            arenaBytes: recordDelayMilliseconds.map(Self.arenaBytes(recordDelayMilliseconds:)))
         inserter = JitterInserter(
             targetDelay: targetDelay, maxDelay: maxDelay, adaptive: adaptive, senderClock: senderClock, ring: ring,
             state: state, statistics: statistics, arrivalToRoom: arrivalToRoom)
-        let capacity = 4 * LiveOpusDecoder.maxFrameSamples
+        let capacity = 2 * LiveOpusDecoder.maxFrameSamples + AudioFrame.samplesPerChannel
         if hasLive {
             guard
                 let line = PlayoutDecoder(
@@ -149,13 +151,19 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     }
 
     /// Slots of the packet ring: without a record delay ``ringCapacity``; with one, enough for
-    /// the record delay plus a second of 10 ms packets, as a power of two (128 at 500 ms).
+    /// the record delay plus 300 ms of 10 ms packets, as a power of two (256 at 2 s).
     static func ringCapacity(recordDelayMilliseconds: Int?) -> Int {
         guard let ms = recordDelayMilliseconds else { return ringCapacity }
         let wanted = (ms + 300) / 10
         var capacity = 64
         while capacity < wanted { capacity *= 2 }
         return capacity
+    }
+
+    /// Payload bytes the ring keeps with a record delay: the delay plus 300 ms at 320 kbit/s
+    /// (Opus speech is 16–64 kbit/s; music at 510 kbit/s still fits 1.4 s), at least 64 KiB.
+    static func arenaBytes(recordDelayMilliseconds ms: Int) -> Int {
+        max(64 * 1024, (ms + 300) * 40)
     }
 
     /// Monotonic time (ns) of the last `insert` call, 0 before the first. For the receiver's

@@ -1,0 +1,112 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// `roomtap record` of a live room through a bad network, end to end (real UDP on loopback, the
+/// real binary): every speaker's file is what libopus gives for the packets that arrived with one
+/// PLC call per lost packet, sample for sample; streams sent together land together; the record
+/// never moves with jitter, while a live consumer adapts.
+@Suite("CLI: exact live recordings", .serialized)
+struct ExactLiveRecordTests {
+    /// The reference for one sender: its packets, those it dropped concealed by one PLC call each.
+    static func reference(_ sender: RTPTestSender) -> [Int16] {
+        let dropped = Set(sender.dropped)
+        return ReferenceOpusDecode.decode(
+            sender.packets.map { .init(payload: $0.payload, arrived: !dropped.contains($0.index)) })
+    }
+
+    /// Three speakers on one port, sent in the same instant with their own impairments; the room
+    /// records for `seconds`, then drains its record delay.
+    static func recordThree(
+        impairments: (UInt64) -> RTPTestSender.Impairments, seconds: Int, extra: [String] = []
+    ) throws -> (out: URL, senders: [RTPTestSender], json: [String: Any]) {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let senders = (0..<3).map { k in
+            RTPTestSender(
+                pcm: TestSignal.speechLike(samples: 150 * 960, seed: 40 + UInt64(k)), to: address,
+                ssrc: 0xE0A0_0001 + UInt32(k), firstSequence: UInt16(1000 * (k + 1)),
+                impairments: impairments(UInt64(k + 1)))
+        }
+        let recorder = try CLIRunner.start(
+            ["record", "--listen", address.description, "--duration", "\(seconds)", "--out", out.path, "--quiet"]
+                + extra)
+        try waitUntilListening(port: port, pid: recorder.pid)
+        let start = RealTimeClock.monotonicNow() + 200_000_000
+        for sender in senders { sender.start(startNanos: start) }
+        for sender in senders { _ = sender.wait() }
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        return (out, senders, try roomJSON(out))
+    }
+
+    /// Checks each speaker's file against its reference, sample for sample; returns the onsets.
+    static func checkExact(_ out: URL, _ senders: [RTPTestSender], json: [String: Any]) throws -> [Int] {
+        let tracks = try #require(json["tracks"] as? [[String: Any]])
+        let roomSamples = try #require(json["durationSamples"] as? Int)
+        var onsets: [Int] = []
+        for sender in senders {
+            let name = "ssrc-" + String(sender.ssrc, radix: 16)
+            let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(name).wav").path).1
+            #expect(wav.count == roomSamples, "every file has the room's length")
+            let expected = reference(sender)
+            let onset = try #require(placement(of: expected, in: wav), "\(name)'s audio is in its file")
+            let n = min(expected.count, wav.count - onset)
+            #expect(n == expected.count, "the whole stream is in \(name).wav (the stop drained the record delay)")
+            let mismatch = (0..<n).first { wav[onset + $0] != expected[$0] }
+            #expect(mismatch == nil, "\(name).wav differs from the libopus reference at sample \(mismatch ?? -1)")
+            #expect(wav[..<onset].allSatisfy { $0 == 0 } && wav[(onset + n)...].allSatisfy { $0 == 0 })
+            onsets.append(onset)
+            let track = try #require(tracks.first { $0["name"] as? String == name })
+            let rtp = try #require(track["rtp"] as? [String: Any])
+            let record = try #require(rtp["record"] as? [String: Any], "per-track record figures")
+            #expect(record["lost"] as? Int == sender.dropped.count)
+            #expect(record["late"] as? Int == 0)
+            #expect(record["concealedMs"] as? Double == Double(sender.dropped.count * 20))
+            #expect(rtp["duplicates"] as? Int == sender.duplicated.count)
+        }
+        return onsets
+    }
+
+    @Test func lossReorderDuplicatesAndJitterRecordEveryFileExactlyAndTogether() throws {
+        let run = try Self.recordThree(
+            impairments: { seed in
+                RTPTestSender.Impairments(loss: 0.05, reorder: 0.02, duplicate: 0.01, jitterMilliseconds: 30, seed: seed)
+            }, seconds: 4)
+        #expect(run.senders.contains { !$0.dropped.isEmpty } && run.senders.contains { !$0.reordered.isEmpty })
+        let onsets = try Self.checkExact(run.out, run.senders, json: run.json)
+        let spread = onsets.max()! - onsets.min()!
+        #expect(spread <= 96, "the three tracks, sent together, are \(Double(spread) / 48) ms apart")
+    }
+
+    @Test func aJitterStormWithoutLossIsBitExactAndTogether() throws {
+        let run = try Self.recordThree(
+            impairments: { seed in RTPTestSender.Impairments(jitterMilliseconds: 100, seed: seed + 10) }, seconds: 4)
+        for sender in run.senders { #expect(sender.dropped.isEmpty) }
+        let onsets = try Self.checkExact(run.out, run.senders, json: run.json)
+        let spread = onsets.max()! - onsets.min()!
+        #expect(spread <= 240, "the three tracks, sent together, are \(Double(spread) / 48) ms apart")
+    }
+}
+
+/// A UDP port on 127.0.0.1 the kernel just gave out (a socket bound to port 0, read back with
+/// getsockname, then closed), so tests running side by side never share one.
+func freeUDPPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { throw LiveTestError("socket: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+        }
+    }
+    guard bound else { throw LiveTestError("bind: \(String(cString: strerror(errno)))") }
+    return UInt16(bigEndian: address.sin_port)
+}
