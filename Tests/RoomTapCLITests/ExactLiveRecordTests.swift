@@ -24,11 +24,15 @@ struct ExactLiveRecordTests {
         let out = try temporaryDirectory()
         let port = try freeUDPPort()
         let address = try #require(ListenAddress("127.0.0.1:\(port)"))
-        let senders = (0..<3).map { k in
-            RTPTestSender(
-                pcm: TestSignal.speechLike(samples: 150 * 960, seed: 40 + UInt64(k)), to: address,
-                ssrc: 0xE0A0_0001 + UInt32(k), firstSequence: UInt16(1000 * (k + 1)),
-                impairments: impairments(UInt64(k + 1)))
+        var senders: [RTPTestSender] = []
+        for k in 0..<3 {
+            let pcm = TestSignal.speechLike(samples: 150 * 960, seed: 40 + UInt64(k))
+            let ssrc: UInt32 = 0xE0A0_0001 + UInt32(k)
+            let sequence = UInt16(1000 * (k + 1))
+            senders.append(
+                RTPTestSender(
+                    pcm: pcm, to: address, ssrc: ssrc, firstSequence: sequence,
+                    impairments: impairments(UInt64(k + 1))))
         }
         let recorder = try CLIRunner.start(
             ["record", "--listen", address.description, "--duration", "\(seconds)", "--out", out.path, "--quiet"]
@@ -89,24 +93,53 @@ struct ExactLiveRecordTests {
         let spread = onsets.max()! - onsets.min()!
         #expect(spread <= 240, "the three tracks, sent together, are \(Double(spread) / 48) ms apart")
     }
-}
 
-/// A UDP port on 127.0.0.1 the kernel just gave out (a socket bound to port 0, read back with
-/// getsockname, then closed), so tests running side by side never share one.
-func freeUDPPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw LiveTestError("socket: \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-        }
+    /// Jitter stepping 5 → 120 → 5 ms while `--play` (ALSA's file plugin) listens: the live
+    /// playout's delay rises and falls again, the record never moves and stays exact.
+    @Test func theRecordStaysExactWhileTheLivePlayoutAdaptsToJitterSteps() throws {
+        let alsa = try ALSATestConfig()
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        var impairments = RTPTestSender.Impairments(jitterMilliseconds: 5, seed: 3)
+        impairments.jitterSteps = [.init(from: 60, milliseconds: 120), .init(from: 110, milliseconds: 5)]
+        let sender = RTPTestSender(
+            pcm: toneBursts(samples: 480 * 960), to: address, ssrc: 0x57E9_0001, impairments: impairments)
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--listen", address.description, "--duration", "10", "--record-delay", "1000", "--play",
+                alsa.playbackDevice, "--out", out.path, "--quiet",
+            ], environment: alsa.environment)
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 100_000_000)
+        _ = sender.wait()
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+
+        let name = "ssrc-" + String(sender.ssrc, radix: 16)
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(name).wav").path).1
+        let expected = Self.reference(sender)
+        let onset = try #require(placement(of: expected, in: wav))
+        let n = min(expected.count, wav.count - onset)
+        let mismatch = (0..<n).first { wav[onset + $0] != expected[$0] }
+        #expect(n == expected.count && mismatch == nil, "the record differs from libopus at \(mismatch ?? -1)")
+
+        let json = try roomJSON(out)
+        let track = try #require((json["tracks"] as? [[String: Any]])?.first { $0["name"] as? String == name })
+        let rtp = try #require(track["rtp"] as? [String: Any])
+        let maxDelay = rtp["maxDelayMs"] as? Double ?? 0
+        #expect(maxDelay >= 120, "the live delay rose with the jitter: \(rtp)")
+        #expect((rtp["delayMs"] as? Double ?? .infinity) < maxDelay, "and fell again: \(rtp)")
+        #expect((rtp["delayAdaptations"] as? Int ?? 0) >= 2)
+        let record = try #require(rtp["record"] as? [String: Any])
+        #expect(record["late"] as? Int == 0 && record["lost"] as? Int == 0 && record["driftCorrectedSamples"] as? Int == 0)
+        #expect(rtp["live"] is [String: Any], "the live playout's own figures")
+        // What was played is the live playout: the same bursts, about a second earlier.
+        let played = try alsa.playedSamples()
+        #expect(played.count == json["durationSamples"] as? Int)
+        let playedOnset = try #require(played.firstIndex { abs(Int($0)) > 1_000 })
+        let recordedOnset = try #require(wav.firstIndex { abs(Int($0)) > 1_000 })
+        let ahead = Double(recordedOnset - playedOnset) / 48
+        #expect(ahead > 900 && ahead < 960, "the live playout is \(ahead) ms ahead of the record")
     }
-    guard bound else { throw LiveTestError("bind: \(String(cString: strerror(errno)))") }
-    return UInt16(bigEndian: address.sin_port)
 }
