@@ -9,11 +9,19 @@ import Testing
 /// never moves with jitter, while a live consumer adapts.
 @Suite("CLI: exact live recordings", .serialized)
 struct ExactLiveRecordTests {
-    /// The reference for one sender: its packets, those it dropped concealed by one PLC call each.
+    /// The reference for one sender: its packets, each it dropped concealed by one PLC call, or
+    /// decoded from the next packet's FEC when that carries it (the sender encodes with FEC).
     static func reference(_ sender: RTPTestSender) -> [Int16] {
         let dropped = Set(sender.dropped)
         return ReferenceOpusDecode.decode(
-            sender.packets.map { .init(payload: $0.payload, arrived: !dropped.contains($0.index)) })
+            sender.packets.map { .init(payload: $0.payload, arrived: !dropped.contains($0.index)) }, fec: true)
+    }
+
+    /// Dropped packets the next packet's FEC recovers.
+    static func recoverable(_ sender: RTPTestSender) -> Int {
+        let dropped = Set(sender.dropped)
+        return sender.dropped.filter { !dropped.contains($0 + 1) && RTPTestSender.hasFEC(sender.packets[$0 + 1].payload) }
+            .count
     }
 
     /// Three speakers on one port, sent in the same instant with their own impairments; the room
@@ -68,7 +76,10 @@ struct ExactLiveRecordTests {
             let record = try #require(rtp["record"] as? [String: Any], "per-track record figures")
             #expect(record["lost"] as? Int == sender.dropped.count)
             #expect(record["late"] as? Int == 0)
-            #expect(record["concealedMs"] as? Double == Double(sender.dropped.count * 20))
+            #expect(record["recoveredByFEC"] as? Int == Self.recoverable(sender))
+            #expect(
+                record["concealedMs"] as? Double == Double((sender.dropped.count - Self.recoverable(sender)) * 20),
+                "concealed: the lost packets' duration, less what FEC recovered")
             #expect(rtp["duplicates"] as? Int == sender.duplicated.count)
         }
         return onsets

@@ -13,7 +13,7 @@
 ///   decoder that was handed the same packets would do.
 /// - Only a true underrun (nothing later has arrived) conceals incrementally, in 2.5 ms steps up
 ///   to ``maxConcealment`` samples in a row, then silence; after a DTX packet (≤ 2 bytes) silence
-///   at once.
+///   at once. The record plays silence on an underrun (see ``fill(upTo:underrunIsSilence:)``).
 /// - A timestamp gap without a sequence gap (DTX, a paused sender) is silence.
 ///
 /// Thread: confined to the room clock's thread. Nothing allocates after init.
@@ -71,9 +71,10 @@ final class PlayoutDecoder {
     func silenceFollows() { lastWasDTX = true }
 
     /// Decodes, conceals or fills silence until the buffer reaches timeline `target` (it may pass
-    /// it by up to one packet). `endedIsSilence`: with nothing left to decode, play silence
-    /// rather than concealment (the sender said goodbye).
-    func fill(upTo target: Int64, endedIsSilence: Bool = false) {
+    /// it by up to one packet). `underrunIsSilence`: with nothing left to decode, play silence
+    /// rather than concealment (the record: it waited the whole record delay for a packet that
+    /// did not come, so the sender paused or left; nothing was lost that a later packet shows).
+    func fill(upTo target: Int64, underrunIsSilence: Bool = false) {
         while playout.end < target {
             if var packet = ring.packet(at: nextSequence) {
                 if packet.startsStream { placeRestart(packet, sequence: nextSequence) }
@@ -91,7 +92,7 @@ final class PlayoutDecoder {
                 continue
             }
             guard let (later, packet) = firstPresent(after: nextSequence) else {
-                if endedIsSilence {
+                if underrunIsSilence {
                     playout.appendSilence(frames: Int(target - playout.end))
                 } else {
                     conceal(upTo: target)  // an underrun: loss at the end, or the sender stopped

@@ -18,7 +18,9 @@ import RoomTapCore
 /// own decoder; a packet that never arrived (or came later than the delay) is concealed with one
 /// PLC call of its duration, or recovered from the next packet's FEC (``PlayoutDecoder``). So a
 /// file equals, sample for sample, what one libopus decoder gives for the packets that arrived
-/// and one PLC call per lost packet. The only correction ever applied is for a sender whose clock
+/// and one PLC call per lost packet. When nothing more has arrived by the time it is due (the
+/// sender paused, stopped or left: it had the whole record delay to send), the record plays
+/// silence, never a concealment tail of audio nobody sent. The only correction ever applied is for a sender whose clock
 /// drifts: past ``driftDeadband`` (20 ms by default, far above what jitter does to the minimum
 /// of a 2 s window) a sample is dropped or repeated per frame at its quietest point until the
 /// slide is absorbed.
@@ -88,7 +90,7 @@ final class RecordPlayout {
         }
         let adjust = driftAdjustment()
         drift += Int64(adjust)
-        line.fill(upTo: playout.start + Int64(frames - adjust), endedIsSilence: state.ended.load(ordering: .relaxed))
+        line.fill(upTo: playout.start + Int64(frames - adjust), underrunIsSilence: true)
         let status = playout.play(into: out, adjust: adjust)
         state.recordRead.store(line.nextSequence, ordering: .releasing)
         return status
