@@ -11,6 +11,8 @@ struct BenchOptions {
     var liveSearch = true
     /// Only measure the agent path.
     var agentOnly = false
+    /// With --live: one UDP port per participant, and --play listening live.
+    var liveLayout = LiveCapacity.Layout()
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -24,12 +26,14 @@ struct BenchOptions {
             case "--bare-only": while let file = args.next() { options.bareOnly.append(file) }
             case "--live": options.liveSenders = Int(args.next() ?? "")
             case "--no-live": options.liveSearch = false
+            case "--port-each": options.liveLayout.portPerParticipant = true
+            case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N | --agent | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --agent | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

@@ -13,8 +13,9 @@ if options.agentOnly {
     exit(0)
 }
 if let senders = options.liveSenders {
-    let outcome = try LiveCapacity.run(senders: senders, seconds: options.liveSeconds, port: 27_900)
-    print(LiveReport.line(outcome))
+    let outcome = try LiveCapacity.run(
+        senders: senders, seconds: options.liveSeconds, port: 27_900, layout: options.liveLayout)
+    print(options.liveLayout.label + ": " + LiveReport.line(outcome))
     exit(outcome.passed ? 0 : 1)
 }
 let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
@@ -67,24 +68,29 @@ print(
 // The live capacity search: N senders at real time, doubling then bisecting to the largest N that
 // passes (no late tick, every packet received, complete files).
 if options.liveSearch {
-    print("\nlive capacity (senders at real time into one recorder, \(Int(options.liveSeconds)) s each):")
-    var best = 0
-    var n = 100
-    var failed: Int?
-    while n <= 1024 {
-        let outcome = try LiveCapacity.run(senders: n, seconds: options.liveSeconds, port: 27_900)
-        print("  " + LiveReport.line(outcome))
-        if outcome.passed {
-            best = n
-            if let failed, failed - n <= 50 { break }
-            n = failed.map { (n + $0) / 2 } ?? n * 2
-        } else {
-            failed = n
-            if n - best <= 50 { break }
-            n = (best + n) / 2
+    for layout in [
+        LiveCapacity.Layout(), LiveCapacity.Layout(portPerParticipant: true),
+        LiveCapacity.Layout(portPerParticipant: false, play: true),
+    ] {
+        print("\nlive capacity, \(layout.label) (senders at real time into one recorder, \(Int(options.liveSeconds)) s each):")
+        var best = 0
+        var n = 125
+        var failed: Int?
+        while n <= 1024 {
+            let outcome = try LiveCapacity.run(senders: n, seconds: options.liveSeconds, port: 27_900, layout: layout)
+            print("  " + LiveReport.line(outcome))
+            if outcome.passed {
+                best = n
+                if let failed, failed - n <= 50 { break }
+                n = failed.map { (n + $0) / 2 } ?? n * 2
+            } else {
+                failed = n
+                if n - best <= 50 { break }
+                n = (best + n) / 2
+            }
         }
+        print("  largest N with no late tick and complete files: \(best)")
     }
-    print("  largest N with no late tick and complete files: \(best)")
 }
 
 print("\n" + AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))

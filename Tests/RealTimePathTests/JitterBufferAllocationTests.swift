@@ -14,10 +14,12 @@ extension AllocationCounting {
             Array(RTPTestSender.encode(TestSignal.speechLike(samples: 300 * 960)).packets.prefix(300))
         }
 
-        @Test func insertAndRenderMakeNoAllocation() throws {
+        /// Live only; the record and the live playout side by side.
+        @Test(arguments: [false, true])
+        func insertAndRenderMakeNoAllocation(withRecord: Bool) throws {
             let packets = Self.packets()
             let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
-            let made = OpusJitterBuffer(arrivalToRoom: mapping)
+            let made = OpusJitterBuffer(recordDelayMilliseconds: withRecord ? 300 : nil, arrivalToRoom: mapping)
             let buffer = try #require(made)
             var frame = [Int16](repeating: 0, count: 480)
             var next = 0
@@ -41,6 +43,7 @@ extension AllocationCounting {
                 frame.withUnsafeMutableBufferPointer { samples in
                     roomtap_count_allocations_on_this_thread(1)
                     _ = buffer.render(into: samples, at: Int64(k) * 480)
+                    if withRecord { _ = buffer.renderLive(into: samples, at: Int64(k) * 480) }
                     roomtap_count_allocations_on_this_thread(0)
                 }
             }

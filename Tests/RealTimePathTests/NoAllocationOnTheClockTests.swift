@@ -30,10 +30,14 @@ extension AllocationCounting {
             func finish() throws {}
         }
 
-        @Test func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheClockThread() throws {
+        /// As a file room; and as a network room's record follows its live audio (delay lines for
+        /// the audio and the controls, live and record mixes).
+        @Test(arguments: [false, true])
+        func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheClockThread(delayedRecord: Bool) throws {
             let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Samples/room")
-            let room = Room(clock: VirtualClock())
+            let timing = delayedRecord ? RoomTiming(recordDelayFrames: 20, livePlayout: true) : RoomTiming()
+            let room = Room(clock: VirtualClock(), timing: timing)
             var tracks: [AudioTrack] = []
             var queued: [QueuedSink] = []
             for (name, offset) in [("alice", Int64(0)), ("bob", Int64(120_000)), ("carol", Int64(0))] {
@@ -53,6 +57,7 @@ extension AllocationCounting {
             tracks[0].addSink(counter)
             tracks[0].addSink(queued[0])
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
+            mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait), tap: .live)
             // Controls in force and changing while the room runs: a heard-tap sink, a volume, a
             // record-scoped mute, a solo, and another thread moving them.
             let heard = QueuedSink(consumer: Discard(), channels: 1, policy: .wait)
