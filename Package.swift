@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "RoomTapCore", swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
+        // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
+        .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
-        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus"], swiftSettings: strict),
+        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.

@@ -3,7 +3,7 @@ import Synchronization
 
 /// One live participant: a track of the room fed by an ``OpusJitterBuffer``.
 ///
-/// Thread: any thread. The jitter buffer's producer side is used by the receive threads, its
+/// Thread: any thread. The jitter buffer's producer side is used by the receive thread, its
 /// consumer side by the room clock; the state here is atomics.
 public final class LiveParticipant: Sendable {
     /// The room's track.

@@ -2,7 +2,7 @@ import Foundation
 public import RoomTapCore
 import Synchronization
 
-/// A live room: UDP sockets, the receive threads, the routing of streams to tracks, and a jitter
+/// A live room: UDP sockets, the receive thread, the routing of streams to tracks, and a jitter
 /// buffer per track feeding a ``Room`` driven by a ``RealTimeClock``.
 ///
 /// Described participants (SDP or JSON) get their tracks when the live room is created, so their
@@ -106,7 +106,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// Packets dropped by routing, by reason.
     public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }
 
-    /// Starts the receive threads and the leave monitor. Idempotent.
+    /// Starts the receive thread and the leave monitor. Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         receiver.start()
@@ -124,7 +124,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         monitorDone.wait()
     }
 
-    // MARK: - RTPReceiverDelegate (receive threads)
+    // MARK: - RTPReceiverDelegate (the receive thread)
 
     public func receiver(
         _ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64

@@ -17,7 +17,7 @@ import Foundation
 ///    `discoveryPorts` (e.g. an extra `--listen`) is dropped; else the stream becomes a new
 ///    discovered track while fewer than `maxTracks` exist.
 ///
-/// Thread: any thread (receive threads); a lock guards the table. Never used on the room clock.
+/// Thread: any thread (the receive thread); a lock guards the table. Never used on the room clock.
 public final class ParticipantDirectory: @unchecked Sendable {
     /// Where a packet goes.
     public enum Route: Equatable, Sendable {

@@ -1,28 +1,50 @@
+import CLinuxNet
 import Foundation
 import Synchronization
 
-/// What an ``RTPReceiver`` hands on. Called on the receive thread of the socket the datagram came
-/// in on: keep it short (parse, route, copy into a jitter buffer); never decode or write files.
+/// What an ``RTPReceiver`` hands on. Called on the receiver's one receive thread
+/// (`roomtap.rx`), for every socket in turn: keep it short (parse, route, copy into a jitter
+/// buffer); never decode or write files. Calls never overlap, and one socket's datagrams come in
+/// the order the kernel queued them.
 public protocol RTPReceiverDelegate: AnyObject, Sendable {
-    /// A valid RTP packet (RFC 3550 §5.1). `arrival` is CLOCK_MONOTONIC in nanoseconds. The packet's
+    /// A valid RTP packet (RFC 3550 §5.1). `arrival` is CLOCK_MONOTONIC in nanoseconds, read right
+    /// after the batch of datagrams holding the packet was read (see ``RTPReceiver``). The packet's
     /// bytes are valid only during the call.
     func receiver(_ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64)
     /// An RTCP sender report (RFC 3550 §6.4.1): maps a sender's RTP time to its wall clock.
+    /// `arrival` as for RTP packets.
     func receiver(
         _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress, arrival: UInt64)
     /// An RTCP BYE (RFC 3550 §6.6) for `ssrc`: that participant has left.
     func receiver(_ receiver: RTPReceiver, didReceiveByeFor ssrc: UInt32, on address: ListenAddress)
 }
 
-/// Receives RTP and RTCP (multiplexed on one port, RFC 5761 §4) on one or more UDP sockets, one
-/// thread per socket, and hands parsed packets to its delegate. It only parses and routes: it
-/// never decodes or writes ("the clock pulls, the network pushes").
+/// Receives RTP and RTCP (multiplexed on one port, RFC 5761 §4) on one or more UDP sockets, all on
+/// one thread, and hands parsed packets to its delegate. It only parses and routes: it never
+/// decodes or writes ("the clock pulls, the network pushes").
 ///
-/// Thread: `start` and `stop` from a control thread; the delegate is called on the receive threads;
-/// the counters are atomics readable anywhere. One receive buffer per socket, allocated at start.
+/// The receive thread (`roomtap.rx`, one per receiver whatever the number of sockets) waits in
+/// `epoll_wait` (level-triggered) on every socket and on an eventfd that `stop` writes. A readable
+/// socket is read with `recvmmsg(MSG_DONTWAIT)`, up to ``batchSize`` datagrams a call, until a
+/// call returns fewer (the socket is empty) or after ``batchesPerWake`` calls (so a flooded port
+/// cannot starve the others; epoll reports it again). Arrival times are CLOCK_MONOTONIC, read once
+/// per `recvmmsg` call right after it returns, so every datagram of a batch shares one: each was
+/// queued by then, as with the single `recv` before it. A datagram longer than ``maxDatagram`` is
+/// cut to its first ``maxDatagram`` bytes (and then parsed as such, as `recv` into a buffer that
+/// size would); an empty one is neither counted nor handed on. A socket closed by someone else
+/// while the receiver runs is dropped from the wait; the others go on.
+///
+/// Thread: `start` and `stop` from a control thread; the delegate is called on the receive thread;
+/// the counters are atomics readable anywhere. Nothing is allocated per datagram: the batch's
+/// buffers (``batchSize`` × ``maxDatagram`` bytes and their headers), the epoll instance and the
+/// eventfd are made at init. Linux only.
 public final class RTPReceiver: Sendable {
-    /// Largest datagram read (larger ones are truncated and then fail to parse).
+    /// Largest datagram read, in bytes. A longer one is cut to this many and parsed as such.
     public static let maxDatagram = 2048
+    /// Datagrams read by one `recvmmsg` call.
+    public static let batchSize = 32
+    /// `recvmmsg` calls on one readable socket before the receive thread turns to the others.
+    public static let batchesPerWake = 8
 
     /// Counters of everything received, by kind; drops by reason. Readable from any thread.
     public final class Statistics: Sendable {
@@ -50,59 +72,151 @@ public final class RTPReceiver: Sendable {
         }
     }
 
+    /// Where the receive thread is: not started, running (its pthread), or stopped for good.
+    private enum Phase {
+        case idle
+        case running(pthread_t)
+        case stopped
+    }
+
     /// The sockets listened on.
     public let sockets: [UDPSocket]
     /// Counters.
     public let statistics = Statistics()
     private let delegate: any RTPReceiverDelegate
-    private let threadsDone = DispatchGroup()
-    private let started = Atomic<Bool>(false)
+    /// The epoll instance over every socket (data: the socket's index) and the wake eventfd.
+    private let epollFD: Int32
+    /// Written by `stop` to wake the receive thread (data: ``wakeToken``).
+    private let wakeFD: Int32
+    /// The receive thread's buffers; touched by the receive thread only.
+    private let buffers: ReceiveBuffers
+    private let phase = Mutex<Phase>(.idle)
 
-    /// A receiver over bound sockets. Nothing is read before `start`.
+    private static let wakeToken = UInt64.max
+
+    /// A receiver over bound sockets: makes the epoll instance, the eventfd and the batch buffers.
+    /// Nothing is read before `start`. Traps when the process has no descriptor or memory left
+    /// for them.
     public init(sockets: [UDPSocket], delegate: any RTPReceiverDelegate) {
         self.sockets = sockets
         self.delegate = delegate
+        buffers = ReceiveBuffers()
+        epollFD = roomtap_epoll_create()
+        guard epollFD >= 0 else { fatalError("RTPReceiver: epoll_create1 failed: \(String(cString: strerror(errno)))") }
+        wakeFD = roomtap_eventfd_create()
+        guard wakeFD >= 0 else { fatalError("RTPReceiver: eventfd failed: \(String(cString: strerror(errno)))") }
+        roomtap_epoll_add(epollFD, wakeFD, Self.wakeToken)
+        for (index, socket) in sockets.enumerated() { roomtap_epoll_add(epollFD, socket.fd, UInt64(index)) }
     }
 
-    /// Starts one receive thread per socket. Idempotent.
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    /// Starts the receive thread (`roomtap.rx`), named before this returns. Idempotent; does
+    /// nothing after `stop`.
     public func start() {
-        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for socket in sockets {
-            threadsDone.enter()
-            let thread = Thread { [self] in
-                receiveLoop(socket)
-                threadsDone.leave()
+        phase.withLock { phase in
+            guard case .idle = phase else { return }
+            var thread = pthread_t()
+            let context = Unmanaged.passRetained(self).toOpaque()
+            let result = pthread_create(
+                &thread, nil,
+                { context in
+                    let receiver = Unmanaged<RTPReceiver>.fromOpaque(context!).takeRetainedValue()
+                    receiver.receiveLoop()
+                    return nil
+                }, context)
+            guard result == 0 else {
+                Unmanaged<RTPReceiver>.fromOpaque(context).release()
+                fatalError("RTPReceiver: cannot start the receive thread: \(String(cString: strerror(result)))")
             }
-            thread.name = "roomtap.rx \(socket.address)"
-            thread.start()
+            roomtap_thread_set_name(thread, "roomtap.rx")
+            phase = .running(thread)
         }
     }
 
-    /// Closes the sockets and waits for the receive threads to end. Idempotent.
+    /// Wakes the receive thread, joins it (after this returns no delegate call is running or comes),
+    /// then closes the sockets. Idempotent; also closes the sockets of a receiver never started.
+    /// Not from the delegate (the receive thread cannot join itself).
     public func stop() {
+        phase.withLock { phase in
+            if case .running(let thread) = phase {
+                roomtap_eventfd_signal(wakeFD)
+                pthread_join(thread, nil)
+            }
+            phase = .stopped
+        }
         for socket in sockets { socket.close() }
-        threadsDone.wait()
     }
 
-    private func receiveLoop(_ socket: UDPSocket) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.maxDatagram, alignment: 8)
-        defer { buffer.deallocate() }
-        while let length = socket.receive(into: buffer, timeoutMilliseconds: 100) {
-            guard length > 0 else { continue }
-            statistics.datagramCount.add(1, ordering: .relaxed)
-            let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+    private func unwatch(_ index: Int) {
+        roomtap_epoll_remove(epollFD, sockets[index].fd)
+    }
+
+    /// The receive thread: waits on every socket, reads what is ready, until `stop` writes the
+    /// eventfd.
+    private func receiveLoop() {
+        let tokens = buffers.tokens
+        let hangups = buffers.hangups
+        while true {
+            let ready = roomtap_epoll_wait(epollFD, tokens, hangups, Int32(ReceiveBuffers.events), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            for i in 0..<Int(ready) {
+                let token = tokens[i]
+                if token == Self.wakeToken { return }
+                let index = Int(token)
+                if hangups[i] != 0 {
+                    unwatch(index)  // shut down by `UDPSocket.close`: nothing more to read there
+                    continue
+                }
+                drain(index)
+            }
+        }
+    }
+
+    /// Reads socket `index` in batches until it is empty or ``batchesPerWake`` batches were read.
+    private func drain(_ index: Int) {
+        let socket = sockets[index]
+        let address = socket.address
+        let batch = buffers.batch
+        var calls = 0
+        while calls < Self.batchesPerWake {
+            let count = roomtap_recv_batch_read(batch, socket.fd)
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN && errno != EWOULDBLOCK && socket.isClosed { unwatch(index) }
+                return
+            }
+            calls += 1
             let arrival = monotonicNanoseconds()
-            if RTPDemux.isRTCP(datagram) {
-                handleRTCP(datagram, on: socket.address, arrival: arrival)
-                continue
+            for k in 0..<UInt32(count) {
+                var length: UInt32 = 0
+                let bytes = roomtap_recv_batch_datagram(batch, k, &length)
+                guard length > 0 else { continue }
+                handle(UnsafeRawBufferPointer(start: bytes, count: Int(length)), on: address, arrival)
             }
-            switch RTPPacket.parse(datagram) {
-            case .packet(let packet):
-                statistics.rtpCount.add(1, ordering: .relaxed)
-                delegate.receiver(self, didReceive: packet, on: socket.address, arrival: arrival)
-            case .invalid(let reason):
-                statistics.countInvalid(reason)
-            }
+            if count < Self.batchSize { return }
+        }
+    }
+
+    /// One datagram, as the per-socket loop handled it: counted, then RTCP or RTP (RFC 5761 demux).
+    private func handle(_ datagram: UnsafeRawBufferPointer, on address: ListenAddress, _ arrival: UInt64) {
+        statistics.datagramCount.add(1, ordering: .relaxed)
+        if RTPDemux.isRTCP(datagram) {
+            handleRTCP(datagram, on: address, arrival: arrival)
+            return
+        }
+        switch RTPPacket.parse(datagram) {
+        case .packet(let packet):
+            statistics.rtpCount.add(1, ordering: .relaxed)
+            delegate.receiver(self, didReceive: packet, on: address, arrival: arrival)
+        case .invalid(let reason):
+            statistics.countInvalid(reason)
         }
     }
 
@@ -134,4 +248,29 @@ public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// The receive thread's preallocated memory: the `recvmmsg` batch (``RTPReceiver/batchSize``
+/// buffers of ``RTPReceiver/maxDatagram`` bytes and their headers, set up once) and the arrays
+/// `epoll_wait` reports into.
+///
+/// Thread: made on the control thread at init, then used by the receive thread alone.
+private final class ReceiveBuffers: @unchecked Sendable {
+    /// Events taken from one `epoll_wait` (more ready sockets are reported by the next one).
+    static let events = 64
+    let batch: OpaquePointer
+    let tokens = UnsafeMutablePointer<UInt64>.allocate(capacity: events)
+    let hangups = UnsafeMutablePointer<UInt8>.allocate(capacity: events)
+
+    init() {
+        guard let batch = roomtap_recv_batch_create(UInt32(RTPReceiver.batchSize), UInt32(RTPReceiver.maxDatagram))
+        else { fatalError("RTPReceiver: out of memory for the receive buffers") }
+        self.batch = batch
+    }
+
+    deinit {
+        roomtap_recv_batch_destroy(batch)
+        tokens.deallocate()
+        hangups.deallocate()
+    }
 }

@@ -2,14 +2,17 @@ import Foundation
 
 /// A bound UDP socket for receiving RTP/RTCP (one per listen address).
 ///
-/// Thread: `receive` from one receive thread; `close` from any thread makes `receive` return nil
+/// Thread: `receive` from one receive thread (``RTPReceiver`` reads the descriptor itself, with
+/// `recvmmsg`, and does not call `receive`); `close` from any thread makes `receive` return nil
 /// (at once where the kernel wakes the poll on shutdown, else within its timeout). The descriptor
 /// itself is closed when the socket object goes, so a receive racing with `close` never touches a
 /// reused descriptor. No allocation per datagram: `receive` writes into the caller's buffer.
 public final class UDPSocket: @unchecked Sendable {
-    /// The address the socket is bound to.
+    /// The address the socket is bound to. Port 0 asks the kernel for a free port; this then holds
+    /// the port it chose.
     public let address: ListenAddress
-    private let fd: Int32
+    /// The descriptor, open for the socket object's lifetime (`close` only shuts it down).
+    let fd: Int32
     private let closeLock = NSLock()
     private var closed = false
 
@@ -22,7 +25,6 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Creates and binds a UDP socket with a large receive buffer (4 MiB requested).
     public init(address: ListenAddress) throws(BindError) {
-        self.address = address
         guard let socketAddress = SocketAddress(address) else {
             throw BindError(address: address, reason: "not a numeric IP address")
         }
@@ -45,6 +47,21 @@ public final class UDPSocket: @unchecked Sendable {
             throw BindError(address: address, reason: reason)
         }
         self.fd = fd
+        self.address = address.port == 0 ? ListenAddress(host: address.host, port: Self.boundPort(fd)) : address
+    }
+
+    /// The port `fd` is bound to (getsockname), 0 if unknown.
+    private static func boundPort(_ fd: Int32) -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return 0 }
+        return withUnsafeBytes(of: storage) { raw in
+            // sin_port and sin6_port sit at the same offset (2), in network byte order.
+            UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        }
     }
 
     deinit {

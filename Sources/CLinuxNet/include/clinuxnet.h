@@ -1,0 +1,42 @@
+// Linux calls that Swift's Glibc module leaves out (epoll, eventfd, recvmmsg and
+// pthread_setname_np need _GNU_SOURCE or headers it does not export), for RTPReceiver's one
+// receive thread. Only plain C types cross this header: a module that included the system headers
+// here would take over their declarations from Glibc for every Swift file of the importing target.
+#ifndef ROOMTAP_CLINUXNET_H
+#define ROOMTAP_CLINUXNET_H
+#include <stdint.h>
+
+/// A batch of `count` datagram buffers of `size` bytes each with their recvmmsg headers, allocated
+/// once. Opaque.
+typedef struct roomtap_recv_batch roomtap_recv_batch;
+
+/// Allocates a batch (NULL when out of memory).
+roomtap_recv_batch *roomtap_recv_batch_create(unsigned count, unsigned size);
+/// Frees a batch. NULL is fine.
+void roomtap_recv_batch_destroy(roomtap_recv_batch *batch);
+/// recvmmsg(fd, MSG_DONTWAIT) into the batch: the number of datagrams read (0...count), or -1 with
+/// errno set (EAGAIN when none was queued). A datagram longer than `size` is cut to `size` bytes.
+int roomtap_recv_batch_read(roomtap_recv_batch *batch, int fd);
+/// Datagram `k` of the last read: its bytes, and its length in `*length` (at most `size`).
+const void *roomtap_recv_batch_datagram(const roomtap_recv_batch *batch, unsigned k, unsigned *length);
+
+/// epoll_create1(EPOLL_CLOEXEC): a descriptor, or -1 with errno set.
+int roomtap_epoll_create(void);
+/// Watches `fd` for input and hang-ups (level-triggered), reported with `token`. 0, or -1 with errno.
+int roomtap_epoll_add(int epoll, int fd, uint64_t token);
+/// Stops watching `fd`. 0, or -1 with errno.
+int roomtap_epoll_remove(int epoll, int fd);
+/// epoll_wait for up to `capacity` (at most 64) events, `timeout_ms` (-1: no limit): the number
+/// of events, each as its token and whether it is a hang-up (EPOLLHUP or EPOLLRDHUP: the socket
+/// was shut down), or -1 with errno set.
+int roomtap_epoll_wait(int epoll, uint64_t *tokens, uint8_t *hangups, int capacity, int timeout_ms);
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a descriptor, or -1 with errno set.
+int roomtap_eventfd_create(void);
+/// Adds 1 to the eventfd (wakes a wait on it). 0, or -1 with errno.
+int roomtap_eventfd_signal(int fd);
+
+/// pthread_setname_np: names `thread` (a pthread_t) for the kernel (/proc/self/task/*/comm, at
+/// most 15 bytes). 0 or an error number.
+int roomtap_thread_set_name(unsigned long thread, const char *name);
+#endif

@@ -1,0 +1,65 @@
+import CAllocationCounter
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Synchronization
+import Testing
+
+extension AllocationCounting {
+    /// The receive thread (epoll + recvmmsg over every socket) allocates nothing per datagram:
+    /// counted on that thread from the first packet handed on to the last, through RTP, RTCP
+    /// (sender reports, BYE) and invalid datagrams on four sockets.
+    @Suite("Live: the receive thread does not allocate")
+    struct ReceiverAllocationTests {
+        /// Turns counting on for the receive thread at the first RTP packet and off at the last.
+        final class Counter: RTPReceiverDelegate, Sendable {
+            let packets = Atomic<Int>(0)
+            let last: Int
+            init(last: Int) { self.last = last }
+
+            func receiver(
+                _ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64
+            ) {
+                let n = packets.add(1, ordering: .relaxed).newValue
+                if n == 1 { roomtap_count_allocations_on_this_thread(1) }
+                if n == last { roomtap_count_allocations_on_this_thread(0) }
+            }
+            func receiver(
+                _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress,
+                arrival: UInt64
+            ) {}
+            func receiver(_ receiver: RTPReceiver, didReceiveByeFor ssrc: UInt32, on address: ListenAddress) {}
+        }
+
+        @Test func receivingAllocatesNothingPerDatagram() throws {
+            let sockets = try (0..<4).map { _ in try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0)) }
+            let senders = sockets.map { DatagramSocket($0.address) }
+            let rounds = 500
+            let counter = Counter(last: rounds * sockets.count)
+            let receiver = RTPReceiver(sockets: sockets, delegate: counter)
+            roomtap_reset_counted_allocations()
+            receiver.start()
+            defer { receiver.stop() }
+            let report = RTCPPacketBuilder.senderReport(
+                ssrc: 1, ntp: 0xE000_0000_8000_0000, rtpTimestamp: 4800, packetCount: 1, octetCount: 2)
+            let bye = RTCPPacketBuilder.bye(ssrcs: [1], reason: "gone")
+            for i in 0..<rounds {
+                for (k, sender) in senders.enumerated() {
+                    let packet = RTPPacketBuilder(
+                        sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: UInt32(k + 1),
+                        payload: [0xF8] + [UInt8](repeating: UInt8(k), count: 60))
+                    sender.send(packet.bytes())
+                    if i % 50 == 0 { sender.send(i % 100 == 0 ? report : bye) }
+                    if i % 70 == 0 { sender.send([0x40, 111, 0, 1]) }
+                }
+                if i % 100 == 99 {  // in bursts of 400, within any receive queue
+                    let target = (i + 1) * sockets.count
+                    let deadline = Date().addingTimeInterval(10)
+                    while counter.packets.load(ordering: .relaxed) < target && Date() < deadline { usleep(1_000) }
+                }
+            }
+            #expect(counter.packets.load(ordering: .relaxed) == rounds * sockets.count, "every packet arrived")
+            #expect(roomtap_counted_allocations() == 0, "\(roomtap_counted_allocations()) allocations")
+        }
+    }
+}
