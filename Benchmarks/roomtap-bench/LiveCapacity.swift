@@ -89,7 +89,8 @@ enum LiveCapacity {
         let received = tracks.compactMap { ($0["rtp"] as? [String: Any])?["packets"] as? Int }.reduce(0, +)
         let complete = !tracks.isEmpty && tracks.allSatisfy { ($0["samplesWritten"] as? Int) == duration }
         return Outcome(
-            layout: layout, peakRSSKiB: usage.ru_maxrss, threads: threads.load(ordering: .relaxed), senders: senders, lateTicks: network["lateTicks"] as? Int ?? -1, tracks: tracks.count,
+            layout: layout, peakRSSKiB: usage.ru_maxrss, threads: threads.load(ordering: .relaxed), senders: senders,
+            lateTicks: network["lateTicks"] as? Int ?? -1, tracks: tracks.count,
             completeFiles: complete && status == 0, packetsReceived: received, packetsSent: sent, cpuSeconds: cpu,
             seconds: seconds + 1)
     }

@@ -72,7 +72,9 @@ if options.liveSearch {
         LiveCapacity.Layout(), LiveCapacity.Layout(portPerParticipant: true),
         LiveCapacity.Layout(portPerParticipant: false, play: true),
     ] {
-        print("\nlive capacity, \(layout.label) (senders at real time into one recorder, \(Int(options.liveSeconds)) s each):")
+        print(
+            "\nlive capacity, \(layout.label) (senders at real time into one recorder, \(Int(options.liveSeconds)) s each):"
+        )
         var best = 0
         var n = 125
         var failed: Int?

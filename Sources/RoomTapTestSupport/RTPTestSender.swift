@@ -213,7 +213,8 @@ public final class RTPTestSender: Sendable {
         for packet in packets {
             let i = packet.index
             let lossRoll = rng.nextUnit()
-            let jitterMs = impairments.jitterSteps.last { $0.from <= packet.index }?.milliseconds
+            let jitterMs =
+                impairments.jitterSteps.last { $0.from <= packet.index }?.milliseconds
                 ?? impairments.jitterMilliseconds
             let jitter = rng.nextUnit() * jitterMs * 1e6 / speed
             let reorderRoll = rng.nextUnit()

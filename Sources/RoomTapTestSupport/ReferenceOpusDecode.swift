@@ -44,7 +44,9 @@ public enum ReferenceOpusDecode {
                     }
                 }
             } else {
-                n = pcm.withUnsafeMutableBufferPointer { opus_decode(decoder, nil, 0, $0.baseAddress!, Int32(duration), 0) }
+                n = pcm.withUnsafeMutableBufferPointer {
+                    opus_decode(decoder, nil, 0, $0.baseAddress!, Int32(duration), 0)
+                }
             }
             precondition(n == duration, "libopus gave \(n) samples for a packet of \(duration)")
             out += pcm[0..<(Int(n) * channels)]

@@ -20,8 +20,10 @@ struct ExactLiveRecordTests {
     /// Dropped packets the next packet's FEC recovers.
     static func recoverable(_ sender: RTPTestSender) -> Int {
         let dropped = Set(sender.dropped)
-        return sender.dropped.filter { !dropped.contains($0 + 1) && RTPTestSender.hasFEC(sender.packets[$0 + 1].payload) }
-            .count
+        return sender.dropped.filter {
+            !dropped.contains($0 + 1) && RTPTestSender.hasFEC(sender.packets[$0 + 1].payload)
+        }
+        .count
     }
 
     /// Three speakers on one port, sent in the same instant with their own impairments; the room
@@ -88,7 +90,8 @@ struct ExactLiveRecordTests {
     @Test func lossReorderDuplicatesAndJitterRecordEveryFileExactlyAndTogether() throws {
         let run = try Self.recordThree(
             impairments: { seed in
-                RTPTestSender.Impairments(loss: 0.05, reorder: 0.02, duplicate: 0.01, jitterMilliseconds: 30, seed: seed)
+                RTPTestSender.Impairments(
+                    loss: 0.05, reorder: 0.02, duplicate: 0.01, jitterMilliseconds: 30, seed: seed)
             }, seconds: 4)
         #expect(run.senders.contains { !$0.dropped.isEmpty } && run.senders.contains { !$0.reordered.isEmpty })
         let onsets = try Self.checkExact(run.out, run.senders, json: run.json)
@@ -143,7 +146,8 @@ struct ExactLiveRecordTests {
         #expect((rtp["delayMs"] as? Double ?? .infinity) < maxDelay, "and fell again: \(rtp)")
         #expect((rtp["delayAdaptations"] as? Int ?? 0) >= 2)
         let record = try #require(rtp["record"] as? [String: Any])
-        #expect(record["late"] as? Int == 0 && record["lost"] as? Int == 0 && record["driftCorrectedSamples"] as? Int == 0)
+        #expect(
+            record["late"] as? Int == 0 && record["lost"] as? Int == 0 && record["driftCorrectedSamples"] as? Int == 0)
         #expect(rtp["live"] is [String: Any], "the live playout's own figures")
         // What was played is the live playout: the same bursts, about a second earlier.
         let played = try alsa.playedSamples()

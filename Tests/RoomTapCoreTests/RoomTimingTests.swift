@@ -27,7 +27,9 @@ struct RoomTimingTests {
         let room = Room(clock: VirtualClock(), timing: RoomTiming(recordDelayFrames: delay, livePlayout: true))
         let track = room.addTrack(name: "a", source: RampSource(length: 60 * 480))
         let mix = room.addMix(name: "mix", inputs: [track])
-        let (recorded, live, mixRecorded, mixLive) = (CollectingSink(), CollectingSink(), CollectingSink(), CollectingSink())
+        let (recorded, live, mixRecorded, mixLive) = (
+            CollectingSink(), CollectingSink(), CollectingSink(), CollectingSink()
+        )
         track.addSink(recorded)
         track.addSink(live, tap: .live)
         mix.addSink(mixRecorded)

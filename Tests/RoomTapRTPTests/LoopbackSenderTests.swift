@@ -326,4 +326,3 @@ func voiced(samples: Int, seed: UInt64 = 3) -> [Int16] {
         return Int16(max(-32_000, min(32_000, v * 32_000 + 0.1 * Double(noise[i]))))
     }
 }
-

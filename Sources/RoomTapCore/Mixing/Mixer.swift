@@ -121,7 +121,8 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
             }
         }
         if live {
-            liveLimiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
+            liveLimiter.process(
+                acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
         } else {
             limiter.process(acc, frames: AudioFrame.samplesPerChannel, channels: channels, into: samples.baseAddress!)
         }

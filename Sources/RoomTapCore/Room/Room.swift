@@ -89,7 +89,8 @@ public final class Room: Sendable {
 
     private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
         let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
-            let track = AudioTrack(id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing)
+            let track = AudioTrack(
+                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing)
             c.nextID += 1
             c.tracks.append(track)
             return (track, c.events.onTrackAdded)
