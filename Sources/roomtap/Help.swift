@@ -79,15 +79,22 @@ enum Help {
                           m=audio port is listened on; a=label/a=ssrc/a=mid name participants.
           --room FILE     The room as JSON (see docs/ROOM-FILE.md).
           --max-tracks N  Most tracks (default 64): a flood of SSRCs cannot exhaust memory.
-          --jitter-ms N   Jitter buffer delay in milliseconds (default 60): the initial and
-                          smallest; it adapts to the network's jitter up to --jitter-max-ms,
-                          changing only in silence (see docs/CLI.md).
+          --record-delay MS
+                          How long after a stream's least-delayed packets its audio goes into
+                          the files (default 2000, 20-5000). The files never move with jitter:
+                          every packet arriving within this delay is decoded, a lost one is
+                          concealed whole. A stop drains it (files run MS longer).
+          --jitter-ms N   Live playout delay in milliseconds (default 60), for what is heard
+                          (--play, --agent): the initial and smallest; it adapts to the
+                          network's jitter up to --jitter-max-ms, only in silence, and never
+                          moves the files (see docs/CLI.md).
           --jitter-max-ms N
-                          Largest adaptive delay in milliseconds (default 200).
-          --jitter-fixed  Keep the delay at --jitter-ms (no adaptation).
+                          Largest adaptive live delay in milliseconds (default 200).
+          --jitter-fixed  Keep the live delay at --jitter-ms (no adaptation).
           --leave-after S Seconds without packets before a participant counts as left
                           (default 5); their file keeps the timeline (silence).
-          --duration S    Stop after S seconds of room time (otherwise: Ctrl-C / SIGTERM).
+          --duration S    Receive for S seconds of room time, then drain the record delay
+                          (otherwise: Ctrl-C / SIGTERM).
           --realtime      Play --file tracks at real time (a live clock), e.g. beside live ones.
           --mic [DEVICE]  Capture an ALSA device (default: "default") as a live track.
           --mic-name NAME The microphone's track name (default: local).

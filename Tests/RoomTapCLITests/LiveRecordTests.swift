@@ -267,6 +267,19 @@ struct LiveRecordTests {
         #expect(outcome.stderr.lowercased().contains("audio"), "\(outcome.stderr)")
     }
 
+    @Test(arguments: [
+        (["--record-delay", "10"], "--record-delay must be"),
+        (["--record-delay", "abc"], "--record-delay must be"),
+        (["--record-delay", "50", "--jitter-ms", "60"], "--record-delay (50) must be at least --jitter-ms (60)"),
+    ])
+    func aBadRecordDelayIsAUsageErrorAndNothingIsCreated(options: [String], message: String) throws {
+        let out = try temporaryDirectory().appendingPathComponent("rec")
+        let outcome = try roomtap(
+            ["record", "--listen", "127.0.0.1:27599", "--out", out.path] + options, expect: 64, timeout: 20)
+        #expect(outcome.stderrLines.count == 1 && outcome.stderr.contains(message), "\(outcome.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
     @Test func aListenPortOutOfRangeIsAUsageError() throws {
         let out = try temporaryDirectory()
         let outcome = try roomtap(
