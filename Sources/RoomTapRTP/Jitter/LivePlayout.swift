@@ -37,7 +37,7 @@ final class LivePlayout {
     private var previousQuiet = false
     private var recentPeak = 0
     private var sinceShrink = 0
-    private var correcting = false
+    private var correction: DriftCorrection
 
     init(
         targetDelay: Int64, maxDelay: Int64, adaptive: Bool, driftDeadband: Int64, senderClock: SenderClockSync?,
@@ -47,6 +47,7 @@ final class LivePlayout {
         self.maxDelay = maxDelay
         self.isAdaptive = adaptive
         self.driftDeadband = driftDeadband
+        correction = DriftCorrection(deadband: driftDeadband)
         self.senderClock = senderClock
         self.line = line
         self.state = state
@@ -221,18 +222,8 @@ final class LivePlayout {
     private func driftAdjustment() -> Int {
         let estimate = state.slide.load(ordering: .relaxed)
         guard estimate != .min else { return 0 }
-        let error = delay + sync + estimate - lag
-        if correcting {
-            if error == 0 {
-                correcting = false
-                return 0
-            }
-        } else if abs(error) > driftDeadband {
-            correcting = true
-        } else {
-            return 0
-        }
-        line.statistics.driftCorrectionCounter.add(1, ordering: .relaxed)
-        return error > 0 ? 1 : -1
+        let adjust = correction.adjustment(error: delay + sync + estimate - lag)
+        if adjust != 0 { line.statistics.driftCorrectionCounter.add(1, ordering: .relaxed) }
+        return adjust
     }
 }

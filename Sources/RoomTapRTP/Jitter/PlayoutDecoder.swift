@@ -186,19 +186,8 @@ final class PlayoutDecoder {
     private func concealPacket(frames: Int) {
         var left = frames
         while left > 0 {
-            if lastWasDTX || concealRun >= maxConcealment {
-                playout.appendSilence(frames: left)
-                return
-            }
-            let piece = min(left, LiveOpusDecoder.maxFrameSamples)
-            let n = decoder.conceal(into: scratch, frames: roundUp(piece))
-            guard n > 0 else {
-                playout.appendSilence(frames: left)
-                return
-            }
-            playout.append(scratch, frames: n, kind: .concealed)
-            statistics.concealedCounter.add(n, ordering: .relaxed)
-            concealRun += n
+            let n = synthesize(wanted: left, frames: roundUp(min(left, LiveOpusDecoder.maxFrameSamples)))
+            guard n > 0 else { return }
             left -= n
         }
     }
@@ -208,19 +197,23 @@ final class PlayoutDecoder {
     func conceal(upTo limit: Int64) {
         let wanted = Int(limit - playout.end)
         guard wanted > 0 else { return }
-        if lastWasDTX || concealRun >= maxConcealment {
-            playout.appendSilence(frames: wanted)
-            return
-        }
         let frames = min(roundUp(wanted), LiveOpusDecoder.maxFrameSamples, roundUp(maxConcealment - concealRun))
-        let n = decoder.conceal(into: scratch, frames: frames)
+        _ = synthesize(wanted: wanted, frames: frames)
+    }
+
+    /// One PLC call of `frames` (a multiple of 2.5 ms) appended as concealment; or `wanted`
+    /// samples of silence after DTX, past ``maxConcealment`` or when libopus refuses. Returns the
+    /// samples concealed (0: silence was played instead, and nothing more should be concealed).
+    private func synthesize(wanted: Int, frames: Int) -> Int {
+        let n = lastWasDTX || concealRun >= maxConcealment ? 0 : decoder.conceal(into: scratch, frames: frames)
         guard n > 0 else {
             playout.appendSilence(frames: wanted)
-            return
+            return 0
         }
         playout.append(scratch, frames: n, kind: .concealed)
         statistics.concealedCounter.add(n, ordering: .relaxed)
         concealRun += n
+        return n
     }
 
     private func roundUp(_ frames: Int) -> Int {

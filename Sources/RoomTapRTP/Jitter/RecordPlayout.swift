@@ -37,11 +37,12 @@ final class RecordPlayout {
     private let state: JitterStreamState
     private var started = false
     private var drift: Int64 = 0
-    private var correcting = false
+    private var correction: DriftCorrection
 
     init(lag: Int64, driftDeadband: Int64, line: PlayoutDecoder, ring: JitterPacketRing, state: JitterStreamState) {
         self.lag = lag
         self.driftDeadband = driftDeadband
+        correction = DriftCorrection(deadband: driftDeadband)
         self.line = line
         self.ring = ring
         self.state = state
@@ -100,18 +101,8 @@ final class RecordPlayout {
     private func driftAdjustment() -> Int {
         let estimate = state.slide.load(ordering: .relaxed)
         guard estimate != .min else { return 0 }
-        let error = estimate - drift
-        if correcting {
-            if error == 0 {
-                correcting = false
-                return 0
-            }
-        } else if abs(error) > driftDeadband {
-            correcting = true
-        } else {
-            return 0
-        }
-        line.statistics.driftCorrectionCounter.add(1, ordering: .relaxed)
-        return error > 0 ? 1 : -1
+        let adjust = correction.adjustment(error: estimate - drift)
+        if adjust != 0 { line.statistics.driftCorrectionCounter.add(1, ordering: .relaxed) }
+        return adjust
     }
 }
