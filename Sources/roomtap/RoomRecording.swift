@@ -53,10 +53,11 @@ final class RoomRecording: Sendable {
     private let roomAgent = Mutex<RoomAgent?>(nil)
     private let controlServer = Mutex<ControlServer?>(nil)
     /// Every control change, for room.json.
-    let controlLog = ControlLog()
+    let controlLog: ControlLog
 
     init(plan: RecordingPlan) {
         self.plan = plan
+        controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
         shared = Mutex(Shared(naming: plan.naming))
     }
 

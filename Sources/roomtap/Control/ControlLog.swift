@@ -7,9 +7,13 @@ import Synchronization
 ///
 /// Thread: safe from any thread (the control socket's thread appends, the recorder reads at the end).
 final class ControlLog: Sendable {
-    /// One change. `roomTime` is in seconds on the room timeline.
+    /// One change. `roomTime` is in seconds on the room timeline: when it was live (heard).
+    /// `recordTime`, in a room whose record follows its live audio (network streams, see
+    /// ``RoomTiming``), is where it is in the files: `recordDelayFrames` ticks later. Nil when
+    /// the two are the same.
     struct Change: Codable, Equatable {
         var roomTime: Double
+        var recordTime: Double? = nil
         var change: String
         var track: String?
         var muted: Bool?
@@ -19,8 +23,17 @@ final class ControlLog: Sendable {
     }
 
     private let changes = Mutex<[Change]>([])
+    /// Seconds between a change being live and its place in the record.
+    private let recordLag: Double
 
-    func append(_ change: Change) { changes.withLock { $0.append(change) } }
+    init(recordLag: Double = 0) { self.recordLag = recordLag }
+
+    /// Records `change` (its ``Change/recordTime`` filled from the room's record lag).
+    func append(_ change: Change) {
+        var change = change
+        if recordLag > 0 { change.recordTime = ((change.roomTime + recordLag) * 100).rounded() / 100 }
+        changes.withLock { $0.append(change) }
+    }
 
     /// The changes in the order they were made.
     var all: [Change] { changes.withLock { $0 } }

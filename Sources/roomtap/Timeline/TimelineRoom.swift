@@ -12,7 +12,8 @@ struct TimelineRoom: Decodable {
 
     /// One track control applied during the recording (`controls` in room.json).
     struct Control: Decodable {
-        /// Room time of the change, in seconds.
+        /// Where the change is in the files, in seconds of room time (room.json's `recordTime`
+        /// when the record followed the live audio, else `roomTime`).
         var roomTime: Double
         /// "mute", "unmute", "volume", "solo", "unsolo", ...
         var change: String
@@ -23,13 +24,13 @@ struct TimelineRoom: Decodable {
         var scope: String?
 
         private enum Key: String, CodingKey {
-            case roomTime
+            case roomTime, recordTime
             case change, track, tracks, volume, muted, scope
         }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            roomTime = try c.decode(Double.self, forKey: .roomTime)
+            roomTime = try (try? c.decode(Double.self, forKey: .recordTime)) ?? c.decode(Double.self, forKey: .roomTime)
             change = try c.decode(String.self, forKey: .change)
             track = try? c.decode(String.self, forKey: .track)
             tracks = try? c.decode([String].self, forKey: .tracks)
