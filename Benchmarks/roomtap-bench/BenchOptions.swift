@@ -9,6 +9,8 @@ struct BenchOptions {
     var liveSenders: Int?
     /// Run the live capacity search after the offline benchmark.
     var liveSearch = true
+    /// Only the exact-live impairment run.
+    var impairmentOnly = false
     /// Only measure the agent path.
     var agentOnly = false
     /// With --live: one UDP port per participant, and --play listening live.
@@ -29,11 +31,12 @@ struct BenchOptions {
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
+            case "--impairment": options.impairmentOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --agent | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --agent | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

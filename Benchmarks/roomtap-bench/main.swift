@@ -12,6 +12,16 @@ if options.agentOnly {
     print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
     exit(0)
 }
+if options.impairmentOnly || (options.liveSearch && options.liveSenders == nil) {
+    print("exact live (3 speakers, 10 s, through a seeded bad network into roomtap record --listen):")
+    print(
+        ImpairmentRun.report(
+            "5 % loss, 2 % reorder, 1 % duplicates, 0-30 ms jitter",
+            try ImpairmentRun.run(jitter: 30, loss: 0.05, port: 27_960)))
+    print(ImpairmentRun.report("0-100 ms jitter storm, no loss", try ImpairmentRun.run(jitter: 100, loss: 0, port: 27_961)))
+    if options.impairmentOnly { exit(0) }
+    print("")
+}
 if let senders = options.liveSenders {
     let outcome = try LiveCapacity.run(
         senders: senders, seconds: options.liveSeconds, port: 27_900, layout: options.liveLayout)
