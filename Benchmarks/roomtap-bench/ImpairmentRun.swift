@@ -4,7 +4,8 @@ import RoomTapTestSupport
 
 /// The "exact live" figures: three speakers sent in the same instant to one `roomtap record
 /// --listen` through a seeded bad network (5 % loss, 2 % reorder, 1 % duplicates, 0–30 ms
-/// jitter; then a 0–100 ms jitter storm without loss). Each file is compared with libopus itself
+/// jitter; then a 0–100 ms jitter storm without loss), without RTCP (each stream placed by its
+/// own least-delayed packets) and with sender reports (placed by NTP). Each file is compared with libopus itself
 /// given the packets that arrived and one PLC call per lost packet (``ReferenceOpusDecode``):
 /// sample-exact or not, its correlation with the clean decode next to the reference's, and how
 /// far apart the three tracks landed.
@@ -16,7 +17,8 @@ enum ImpairmentRun {
         let onset: Int
     }
 
-    static func run(jitter: Double, loss: Double, port: UInt16, seconds: Int = 10) throws -> [Track] {
+    static func run(jitter: Double, loss: Double, rtcp: Bool = false, port: UInt16, seconds: Int = 10) throws -> [Track]
+    {
         let out = "\(BenchFiles.directory)/impairment"
         try? FileManager.default.removeItem(atPath: out)
         let address = ListenAddress(host: "127.0.0.1", port: port)
@@ -28,7 +30,7 @@ enum ImpairmentRun {
             senders.append(
                 RTPTestSender(
                     pcm: TestSignal.speechLike(samples: seconds * 48_000, seed: 60 + UInt64(k)), to: address,
-                    ssrc: 0xBE00_0001 + UInt32(k), impairments: impairments))
+                    ssrc: 0xBE00_0001 + UInt32(k), impairments: impairments, sendsRTCP: rtcp))
         }
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("roomtap").path

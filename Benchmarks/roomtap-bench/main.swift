@@ -14,11 +14,17 @@ if options.agentOnly {
 }
 if options.impairmentOnly || (options.liveSearch && options.liveSenders == nil) {
     print("exact live (3 speakers, 10 s, through a seeded bad network into roomtap record --listen):")
-    print(
-        ImpairmentRun.report(
-            "5 % loss, 2 % reorder, 1 % duplicates, 0-30 ms jitter",
-            try ImpairmentRun.run(jitter: 30, loss: 0.05, port: 27_960)))
-    print(ImpairmentRun.report("0-100 ms jitter storm, no loss", try ImpairmentRun.run(jitter: 100, loss: 0, port: 27_961)))
+    for rtcp in [false, true] {
+        let how = rtcp ? "with RTCP sender reports" : "no RTCP"
+        print(
+            ImpairmentRun.report(
+                "5 % loss, 2 % reorder, 1 % duplicates, 0-30 ms jitter, \(how)",
+                try ImpairmentRun.run(jitter: 30, loss: 0.05, rtcp: rtcp, port: 27_960)))
+        print(
+            ImpairmentRun.report(
+                "0-100 ms jitter storm, no loss, \(how)",
+                try ImpairmentRun.run(jitter: 100, loss: 0, rtcp: rtcp, port: 27_961)))
+    }
     if options.impairmentOnly { exit(0) }
     print("")
 }

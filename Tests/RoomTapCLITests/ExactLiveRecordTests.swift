@@ -26,8 +26,9 @@ struct ExactLiveRecordTests {
         .count
     }
 
-    /// Three speakers on one port, sent in the same instant with their own impairments; the room
-    /// records for `seconds`, then drains its record delay.
+    /// Three speakers on one port, sent in the same instant with their own impairments and no
+    /// RTCP (so each is placed by its own least-delayed packets); the room records for `seconds`,
+    /// then drains its record delay.
     static func recordThree(
         impairments: (UInt64) -> RTPTestSender.Impairments, seconds: Int, extra: [String] = []
     ) throws -> (out: URL, senders: [RTPTestSender], json: [String: Any]) {
@@ -42,7 +43,7 @@ struct ExactLiveRecordTests {
             senders.append(
                 RTPTestSender(
                     pcm: pcm, to: address, ssrc: ssrc, firstSequence: sequence,
-                    impairments: impairments(UInt64(k + 1))))
+                    impairments: impairments(UInt64(k + 1)), sendsRTCP: false))
         }
         let recorder = try CLIRunner.start(
             ["record", "--listen", address.description, "--duration", "\(seconds)", "--out", out.path, "--quiet"]
