@@ -52,8 +52,9 @@ public final class WAVWriter: FrameConsumer {
         public init() {}
     }
 
-    /// Size of the write buffer in bytes.
-    public static let bufferSize = 64 * 1024
+    /// Size of the write buffer in bytes: 32 KiB, a third of a second of mono audio per write
+    /// (a 1000-track room then holds 32 MiB of write buffers, not 64).
+    public static let bufferSize = 32 * 1024
 
     /// The file written.
     public let path: String

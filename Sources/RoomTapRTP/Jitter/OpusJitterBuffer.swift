@@ -160,10 +160,11 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
         return capacity
     }
 
-    /// Payload bytes the ring keeps with a record delay: the delay plus 300 ms at 320 kbit/s
-    /// (Opus speech is 16–64 kbit/s; music at 510 kbit/s still fits 1.4 s), at least 64 KiB.
+    /// Payload bytes the ring keeps with a record delay: the delay plus 300 ms at 224 kbit/s
+    /// (Opus speech is 16–64 kbit/s, full-band music 96–128), at least 64 KiB (64 KiB at 2 s). A
+    /// stream above that rate overflows (counted in `overflow`) rather than growing the ring.
     static func arenaBytes(recordDelayMilliseconds ms: Int) -> Int {
-        max(64 * 1024, (ms + 300) * 40)
+        max(64 * 1024, (ms + 300) * 28)
     }
 
     /// Monotonic time (ns) of the last `insert` call, 0 before the first. For the receiver's
