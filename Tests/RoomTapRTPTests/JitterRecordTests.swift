@@ -160,4 +160,31 @@ struct JitterRecordTests {
         #expect(Self.mismatch(harness.output, from: start, Self.reference(sent, dropped: [])) == nil)
         #expect(harness.buffer.statistics.record!.late == 0)
     }
+
+    /// A long stream at a high bitrate: its payloads wrap the ring's byte arena many times
+    /// (2000 packets of ~300 bytes through 64 KiB) and still come out intact, in order.
+    @Test func payloadsWrapTheArenaIntact() {
+        let loud = JitterFixtures.encode(TestSignal.speechLike(samples: 2000 * 960, seed: 9), bitrate: 120_000)
+        #expect(loud.reduce(0) { $0 + $1.count } > 3 * 64 * 1024, "the stream is several arenas long")
+        let impairment = Impairment(loss: 0.03, reorder: 0.05, jitterMilliseconds: 40, seed: 21)
+        let r = Self.record(loud, impairment: impairment)
+        #expect(Self.mismatch(r.harness.output, from: r.start, Self.reference(r.sent, dropped: r.dropped)) == nil)
+        #expect(r.harness.buffer.statistics.overflow == 0)
+        #expect(r.harness.buffer.statistics.record!.lost == r.dropped.count)
+    }
+
+    /// A stream far above the arena's rate (510 kbit/s with a 2 s record delay) overflows: the
+    /// packets that do not fit are counted, never written over ones a playout still needs.
+    @Test func aStreamAboveTheArenasRateOverflowsAndIsCounted() {
+        // 1275-byte single-frame CELT packets (TOC 0xF8: fullband, 20 ms, mono, one frame).
+        var rng = SplitMix64(seed: 10)
+        let huge = (0..<300).map { _ in [UInt8(0xF8)] + (0..<1274).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        let (_, arrived, _) = simulateSender(payloads: huge, impairment: Impairment(seed: 1))
+        let harness = JitterHarness(recordDelayMilliseconds: 2000, livePlayout: false)
+        harness.deliver(arrived)
+        harness.render(until: 300 * 960 + 2000 * 48 + 48_000)
+        let s = harness.buffer.statistics
+        #expect(s.overflow > 0)
+        #expect(s.record!.lost + s.record!.late <= s.overflow, "what overflowed is concealed, nothing else")
+    }
 }
