@@ -58,6 +58,11 @@ extension AllocationCounting {
             tracks[0].addSink(queued[0])
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait), tap: .live)
+            // Sinks on the shared writer pool (as WAV files are): waking a worker must not allocate either.
+            let pooled = (0..<2).map { _ in
+                QueuedSink(consumer: Discard(), channels: 1, capacity: 8, policy: .wait, pool: .shared)
+            }
+            for sink in pooled { tracks[2].addSink(sink) }
             // Controls in force and changing while the room runs: a heard-tap sink, a volume, a
             // record-scoped mute, a solo, and another thread moving them.
             let heard = QueuedSink(consumer: Discard(), channels: 1, policy: .wait)
@@ -81,6 +86,7 @@ extension AllocationCounting {
             room.run()
             stop.store(true, ordering: .relaxed)
             try heard.close()
+            for sink in pooled { try sink.close() }
             #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
             #expect(
                 roomtap_counted_allocations() == 0,

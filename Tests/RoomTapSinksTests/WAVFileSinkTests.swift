@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    @Test func manyFilesShareTheWriterPoolsFewThreads() throws {
+        let dir = try TemporaryDirectory()
+        let input = fullScaleNoise(480 * 40, seed: 11)
+        let sinks = try (0..<60).map { k in
+            try WAVFileSink(path: dir.file("\(k).wav"), channels: 1, options: testOptions(), policy: .wait)
+        }
+        for sink in sinks { FrameFeeding.feed(input, channels: 1, to: sink) }
+        let comms = (try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")).map { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        }
+        let writers = comms.count { $0 == "roomtap.writer\n" }
+        #expect(writers >= 1 && writers <= SinkWorkerPool.shared.workerCount, "\(writers) writer threads for 60 files")
+        for sink in sinks { try sink.close() }
+        for k in 0..<60 { #expect(try WAVFile.readSamples(path: dir.file("\(k).wav")).samples == input) }
+    }
+
     @Test func closeIsIdempotentAndFramesAfterItAreDropped() throws {
         let dir = try TemporaryDirectory()
         let sink = try WAVFileSink(path: dir.file("a.wav"), channels: 1, options: testOptions(), policy: .wait)

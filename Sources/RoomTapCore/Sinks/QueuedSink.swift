@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
 
-/// Work a ``QueuedSink`` does with frames on its own thread (write a file, send to a socket).
+/// Work a ``QueuedSink`` does with frames off the room clock (write a file, send to a socket).
 ///
-/// Thread: every method is called on the sink's own thread, never on the room clock's, so it may
-/// block, allocate and do I/O. Throwing stops further consumption: later frames are counted as
-/// dropped and the error comes back from ``QueuedSink/close()``.
+/// Thread: every method is called on the sink's consumer thread (its dedicated thread, or the one
+/// ``SinkWorkerPool`` worker it was given to), never on the room clock's, so it may block,
+/// allocate and do I/O; the calls are never concurrent and come in order. Throwing stops further
+/// consumption: later frames are counted as dropped and the error comes back from
+/// ``QueuedSink/close()``.
 public protocol FrameConsumer: AnyObject {
     /// Takes one frame, in room-time order. The samples are valid only during the call.
     func consume(_ frame: AudioFrame) throws
@@ -26,23 +28,31 @@ public enum OverflowPolicy: Sendable {
 }
 
 /// A sink that copies every frame into a bounded ``FrameQueue`` on the room clock's thread and
-/// hands it to a ``FrameConsumer`` on a thread of its own.
+/// hands it to a ``FrameConsumer`` on a consumer thread: a dedicated thread of its own (the
+/// default: devices, the network, latency-sensitive work), or one worker of a ``SinkWorkerPool``
+/// shared with other sinks (file writers).
+///
+/// The consumer thread is woken when `wakeThreshold` frames are queued and at least every 50 ms;
+/// it consumes the queued frames in order and then calls `drained`. A pooled sink's consumer is
+/// only ever called by the one worker it was given to; a slow consumer delays the other sinks of
+/// that worker, never the clock (under `.drop`).
 ///
 /// Thread: `onFrame` on the room clock's thread (never blocks under `.drop`, never allocates);
-/// `close`, the counters and `failure` from any other thread.
+/// `close`, the counters and `failure` from any other thread but the consumer thread.
 ///
 /// Not generic on purpose, and its atomics are declared before its mutexes: with Swift 6.3
 /// release builds, an `Atomic` stored right after a `Mutex` in a class has corrupted the memory
 /// at the end of the mutex's value (see docs/ARCHITECTURE.md, "Stored-property order"). The
-/// consumer is called once per frame on the sink's own thread, where an existential call costs
+/// consumer is called once per frame on the consumer thread, where an existential call costs
 /// nothing that matters.
 public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
-    /// The queue between the clock and the sink's thread.
+    /// The queue between the clock and the consumer thread.
     public let queue: FrameQueue
     /// What happens when the queue is full.
     public let policy: OverflowPolicy
 
-    private let consumer: any FrameConsumer  // the sink's thread only (and `close` after it has ended)
+    private let consumer: any FrameConsumer  // the consumer thread only
+    private let worker: SinkWorkerPool.Worker?  // nil: a dedicated thread
     private let wakeThreshold: Int
     private let dropped = Atomic<Int>(0)
     private let consumed = Atomic<Int>(0)
@@ -52,23 +62,54 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     private let failed = Atomic<Bool>(false)  // mirrors failureBox != nil, for the per-frame check
     private let dataReady = DispatchSemaphore(value: 0)
     private let spaceReady = DispatchSemaphore(value: 0)
-    private let threadDone = DispatchSemaphore(value: 0)
+    private let threadDone = DispatchSemaphore(value: 0)  // the consumer has finished
     private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
     private let failureBox = Mutex<(any Error)?>(nil)
 
-    /// Starts the sink's thread. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken
-    /// when `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
-    public init(
+    /// A sink with a dedicated thread named `threadName` (its first 15 bytes, as Linux keeps it),
+    /// started here. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken when
+    /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
+    public convenience init(
         consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
         policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink"
+    ) {
+        self.init(
+            consumer: consumer, channels: channels, capacity: capacity, wakeThreshold: wakeThreshold, policy: policy,
+            pool: nil, threadName: threadName)
+    }
+
+    /// A sink serviced by one worker of `pool` (the one with the fewest sinks), which it keeps
+    /// until ``close()``. `capacity` is in frames (256 = 2.56 s of audio); the worker is woken when
+    /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
+    /// Call it on the control side, not on the room clock's thread.
+    public convenience init(
+        consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
+        policy: OverflowPolicy = .drop, pool: SinkWorkerPool
+    ) {
+        self.init(
+            consumer: consumer, channels: channels, capacity: capacity, wakeThreshold: wakeThreshold, policy: policy,
+            pool: pool, threadName: pool.threadName)
+    }
+
+    private init(
+        consumer: any FrameConsumer, channels: Int, capacity: Int, wakeThreshold: Int?, policy: OverflowPolicy,
+        pool: SinkWorkerPool?, threadName: String
     ) {
         self.consumer = consumer
         self.queue = FrameQueue(capacity: capacity, channels: channels)
         self.policy = policy
         self.wakeThreshold = max(1, min(capacity, wakeThreshold ?? capacity / 4))
-        let thread = Thread { [self] in drainLoop() }
-        thread.name = threadName
-        thread.start()
+        if let pool {
+            let worker = pool.chooseWorker()
+            self.worker = worker
+            worker.register(self)
+        } else {
+            worker = nil
+            Thread { [self] in
+                SinkWorkerPool.nameCurrentThread(threadName)
+                drainLoop()
+            }.start()
+        }
     }
 
     /// Frames dropped: queue full, sink failed, or frames arriving after `close`.
@@ -96,14 +137,17 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
         if queue.count >= wakeThreshold { wakeConsumer() }
     }
 
-    /// Drains what is queued, calls `finish` on the consumer, ends the thread and returns the
-    /// consumer's first error. Idempotent: later calls return the same outcome. Call it after the
-    /// sink was detached (e.g. in `onTrackRemoved`), from any thread but the room clock's.
+    /// Waits until what is queued is consumed and `finish` was called on the consumer, ends the
+    /// dedicated thread (or leaves the pool worker), and returns the consumer's first error.
+    /// Idempotent, and safe from several threads at once: every call returns the same outcome once
+    /// the consumer has finished. Call it after the sink was detached (e.g. in `onTrackRemoved`),
+    /// from any thread but the room clock's and the consumer thread (a pool worker, for a pooled
+    /// sink).
     public func close() throws {
         let outcome = result.withLock { r -> (closed: Bool, error: (any Error)?) in r }
         if !outcome.closed {
             closing.store(true, ordering: .sequentiallyConsistent)
-            dataReady.signal()
+            if let worker { worker.wake() } else { dataReady.signal() }
             threadDone.wait()
             threadDone.signal()  // let a concurrent close() through as well
             let error = failure
@@ -115,10 +159,42 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     }
 
     private func wakeConsumer() {
-        if consumerSleeping.exchange(false, ordering: .sequentiallyConsistent) { dataReady.signal() }
+        if let worker {
+            worker.wake()
+        } else if consumerSleeping.exchange(false, ordering: .sequentiallyConsistent) {
+            dataReady.signal()
+        }
     }
 
-    // MARK: - The sink's thread
+    // MARK: - On a pool worker
+
+    /// Whether the worker should make a pass now rather than sleep: enough frames to wake for, or
+    /// closing. Any thread.
+    var needsPass: Bool {
+        queue.count >= wakeThreshold || closing.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// One pass of the sink's worker: consumes the frames queued when it starts (so a sink the
+    /// clock keeps filling cannot hold the worker), calls `drained`, and once the sink is closing
+    /// and its queue is empty calls `finish`. Returns true when the sink is finished; the worker
+    /// then drops it and calls ``passFinished()``. The worker's thread only.
+    func servicePass() -> Bool {
+        var remaining = queue.count
+        while remaining > 0, queue.peek({ frame in deliver(frame) }) != nil {
+            queue.pop()
+            remaining -= 1
+            if producerWaiting.exchange(false, ordering: .sequentiallyConsistent) { spaceReady.signal() }
+        }
+        attempt { try consumer.drained() }
+        guard closing.load(ordering: .sequentiallyConsistent) && queue.count == 0 else { return false }
+        attempt { try consumer.finish() }
+        return true
+    }
+
+    /// Called by the worker after it dropped the finished sink: lets ``close()`` return.
+    func passFinished() { threadDone.signal() }
+
+    // MARK: - The dedicated thread
 
     private func drainLoop() {
         while true {
