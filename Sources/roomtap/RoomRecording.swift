@@ -279,7 +279,11 @@ final class RoomRecording: Sendable {
         var options = options
         options.description = "roomtap track \(track.name)"
         do {
-            let sink = try WAVFileSink(path: path, channels: track.channels, options: options, policy: policy)
+            // Live rooms: 1 s of queue per file (the writer pool drains it every 50 ms; a disk stalled
+            // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
+            let sink = try WAVFileSink(
+                path: path, channels: track.channels, options: options, policy: policy,
+                capacity: policy == .drop ? 100 : 256)
             track.addSink(sink)
             shared.withLock {
                 $0.sinks[track.id] = sink
