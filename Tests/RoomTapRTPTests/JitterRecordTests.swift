@@ -187,4 +187,23 @@ struct JitterRecordTests {
         #expect(s.overflow > 0)
         #expect(s.record!.lost + s.record!.late <= s.overflow, "what overflowed is concealed, nothing else")
     }
+
+    /// Decoding a frame ahead (every other stream of a room does, to spread decodes over ticks)
+    /// changes when packets are decoded, never what the record holds.
+    @Test func decodingAheadRecordsTheSameSamples() {
+        let impairment = Impairment(loss: 0.05, reorder: 0.02, duplicate: 0.01, jitterMilliseconds: 30, seed: 7)
+        let (sent, arrived, dropped) = simulateSender(payloads: JitterFixtures.speechFEC, impairment: impairment)
+        let start = Self.predictedStart(arrived, lag: Self.lag)
+        var outputs: [[Int16]] = []
+        for ahead in [false, true] {
+            let harness = JitterHarness(
+                recordDelayMilliseconds: Self.recordDelayMs, livePlayout: false, recordLookahead: ahead)
+            harness.deliver(arrived)
+            harness.render(until: start + sent.count * 960)
+            outputs.append(harness.output)
+        }
+        let same = outputs[0] == outputs[1]
+        #expect(same)
+        #expect(Self.mismatch(outputs[1], from: start, Self.reference(sent, dropped: dropped, fec: true)) == nil)
+    }
 }

@@ -133,12 +133,14 @@ final class JitterHarness {
 
     init(
         channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200, adaptive: Bool = true,
-        recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, senderClock: SenderClockSync? = nil
+        recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, recordLookahead: Bool = false,
+        senderClock: SenderClockSync? = nil
     ) {
         buffer = OpusJitterBuffer(
             channels: channels, targetDelayMilliseconds: targetDelayMilliseconds,
             maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive,
-            recordDelayMilliseconds: recordDelayMilliseconds, livePlayout: livePlayout, senderClock: senderClock,
+            recordDelayMilliseconds: recordDelayMilliseconds, livePlayout: livePlayout,
+            recordLookahead: recordLookahead, senderClock: senderClock,
             arrivalToRoom: fakeMapping)!
         scratch = [Int16](repeating: 0, count: 480 * channels)
     }

@@ -87,6 +87,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     ///     (see ``RecordPlayout``); nil: no record playout, `render` is the live one.
     ///   - livePlayout: with a record delay, whether to run the live playout too (a second
     ///     decoder); without one the live view is the record.
+    ///   - recordLookahead: the record decodes one frame ahead (give it to every other stream of a
+    ///     room so their decodes fall on alternate ticks; see ``RecordPlayout/lookahead``).
     ///   - senderClock: the room's sender-report mapping; nil: arrival anchoring only.
     ///   - driftDeadbandSamples: the live drift correction dead band (default 240 = 5 ms).
     ///   - maxConcealmentMilliseconds: longest open-ended PLC (default 200 ms).
@@ -96,7 +98,7 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     /// Returns nil if libopus cannot create a decoder.
     public init?(
         channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
-        adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true,
+        adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, recordLookahead: Bool = false,
         senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,
         maxConcealmentMilliseconds: Int = 200, arrivalToRoom: @escaping RoomTimeMapping
     ) {
@@ -141,7 +143,9 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
                     placement: .leastSkew, maxConcealment: maxConcealment, bufferCapacity: capacity)
             else { return nil }
             record = RecordPlayout(
-                lag: recordDelay, driftDeadband: Self.recordDriftDeadband, line: line, ring: ring, state: state)
+                lag: recordDelay, driftDeadband: Self.recordDriftDeadband,
+                lookahead: recordLookahead ? Int64(AudioFrame.samplesPerChannel) : 0, line: line, ring: ring,
+                state: state)
         } else {
             record = nil
         }

@@ -32,6 +32,11 @@ final class RecordPlayout {
     let lag: Int64
     /// Drift larger than this (samples) is corrected.
     let driftDeadband: Int64
+    /// Samples decoded ahead of the frame being played (0 or one frame). Streams sent together
+    /// decode their 20 ms packets on the same tick; giving half of them one frame of lookahead
+    /// moves their decodes to the other tick, halving the busiest tick of a large room. The
+    /// record is the same (only when it is decoded moves); its delay is that much shorter.
+    let lookahead: Int64
     let line: PlayoutDecoder
     private let ring: JitterPacketRing
     private let state: JitterStreamState
@@ -39,9 +44,13 @@ final class RecordPlayout {
     private var drift: Int64 = 0
     private var correction: DriftCorrection
 
-    init(lag: Int64, driftDeadband: Int64, line: PlayoutDecoder, ring: JitterPacketRing, state: JitterStreamState) {
+    init(
+        lag: Int64, driftDeadband: Int64, lookahead: Int64, line: PlayoutDecoder, ring: JitterPacketRing,
+        state: JitterStreamState
+    ) {
         self.lag = lag
         self.driftDeadband = driftDeadband
+        self.lookahead = lookahead
         correction = DriftCorrection(deadband: driftDeadband)
         self.line = line
         self.ring = ring
@@ -91,7 +100,7 @@ final class RecordPlayout {
         }
         let adjust = driftAdjustment()
         drift += Int64(adjust)
-        line.fill(upTo: playout.start + Int64(frames - adjust), underrunIsSilence: true)
+        line.fill(upTo: playout.start + Int64(frames - adjust) + lookahead, underrunIsSilence: true)
         let status = playout.play(into: out, adjust: adjust)
         state.recordRead.store(line.nextSequence, ordering: .releasing)
         return status
