@@ -98,7 +98,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     /// Returns nil if libopus cannot create a decoder.
     public init?(
         channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
-        adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, recordLookahead: Bool = false,
+        adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true,
+        recordLookahead: Bool = false,
         senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,
         maxConcealmentMilliseconds: Int = 200, arrivalToRoom: @escaping RoomTimeMapping
     ) {
