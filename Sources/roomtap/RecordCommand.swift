@@ -222,7 +222,13 @@ enum RecordCommand {
         guard let options = try parse(arguments) else { return }
         let plan = try RecordingPlan.make(options)
         let recording = RoomRecording(plan: plan)
-        let result = try recording.run()
+        let result: RoomRecording.Result
+        do {
+            result = try recording.run()
+        } catch {
+            plan.removeCreatedDirectories()
+            throw error
+        }
         try result.report.write(to: plan.roomJSONPath, overwrite: options.force)
         if !options.quiet { print(result.summaryTable(), terminator: "") }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
