@@ -332,12 +332,12 @@ public final class WAVWriter: FrameConsumer {
         return error
     }
 
-    /// Opens the file (O_CREAT|O_EXCL, or O_TRUNC with `overwrite`) and writes `header`; returns
-    /// the descriptor, positioned at the first sample.
+    /// Opens the file (O_CREAT|O_EXCL, or O_TRUNC with `overwrite`; never through a symbolic link)
+    /// and writes `header`; returns the descriptor, positioned at the first sample.
     private static func create(path: String, header: WAVHeader, options: Options) throws(WAVError) -> Int32 {
         // O_NONBLOCK only keeps an existing FIFO from hanging the open (it is refused below); writes to
-        // a regular file are unaffected.
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (options.overwrite ? O_TRUNC : O_EXCL)
+        // a regular file are unaffected. O_NOFOLLOW: a symbolic link at `path` is never written through.
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | (options.overwrite ? O_TRUNC : O_EXCL)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw openError(path: path, code: errno) }
         var info = stat()

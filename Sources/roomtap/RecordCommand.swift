@@ -161,7 +161,49 @@ enum RecordCommand {
             throw UsageError(description: "no output directory: give --out DIR", command: "record")
         }
         options.out = out
+        try checkNames(options)
         return options
+    }
+
+    /// Refuses track names that collide: a name given twice, two names that differ only in case
+    /// (a case-insensitive file system would take their files for one), and the names roomtap
+    /// gives its own tracks when it makes them (`mix` with a mix, `agent` and `agent-hears` with
+    /// --agent). Covers the --file names and the --mic-name.
+    static func checkNames(_ options: Options) throws(UsageError) {
+        var named = options.files.map { (option: "--file", label: "--file name '\($0.name)'", name: $0.name) }
+        if options.mic != nil {
+            named.append((option: "--mic-name", label: "--mic-name '\(options.micName)'", name: options.micName))
+        }
+        var reserved: [String: String] = [:]
+        if options.needsMix { reserved["mix"] = "roomtap's own mix track (with --mix or --play)" }
+        if options.agent != nil {
+            for name in ["agent", "agent-hears"] { reserved[name] = "roomtap's own agent tracks (with --agent)" }
+        }
+        var seen: [String: (option: String, label: String, name: String)] = [:]
+        for entry in named {
+            let key = entry.name.lowercased()
+            if let owner = reserved[key] {
+                throw UsageError(
+                    description: "\(entry.label) is taken by \(owner); give the track another name", command: "record")
+            }
+            if let earlier = seen[key] {
+                let both = earlier.option == entry.option
+                if earlier.name == entry.name {
+                    throw UsageError(
+                        description: (both
+                            ? "\(entry.label) is given twice" : "\(entry.label) is also \(earlier.label)")
+                            + "; give each track a name of its own", command: "record")
+                }
+                let pair =
+                    both
+                    ? "\(entry.option) names '\(earlier.name)' and '\(entry.name)'"
+                    : "\(earlier.label) and \(entry.label)"
+                throw UsageError(
+                    description: "\(pair) differ only in case (a file system may take them for one file); "
+                        + "give each track a name of its own", command: "record")
+            }
+            seen[key] = entry
+        }
     }
 
     private static func integer(_ text: String?, _ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int?
@@ -180,7 +222,13 @@ enum RecordCommand {
         guard let options = try parse(arguments) else { return }
         let plan = try RecordingPlan.make(options)
         let recording = RoomRecording(plan: plan)
-        let result = try recording.run()
+        let result: RoomRecording.Result
+        do {
+            result = try recording.run()
+        } catch {
+            plan.removeCreatedDirectories()
+            throw error
+        }
         try result.report.write(to: plan.roomJSONPath, overwrite: options.force)
         if !options.quiet { print(result.summaryTable(), terminator: "") }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }

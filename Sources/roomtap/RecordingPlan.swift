@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import Synchronization
 
 /// Everything `record` checks before it creates a single file: the inputs are readable Ogg Opus,
 /// the output directory is usable, and no output would overwrite anything (unless --force).
@@ -29,6 +30,18 @@ struct RecordingPlan {
     let roomJSONPath: String
     /// Room length expected from the inputs, in samples (the longest offset + duration).
     let expectedSamples: Int64
+    /// The directories of --out that do not exist yet, outermost first.
+    let missingDirectories: [String]
+    /// With --force: the files of the earlier recording in DIR (as its room.json lists them, and
+    /// room.json itself) that this one replaces.
+    let earlierFiles: [String]
+    /// The directories this run created (by ``prepareOutputs()``).
+    let createdDirectories = CreatedDirectories()
+
+    /// The directories a run created, innermost last.
+    final class CreatedDirectories: Sendable {
+        let paths = Mutex<[String]>([])
+    }
 
     /// Longest input accepted (48 hours): a damaged or crafted file whose granule positions claim
     /// more would otherwise make a room of that length.
@@ -55,8 +68,9 @@ struct RecordingPlan {
             inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
         }
         let description = try readDescription(options)
+        if options.agent != nil { _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment) }
         let out = options.out
-        try prepareDirectory(out)
+        let missingDirectories = try checkDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + ".wav") }
         var describedPaths: [String: String] = [:]
         for participant in description?.participants ?? [] {
@@ -70,21 +84,48 @@ struct RecordingPlan {
         let outputs =
             inputs.map(\.wavPath) + describedPaths.values.sorted()
             + [mixPath, agentPath, transcriptPath, roomJSON].compactMap { $0 }
-        let inputPaths = Set(inputs.map { realpathOrSelf($0.spec.path) })
-        for path in outputs {
-            if inputPaths.contains(realpathOrSelf(path)) {
-                throw RuntimeError(description: "\(path) is one of the input files; choose another --out")
-            }
-            if !options.force && FileManager.default.fileExists(atPath: path) {
+        let inputFiles = try identities(of: inputs, options)
+        for path in outputs { try checkReplaceable(path, inputs: inputFiles) }
+        if !options.force {
+            for path in outputs where lstatOrNil(path) != nil {
                 throw RuntimeError(
                     description: "\(path) already exists; pass --force to overwrite it, or choose another --out")
             }
         }
+        let earlier = options.force ? try earlierRecording(in: out) : []
+        for path in earlier { try checkReplaceable(path, inputs: inputFiles) }
         let expected = inputs.map { $0.spec.offsetSamples + $0.info.durationSamples }.max() ?? 0
         return RecordingPlan(
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
             naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
-            roomJSONPath: roomJSON, expectedSamples: expected)
+            roomJSONPath: roomJSON, expectedSamples: expected, missingDirectories: missingDirectories,
+            earlierFiles: earlier.filter { lstatOrNil($0) != nil })
+    }
+
+    /// Creates the directories of --out that are missing (remembering which, for
+    /// ``removeCreatedDirectories()``) and, with --force, removes the earlier recording's files.
+    /// Called once every start-up check has passed, just before the first output is created.
+    func prepareOutputs() throws {
+        for directory in missingDirectories {
+            if mkdir(directory, 0o777) == 0 {
+                createdDirectories.paths.withLock { $0.append(directory) }
+            } else if errno != EEXIST {
+                throw RuntimeError(
+                    description: "cannot create output directory \(directory): \(String(cString: strerror(errno))); "
+                        + "choose another --out")
+            }
+        }
+        for path in earlierFiles where unlink(path) != 0 && errno != ENOENT {
+            throw RuntimeError(
+                description: "cannot remove \(path) of the earlier recording: \(String(cString: strerror(errno))); "
+                    + "remove it or choose another --out")
+        }
+    }
+
+    /// Removes the directories ``prepareOutputs()`` created, innermost first, as long as they are
+    /// empty (rmdir(2) removes nothing else): a run that failed leaves the disk as it was.
+    func removeCreatedDirectories() {
+        for directory in createdDirectories.paths.withLock({ $0 }).reversed() where rmdir(directory) != 0 { return }
     }
 
     /// Reads and parses --sdp or --room (one clear line on failure).
@@ -105,42 +146,126 @@ struct RecordingPlan {
     }
 
     /// The path for a track that appears while a live room runs: a fresh sanitised name; without
-    /// --force, with a suffix past any file already on disk (nothing is overwritten).
+    /// --force, with a suffix past any file already on disk (nothing is overwritten); never a link.
     static func livePath(for name: String, naming: inout OutputNaming, in directory: String, force: Bool) -> String {
         while true {
             let path = join(directory, naming.claim(name) + ".wav")
-            if force || !FileManager.default.fileExists(atPath: path) { return path }
+            guard let info = lstatOrNil(path) else { return path }
+            if force && info.st_mode & S_IFMT == S_IFREG { return path }
         }
     }
 
-    private static func prepareDirectory(_ out: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw RuntimeError(description: "--out \(out) exists and is not a directory; choose a directory")
+    /// Checks that --out is a writable directory, or can be made one; creates nothing. Returns the
+    /// directories that are missing, outermost first.
+    private static func checkDirectory(_ out: String) throws -> [String] {
+        var missing: [String] = []
+        var path = out
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    if missing.isEmpty {
+                        throw RuntimeError(
+                            description: "--out \(out) exists and is not a directory; choose a directory")
+                    }
+                    throw RuntimeError(
+                        description: "cannot create output directory \(out): \(path) is not a directory; "
+                            + "choose another --out")
+                }
+                guard access(path, W_OK | X_OK) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    if missing.isEmpty {
+                        throw RuntimeError(
+                            description: "output directory \(out) is not writable (\(reason)); choose another --out")
+                    }
+                    throw RuntimeError(
+                        description: "cannot create output directory \(out): \(path) is not writable (\(reason)); "
+                            + "choose another --out")
+                }
+                return missing.reversed()
             }
-        } else {
-            do {
-                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            } catch {
-                let reason = (error as NSError).localizedFailureReason ?? "\(error.localizedDescription)"
-                throw RuntimeError(description: "cannot create output directory \(out): \(reason)")
+            guard errno == ENOENT else {
+                throw RuntimeError(
+                    description: "cannot create output directory \(out): \(String(cString: strerror(errno))); "
+                        + "choose another --out")
             }
+            missing.append(path)
+            let parent = (path as NSString).deletingLastPathComponent
+            path = parent.isEmpty ? "." : parent
         }
-        guard access(out, W_OK | X_OK) == 0 else {
+    }
+
+    /// An input file: what names it on the command line, its path, and its (device, inode).
+    private struct InputFile {
+        let option: String
+        let path: String
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// Every input (--file paths, --room or --sdp, --agent-instructions) by (device, inode).
+    private static func identities(of inputs: [Input], _ options: RecordCommand.Options) throws -> [InputFile] {
+        var named = inputs.map { ("--file \($0.spec.name)", $0.spec.path) }
+        if let path = options.roomFile { named.append(("--room", path)) }
+        if let path = options.sdp { named.append(("--sdp", path)) }
+        if let path = options.agent?.instructionsFile { named.append(("--agent-instructions", path)) }
+        return named.compactMap { option, path in
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return InputFile(option: option, path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+    }
+
+    /// Refuses an output (or an earlier recording's file) that is a symbolic link or is one of the
+    /// inputs (the same device and inode, so hard links and other spellings of a path count).
+    private static func checkReplaceable(_ path: String, inputs: [InputFile]) throws {
+        guard let info = lstatOrNil(path) else { return }
+        if info.st_mode & S_IFMT == S_IFLNK {
             throw RuntimeError(
-                description: "output directory \(out) is not writable (\(String(cString: strerror(errno)))); "
-                    + "choose another --out")
+                description: "\(path) is a symbolic link; roomtap never writes through a link: "
+                    + "remove it or choose another --out")
         }
+        if let input = inputs.first(where: { $0.device == UInt64(info.st_dev) && $0.inode == UInt64(info.st_ino) }) {
+            throw RuntimeError(
+                description: "\(path) is the same file as an input (\(input.option) \(input.path)); recording there "
+                    + "would overwrite it: choose another --out")
+        }
+    }
+
+    /// With --force: the files of the recording already in `out`, as its room.json names them
+    /// (`tracks[].file`, `transcript.jsonl` when it had an agent) and room.json itself. Refuses a
+    /// room.json that is not a report, or that names anything but a WAV (or the transcript) in DIR.
+    private static func earlierRecording(in out: String) throws -> [String] {
+        let roomJSON = join(out, "room.json")
+        guard lstatOrNil(roomJSON) != nil else { return [] }
+        guard let data = FileManager.default.contents(atPath: roomJSON),
+            let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let tracks = report["tracks"] as? [Any]
+        else {
+            throw RuntimeError(
+                description: "\(roomJSON) is not a roomtap report, so --force cannot tell which files were the "
+                    + "earlier recording's: remove it or choose another --out")
+        }
+        var names = tracks.compactMap { ($0 as? [String: Any])?["file"] as? String }
+        if report["agent"] != nil { names.append("transcript.jsonl") }
+        for name in names {
+            let plain = !name.contains("/") && !name.contains("\0") && !name.hasPrefix(".")
+            guard plain && (name.hasSuffix(".wav") || name == "transcript.jsonl") else {
+                throw RuntimeError(
+                    description: "\(roomJSON) lists '\(name)', not a file roomtap writes in DIR; --force removes "
+                        + "only an earlier recording's own files: remove room.json or choose another --out")
+            }
+        }
+        return Set(names + ["room.json"]).sorted().map { join(out, $0) }
+    }
+
+    /// lstat(2): what is at `path` itself (a link is not followed), or nil when nothing is.
+    private static func lstatOrNil(_ path: String) -> stat? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info : nil
     }
 
     static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
-    }
-
-    private static func realpathOrSelf(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

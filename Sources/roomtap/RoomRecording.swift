@@ -105,6 +105,22 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: "\(error)")
             }
         }
+        var microphone: ALSACapture?
+        if let device = options.mic {
+            do {
+                microphone = try ALSACapture(device: device, channels: options.channels)
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        // The control socket, --play and --mic are open (the plan checked the API key): only now are
+        // DIR made and, with --force, the earlier recording removed, just before the first file.
+        do { try plan.prepareOutputs() } catch {
+            microphone?.close()
+            abandon(room)
+            throw error
+        }
         if options.needsMix {
             shared.withLock { $0.mixPath = plan.mixPath }
             room.addMix(name: "mix", inputs: [], channels: options.channels)
@@ -124,17 +140,7 @@ final class RoomRecording: Sendable {
             }
             room.addTrack(name: input.spec.name, source: source)
         }
-        var microphone: ALSACapture?
-        if let device = options.mic {
-            do {
-                let capture = try ALSACapture(device: device, channels: options.channels)
-                microphone = capture
-                room.addTrack(name: options.micName, source: capture)
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
+        if let microphone { room.addTrack(name: options.micName, source: microphone) }
         if let agentOptions = options.agent, let transcriptPath = plan.transcriptPath {
             do {
                 let agent = try RoomAgent(

@@ -18,11 +18,7 @@ final class RoomAgent: Sendable {
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
     init(options: AgentOptions, transcriptPath: String, environment: [String: String]) throws {
-        guard let key = environment["OPENAI_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw RuntimeError(
-                description: "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or "
-                    + "written anywhere)")
-        }
+        let key = try Self.apiKey(in: environment)
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
@@ -45,6 +41,17 @@ final class RoomAgent: Sendable {
         do {
             agent = try RealtimeAgent(configuration: configuration)
         } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
+    }
+
+    /// The OpenAI API key from `OPENAI_API_KEY`; one clear line when it is missing or blank.
+    /// `record` checks it before it creates anything.
+    static func apiKey(in environment: [String: String]) throws -> String {
+        guard let key = environment["OPENAI_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw RuntimeError(
+                description: "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or "
+                    + "written anywhere)")
+        }
+        return key
     }
 
     /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
