@@ -63,7 +63,8 @@ enum Help {
           --mix           Also write the mix of all speakers (limited, never clips).
           --channels 1|2  Channels of the speaker files (default 1; stereo sources are
                           down-mixed). 2 keeps stereo.
-          --force         Overwrite files that already exist in DIR.
+          --force         Replace an earlier recording in DIR: the files its room.json lists
+                          are removed first (never a link, never an input, nothing else).
           --allow-truncated
                           Record files that end mid-page or without an end-of-stream page
                           (what is there is recorded); without it they are refused.
@@ -138,9 +139,11 @@ enum Help {
                           Play this track instead of the mix (implies --play).
 
         Names are sanitised to [A-Za-z0-9._-] (other characters become '_'), so no file can land
-        outside DIR; names that collide get a suffix (-2, -3, ...). Nothing is overwritten unless
-        --force is given: the command checks every output path it knows before it creates any, and
-        a live participant who appears later gets a name no file in DIR has yet.
+        outside DIR; two tracks may not share a name (case-folded), and mix/agent are reserved
+        when roomtap makes those tracks. Nothing is overwritten unless --force is given, never
+        through a symbolic link and never an input: the command checks every output path it
+        knows before it creates anything, and a live participant who appears later gets a name
+        no file in DIR has yet.
 
         A corrupt stretch inside a file (bad pages, undecodable packets) is concealed with Opus
         packet-loss concealment and counted; the timeline is kept. Live loss is recovered from
