@@ -9,7 +9,11 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/// Room for one SCM_TIMESTAMPNS control message per datagram.
+#define ROOMTAP_CONTROL_SPACE CMSG_SPACE(sizeof(struct timespec))
 
 struct roomtap_recv_batch {
     unsigned count;
@@ -17,7 +21,17 @@ struct roomtap_recv_batch {
     unsigned char *storage;
     struct iovec *iovecs;
     struct mmsghdr *headers;
+    unsigned char *control;
+    /// CLOCK_MONOTONIC minus CLOCK_REALTIME at the last read, and CLOCK_MONOTONIC then (ns).
+    int64_t realtime_to_monotonic;
+    uint64_t read_monotonic;
 };
+
+static uint64_t nanoseconds(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 roomtap_recv_batch *roomtap_recv_batch_create(unsigned count, unsigned size) {
     roomtap_recv_batch *batch = calloc(1, sizeof *batch);
@@ -27,7 +41,8 @@ roomtap_recv_batch *roomtap_recv_batch_create(unsigned count, unsigned size) {
     batch->storage = malloc((size_t)count * size);
     batch->iovecs = calloc(count, sizeof *batch->iovecs);
     batch->headers = calloc(count, sizeof *batch->headers);
-    if (batch->storage == NULL || batch->iovecs == NULL || batch->headers == NULL) {
+    batch->control = calloc(count, ROOMTAP_CONTROL_SPACE);
+    if (batch->storage == NULL || batch->iovecs == NULL || batch->headers == NULL || batch->control == NULL) {
         roomtap_recv_batch_destroy(batch);
         return NULL;
     }
@@ -45,12 +60,44 @@ void roomtap_recv_batch_destroy(roomtap_recv_batch *batch) {
     free(batch->storage);
     free(batch->iovecs);
     free(batch->headers);
+    free(batch->control);
     free(batch);
 }
 
 int roomtap_recv_batch_read(roomtap_recv_batch *batch, int fd) {
-    // No source addresses and no control data: the kernel writes only msg_len and msg_flags.
-    return recvmmsg(fd, batch->headers, batch->count, MSG_DONTWAIT, NULL);
+    // No source addresses; room for each datagram's kernel receive time (SO_TIMESTAMPNS).
+    for (unsigned k = 0; k < batch->count; k++) {
+        batch->headers[k].msg_hdr.msg_control = batch->control + (size_t)k * ROOMTAP_CONTROL_SPACE;
+        batch->headers[k].msg_hdr.msg_controllen = ROOMTAP_CONTROL_SPACE;
+    }
+    int count = recvmmsg(fd, batch->headers, batch->count, MSG_DONTWAIT, NULL);
+    uint64_t monotonic = nanoseconds(CLOCK_MONOTONIC);
+    uint64_t realtime = nanoseconds(CLOCK_REALTIME);
+    batch->read_monotonic = monotonic;
+    batch->realtime_to_monotonic = (int64_t)(monotonic - realtime);
+    return count;
+}
+
+uint64_t roomtap_recv_batch_arrival(const roomtap_recv_batch *batch, unsigned k) {
+    struct msghdr *header = &batch->headers[k].msg_hdr;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(header); c != NULL; c = CMSG_NXTHDR(header, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+        struct timespec ts;
+        memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        uint64_t realtime = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        uint64_t arrival = realtime + (uint64_t)batch->realtime_to_monotonic;
+        // Never later than the read; a wall-clock step between the two is ignored.
+        if (arrival > batch->read_monotonic || batch->read_monotonic - arrival > 10000000000u) {
+            return batch->read_monotonic;
+        }
+        return arrival;
+    }
+    return batch->read_monotonic;
+}
+
+int roomtap_socket_enable_timestamps(int fd) {
+    int one = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 }
 
 const void *roomtap_recv_batch_datagram(const roomtap_recv_batch *batch, unsigned k, unsigned *length) {

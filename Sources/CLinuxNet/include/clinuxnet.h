@@ -19,6 +19,13 @@ void roomtap_recv_batch_destroy(roomtap_recv_batch *batch);
 int roomtap_recv_batch_read(roomtap_recv_batch *batch, int fd);
 /// Datagram `k` of the last read: its bytes, and its length in `*length` (at most `size`).
 const void *roomtap_recv_batch_datagram(const roomtap_recv_batch *batch, unsigned k, unsigned *length);
+/// When datagram `k` of the last read reached the socket, CLOCK_MONOTONIC nanoseconds: the
+/// kernel's receive time (SO_TIMESTAMPNS, CLOCK_REALTIME mapped to CLOCK_MONOTONIC at the read),
+/// so it does not depend on when the receive thread got to run; the read's own time when the
+/// socket gives none (timestamps not enabled) or the wall clock stepped.
+uint64_t roomtap_recv_batch_arrival(const roomtap_recv_batch *batch, unsigned k);
+/// Asks the kernel to timestamp every datagram `fd` receives (SO_TIMESTAMPNS). 0, or -1 with errno.
+int roomtap_socket_enable_timestamps(int fd);
 
 /// epoll_create1(EPOLL_CLOEXEC): a descriptor, or -1 with errno set.
 int roomtap_epoll_create(void);

@@ -7,9 +7,9 @@ import Synchronization
 /// buffer); never decode or write files. Calls never overlap, and one socket's datagrams come in
 /// the order the kernel queued them.
 public protocol RTPReceiverDelegate: AnyObject, Sendable {
-    /// A valid RTP packet (RFC 3550 §5.1). `arrival` is CLOCK_MONOTONIC in nanoseconds, read right
-    /// after the batch of datagrams holding the packet was read (see ``RTPReceiver``). The packet's
-    /// bytes are valid only during the call.
+    /// A valid RTP packet (RFC 3550 §5.1). `arrival` is CLOCK_MONOTONIC in nanoseconds: when the
+    /// kernel received the datagram (see ``RTPReceiver``). The packet's bytes are valid only
+    /// during the call.
     func receiver(_ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64)
     /// An RTCP sender report (RFC 3550 §6.4.1): maps a sender's RTP time to its wall clock.
     /// `arrival` as for RTP packets.
@@ -27,9 +27,12 @@ public protocol RTPReceiverDelegate: AnyObject, Sendable {
 /// `epoll_wait` (level-triggered) on every socket and on an eventfd that `stop` writes. A readable
 /// socket is read with `recvmmsg(MSG_DONTWAIT)`, up to ``batchSize`` datagrams a call, until a
 /// call returns fewer (the socket is empty) or after ``batchesPerWake`` calls (so a flooded port
-/// cannot starve the others; epoll reports it again). Arrival times are CLOCK_MONOTONIC, read once
-/// per `recvmmsg` call right after it returns, so every datagram of a batch shares one: each was
-/// queued by then, as with the single `recv` before it. A datagram longer than ``maxDatagram`` is
+/// cannot starve the others; epoll reports it again). Arrival times are the kernel's receive
+/// time of each datagram (SO_TIMESTAMPNS, mapped from CLOCK_REALTIME to CLOCK_MONOTONIC at the
+/// read), so a receive thread that ran late (a busy machine, a batch behind another port's) does
+/// not make packets look late: the record anchors streams on their least-delayed packets, and
+/// scheduling noise would otherwise be measured as network delay. Without a kernel timestamp the
+/// read's own time is used. A datagram longer than ``maxDatagram`` is
 /// cut to its first ``maxDatagram`` bytes (and then parsed as such, as `recv` into a buffer that
 /// size would); an empty one is neither counted nor handed on. A socket closed by someone else
 /// while the receiver runs is dropped from the wait; the others go on.
@@ -106,7 +109,10 @@ public final class RTPReceiver: Sendable {
         wakeFD = roomtap_eventfd_create()
         guard wakeFD >= 0 else { fatalError("RTPReceiver: eventfd failed: \(String(cString: strerror(errno)))") }
         roomtap_epoll_add(epollFD, wakeFD, Self.wakeToken)
-        for (index, socket) in sockets.enumerated() { roomtap_epoll_add(epollFD, socket.fd, UInt64(index)) }
+        for (index, socket) in sockets.enumerated() {
+            _ = roomtap_socket_enable_timestamps(socket.fd)
+            roomtap_epoll_add(epollFD, socket.fd, UInt64(index))
+        }
     }
 
     deinit {
@@ -193,11 +199,11 @@ public final class RTPReceiver: Sendable {
                 return
             }
             calls += 1
-            let arrival = monotonicNanoseconds()
             for k in 0..<UInt32(count) {
                 var length: UInt32 = 0
                 let bytes = roomtap_recv_batch_datagram(batch, k, &length)
                 guard length > 0 else { continue }
+                let arrival = roomtap_recv_batch_arrival(batch, k)
                 handle(UnsafeRawBufferPointer(start: bytes, count: Int(length)), on: address, arrival)
             }
             if count < Self.batchSize { return }
