@@ -145,7 +145,8 @@ final class RoomRecording: Sendable {
             do {
                 let agent = try RoomAgent(
                     options: agentOptions, transcriptPath: transcriptPath,
-                    environment: ProcessInfo.processInfo.environment)
+                    environment: ProcessInfo.processInfo.environment,
+                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel))
                 shared.withLock { $0.created.append(transcriptPath) }
                 roomAgent.withLock { $0 = agent }
                 controlHandler.withLock { $0 }?.setAgentHandler { agent.handle($0) }

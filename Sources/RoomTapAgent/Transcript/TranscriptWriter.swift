@@ -3,7 +3,10 @@ import Synchronization
 
 /// Writes `transcript.jsonl`: one JSON object per utterance and line,
 /// `{"start": 1.234, "end": 2.5, "speaker": "alice+bob", "text": "…"}`, times in seconds of room
-/// time (3 decimals), `speaker` `agent` or the human track name(s) joined with `+`.
+/// time (3 decimals) where the speech is in the files, `speaker` `agent` or the human track
+/// name(s) joined with `+`. In a room whose record follows its live audio (network streams, see
+/// `RoomTiming`) utterances are heard live and written `recordLagSamples` later, so the times
+/// match the WAVs.
 ///
 /// Every line is written through at once (a `kill -9` loses no finished line).
 ///
@@ -11,6 +14,9 @@ import Synchronization
 public final class TranscriptWriter: Sendable {
     /// The file's path.
     public let path: String
+    /// Added to every time written (samples at 48 kHz): how much later the record holds the audio
+    /// than it was heard.
+    public let recordLagSamples: Int64
     private let lines = Atomic<Int>(0)
     private let handle: Mutex<FileHandle?>
 
@@ -19,9 +25,10 @@ public final class TranscriptWriter: Sendable {
         public let description: String
     }
 
-    /// Creates (or truncates) the file at `path`.
-    public init(path: String) throws {
+    /// Creates (or truncates) the file at `path`; times are shifted by `recordLagSamples`.
+    public init(path: String, recordLagSamples: Int64 = 0) throws {
         self.path = path
+        self.recordLagSamples = recordLagSamples
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let h = FileHandle(forWritingAtPath: path)
         else {
@@ -35,7 +42,9 @@ public final class TranscriptWriter: Sendable {
 
     /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()``.
     public func write(startSample: Int64, endSample: Int64, speaker: String, text: String) {
-        let line = Self.line(startSample: startSample, endSample: endSample, speaker: speaker, text: text)
+        let line = Self.line(
+            startSample: startSample + recordLagSamples, endSample: endSample + recordLagSamples, speaker: speaker,
+            text: text)
         handle.withLock { h in
             guard let h else { return }
             h.write(Data(line.utf8))

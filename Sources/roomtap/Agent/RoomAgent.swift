@@ -17,14 +17,18 @@ final class RoomAgent: Sendable {
     private let sender: RTPOpusSender?
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
-    init(options: AgentOptions, transcriptPath: String, environment: [String: String]) throws {
+    /// `recordLagSamples`: how much later than heard the files hold the audio (transcript times
+    /// follow the files).
+    init(options: AgentOptions, transcriptPath: String, environment: [String: String], recordLagSamples: Int64 = 0)
+        throws
+    {
         let key = try Self.apiKey(in: environment)
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
         } catch { throw RuntimeError(description: "\(error)") }
         do {
-            transcript = try TranscriptWriter(path: transcriptPath)
+            transcript = try TranscriptWriter(path: transcriptPath, recordLagSamples: recordLagSamples)
         } catch { throw RuntimeError(description: "\(error)") }
         let settings = RealtimeSessionSettings(
             model: options.model, instructions: options.instructions, voice: options.voice,
