@@ -43,4 +43,78 @@ struct ClearMessagesTests {
         #expect(outcome.stderr.isEmpty, "stderr: \(outcome.stderr)")
         #expect(try WAVFile.inspect(path: path).frameCount == 600)
     }
+
+    @Test func outUnderARegularFile() throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("afile")
+        try Data("x".utf8).write(to: file)
+        let out = file.appendingPathComponent("sub").path
+        try expectError(
+            ["record", "--file", "a=\(sample("carol"))", "--out", out],
+            line: "cannot create output directory \(out): \(file.path) is not a directory; choose another --out")
+        #expect(try listing(dir) == ["afile"])
+        #expect(try Data(contentsOf: file) == Data("x".utf8))
+    }
+
+    @Test func outWhereNoDirectoryCanBeMade() throws {
+        let parentReason =
+            getuid() == 0
+            ? "/proc does not accept new directories (No such file or directory)"
+            : "/proc is not writable (Permission denied)"
+        try expectError(
+            ["record", "--file", "a=\(sample("carol"))", "--out", "/proc/nope", "--quiet"],
+            line: "cannot create output directory /proc/nope: \(parentReason); choose another --out")
+        #expect(!FileManager.default.fileExists(atPath: "/proc/nope"))
+    }
+
+    @Test func timelineOutIsADirectory() throws {
+        let dir = try temporaryDirectory()
+        let recording = dir.appendingPathComponent("rec")
+        try roomtap(["record", "--file", "carol=\(sample("carol"))", "--out", recording.path, "--quiet"], expect: 0)
+        let before = try listing(recording)
+        let existing = dir.appendingPathComponent("existing")
+        try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: false)
+        try expectError(
+            ["timeline", recording.path, "--out", existing.path, "--force"],
+            line: "--out \(existing.path) is a directory; give a file path for the SVG, e.g. "
+                + "\(existing.path)/timeline.svg")
+        #expect(try listing(existing).isEmpty)
+        #expect(try listing(recording) == before)
+        #expect(try listing(dir) == ["existing", "rec"])
+    }
+
+    @Test func timelineOfAFile() throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("room.json")
+        try Data("{}".utf8).write(to: file)
+        try expectError(
+            ["timeline", file.path],
+            line: "\(file.path) is a file, not a directory; give the directory roomtap record --out wrote "
+                + "(the one holding room.json)")
+        #expect(try listing(dir) == ["room.json"])
+    }
+
+    @Test func fifoInputIsNotARegularFile() throws {
+        let dir = try temporaryDirectory()
+        let fifo = dir.appendingPathComponent("stream").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let out = dir.appendingPathComponent("o").path
+        // Today's code opens the FIFO and blocks: the timeout turns that into a failure, not a hang.
+        try expectError(
+            ["record", "--file", "a=\(fifo)", "--out", out],
+            line: "--file a=\(fifo) is not a regular file; roomtap needs a seekable Ogg Opus file "
+                + "(save the stream to a file first)",
+            timeout: 20)
+        #expect(try listing(dir) == ["stream"])
+    }
+
+    @Test func deviceInputIsNotARegularFile() throws {
+        let dir = try temporaryDirectory()
+        let out = dir.appendingPathComponent("o").path
+        try expectError(
+            ["record", "--file", "a=/dev/null", "--out", out],
+            line: "--file a=/dev/null is not a regular file; roomtap needs a seekable Ogg Opus file "
+                + "(save the stream to a file first)")
+        #expect(try listing(dir).isEmpty)
+    }
 }
