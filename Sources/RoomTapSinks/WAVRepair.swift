@@ -24,6 +24,9 @@ public enum WAVRepair {
         public let path: String
         /// Sample frames a reader got before the repair (the stated size, clamped to the file).
         public let samplesBefore: Int64
+        /// Sample frames the header's data size stated before the repair (not clamped to the file:
+        /// more than ``samplesBefore`` when the header overstated the length).
+        public let samplesStated: Int64
         /// Sample frames readable after the repair.
         public let samplesAfter: Int64
         /// Bytes cut from the end of the file (a partial sample frame, a partial chunk).
@@ -78,7 +81,7 @@ public enum WAVRepair {
             file, scan: scan, dataSizeFieldOffset: dataChunk + 4, dataSize: dataSize, fileSize: newFileSize,
             blockAlign: block)
         return Report(
-            path: path, samplesBefore: samplesBefore, samplesAfter: dataSize / block,
+            path: path, samplesBefore: samplesBefore, samplesStated: stated / block, samplesAfter: dataSize / block,
             bytesTrimmed: Int(scan.fileSize - newFileSize), changed: changed || newFileSize != scan.fileSize)
     }
 
@@ -167,7 +170,7 @@ public enum WAVRepair {
             file, scan: scan, dataSizeFieldOffset: end + 4, dataSize: 0, fileSize: end + 8,
             blockAlign: Int64(scan.format?.blockAlign ?? 1))
         return Report(
-            path: file.path, samplesBefore: 0, samplesAfter: 0, bytesTrimmed: Int(max(0, scan.fileSize - end)),
-            changed: true)
+            path: file.path, samplesBefore: 0, samplesStated: 0, samplesAfter: 0,
+            bytesTrimmed: Int(max(0, scan.fileSize - end)), changed: true)
     }
 }

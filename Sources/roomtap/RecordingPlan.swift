@@ -53,6 +53,14 @@ struct RecordingPlan {
         if options.agent != nil { naming.reserve("agent") }
         var inputs: [Input] = []
         for spec in options.files {
+            // A pipe, FIFO or device would block or read as empty: the input is read twice (inspected,
+            // then recorded) and must be a regular file. Directories get their own message below.
+            var status = stat()
+            if stat(spec.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
+                throw RuntimeError(
+                    description: "--file \(spec.name)=\(spec.path) is not a regular file; roomtap needs a seekable "
+                        + "Ogg Opus file (save the stream to a file first)")
+            }
             let info = try OggOpusFileInfo.inspect(path: spec.path)
             if info.isTruncated && !options.allowTruncated {
                 throw RuntimeError(
@@ -110,9 +118,11 @@ struct RecordingPlan {
             if mkdir(directory, 0o777) == 0 {
                 createdDirectories.paths.withLock { $0.append(directory) }
             } else if errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                let parent = (directory as NSString).deletingLastPathComponent
                 throw RuntimeError(
-                    description: "cannot create output directory \(directory): \(String(cString: strerror(errno))); "
-                        + "choose another --out")
+                    description: "cannot create output directory \(options.out): \(parent.isEmpty ? "." : parent) "
+                        + "does not accept new directories (\(reason)); choose another --out")
             }
         }
         for path in earlierFiles where unlink(path) != 0 && errno != ENOENT {
@@ -184,7 +194,8 @@ struct RecordingPlan {
                 }
                 return missing.reversed()
             }
-            guard errno == ENOENT else {
+            // ENOTDIR: a component is a file; the walk up reaches it and says so.
+            guard errno == ENOENT || errno == ENOTDIR else {
                 throw RuntimeError(
                     description: "cannot create output directory \(out): \(String(cString: strerror(errno))); "
                         + "choose another --out")

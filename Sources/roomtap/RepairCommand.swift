@@ -18,7 +18,7 @@ enum RepairCommand {
                 let report = try WAVRepair.repair(path: path)
                 if report.changed {
                     print(
-                        "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesBefore))"
+                        "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
                             + (report.bytesTrimmed > 0
                                 ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
                 } else {
