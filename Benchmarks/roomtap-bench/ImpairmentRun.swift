@@ -59,26 +59,9 @@ enum ImpairmentRun {
             let file = Array(wav[onset..<(onset + n)])
             return Track(
                 exact: file == Array(reference[..<n]) && n == reference.count,
-                fileVsClean: correlation(file, Array(clean[..<n])),
-                referenceVsClean: correlation(Array(reference[..<n]), Array(clean[..<n])), onset: onset)
+                fileVsClean: TestSignal.correlation(file, clean),
+                referenceVsClean: TestSignal.correlation(reference[..<n], clean), onset: onset)
         }
-    }
-
-    static func correlation(_ a: [Int16], _ b: [Int16]) -> Double {
-        let n = Double(min(a.count, b.count))
-        let x = a.map(Double.init)
-        let y = b.map(Double.init)
-        let mx = x.reduce(0, +) / n
-        let my = y.reduce(0, +) / n
-        var sxy = 0.0
-        var sxx = 0.0
-        var syy = 0.0
-        for i in 0..<Int(n) {
-            sxy += (x[i] - mx) * (y[i] - my)
-            sxx += (x[i] - mx) * (x[i] - mx)
-            syy += (y[i] - my) * (y[i] - my)
-        }
-        return sxy / (sxx * syy).squareRoot()
     }
 
     static func report(_ label: String, _ tracks: [Track]) -> String {

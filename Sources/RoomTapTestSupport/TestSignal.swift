@@ -73,4 +73,27 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
     /// Uniform in [0, 1).
     public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+}
+
+extension TestSignal {
+    /// Pearson correlation of two signals over the length both have (1: the same shape, 0:
+    /// unrelated). Pure.
+    public static func correlation<A: Collection<Int16>, B: Collection<Int16>>(_ a: A, _ b: B) -> Double {
+        let n = min(a.count, b.count)
+        guard n > 0 else { return 0 }
+        let x = a.prefix(n).map(Double.init)
+        let y = b.prefix(n).map(Double.init)
+        let mx = x.reduce(0, +) / Double(n)
+        let my = y.reduce(0, +) / Double(n)
+        var sxy = 0.0
+        var sxx = 0.0
+        var syy = 0.0
+        for i in 0..<n {
+            sxy += (x[i] - mx) * (y[i] - my)
+            sxx += (x[i] - mx) * (x[i] - mx)
+            syy += (y[i] - my) * (y[i] - my)
+        }
+        return sxy / (sxx * syy).squareRoot()
+    }
 }

@@ -275,7 +275,8 @@ struct LiveRecordTests {
     func aBadRecordDelayIsAUsageErrorAndNothingIsCreated(options: [String], message: String) throws {
         let out = try temporaryDirectory().appendingPathComponent("rec")
         let outcome = try roomtap(
-            ["record", "--listen", "127.0.0.1:27599", "--out", out.path] + options, expect: 64, timeout: 20)
+            ["record", "--listen", "127.0.0.1:\(try freeUDPPort())", "--out", out.path] + options, expect: 64,
+            timeout: 20)
         #expect(outcome.stderrLines.count == 1 && outcome.stderr.contains(message), "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
@@ -409,10 +410,8 @@ func placed(_ decoded: [Int16], at offset: Int, length: Int) -> [Int16] {
     return out
 }
 
-/// Pearson correlation of two equally long Int16 signals.
-func correlation(_ a: [Int16], _ b: [Int16]) -> Double {
-    correlation(a.map(Double.init), b.map(Double.init))
-}
+/// Pearson correlation of two equally long Int16 signals (``TestSignal/correlation(_:_:)``).
+func correlation(_ a: [Int16], _ b: [Int16]) -> Double { TestSignal.correlation(a, b) }
 
 /// Goertzel power of `frequency` in `samples` (48 kHz).
 func goertzelPower(_ samples: [Int16], frequency: Double) -> Double {

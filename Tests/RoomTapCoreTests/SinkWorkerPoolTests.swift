@@ -124,9 +124,7 @@ import Testing
             freeSink.onFrame(frame)
         }
         #expect(ContinuousClock.now - started < .seconds(1), "feeding (the clock's side) never waits")
-        let deadline = ContinuousClock.now + .seconds(5)
-        while freeSink.consumedFrames < frames && ContinuousClock.now < deadline { usleep(5_000) }
-        #expect(freeSink.consumedFrames == frames, "the other worker kept writing")
+        #expect(waitUntil { freeSink.consumedFrames == frames }, "the other worker kept writing")
         #expect(stalledSink.droppedFrames >= frames - 17, "the stalled sink's queue filled and dropped")
         gate.signal()
         try freeSink.close()
@@ -155,51 +153,26 @@ import Testing
         let pool = SinkWorkerPool(workerCount: 1, threadName: "roomtap.tidle")
         let consumer = RecordingConsumer()
         let sink = QueuedSink(consumer: consumer, channels: 1, pool: pool)
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(consumer.drainedCalls >= 3, "at least every 50 ms while idle")
+        // No frame ever arrives: only the worker's 50 ms wake-ups can call drained().
+        #expect(waitUntil { consumer.drainedCalls >= 3 }, "drained() is called again and again while idle")
         try sink.close()
     }
 
     @Test func threadsStartWithTheFirstSinkAndEndWhenAReleasedPoolHasNoSinks() throws {
         let name = "roomtap.tlifecycle"  // Linux keeps the first 15 bytes
         var pool: SinkWorkerPool? = SinkWorkerPool(workerCount: 3, threadName: name)
-        Thread.sleep(forTimeInterval: 0.05)
         #expect(ThreadCensus.count(named: name) == 0, "no thread before a sink")
         let sinks = (0..<2).map { _ in
             QueuedSink(consumer: RecordingConsumer(), channels: 1, wakeThreshold: 1, pool: pool!)
         }
         // Both workers are running once each sink has consumed a frame.
         for sink in sinks { FrameFeeding.feed(TestSignal.noise(samples: 480), channels: 1, to: sink) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while sinks.contains(where: { $0.consumedFrames == 0 }) && ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(waitUntil { sinks.allSatisfy { $0.consumedFrames > 0 } })
         #expect(ThreadCensus.waitFor(named: name, count: 2), "one thread per busy worker")
         pool = nil
         #expect(ThreadCensus.count(named: name) == 2, "sinks still open keep their workers")
         for sink in sinks { try sink.close() }
         #expect(ThreadCensus.waitFor(named: name, count: 0), "a released pool ends its idle threads")
-    }
-}
-
-/// Counts this process's threads by name (/proc/self/task/*/comm).
-enum ThreadCensus {
-    /// Threads named `name`, as Linux keeps it: its first 15 bytes.
-    static func count(named name: String) -> Int {
-        let kept = String(decoding: Array(name.utf8.prefix(15)), as: UTF8.self)
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.count { task in
-            let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-            return comm?.trimmingCharacters(in: .newlines) == kept
-        }
-    }
-
-    /// Polls for up to 10 s (a loaded machine) until `count(named:)` is `count`.
-    static func waitFor(named name: String, count expected: Int) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while count(named: name) != expected {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
-        }
-        return true
     }
 }
 

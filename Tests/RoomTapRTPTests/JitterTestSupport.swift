@@ -217,23 +217,8 @@ func expectedTimeline(packets: [SentPacket], start: Int, length: Int) -> [Int16]
 /// Room sample of an arrival on the fake clock.
 func roomSample(_ nanos: UInt64) -> Int { Int(fakeMapping(nanos)) }
 
-/// Pearson correlation of two equally long signals.
-func correlation(_ a: ArraySlice<Int16>, _ b: ArraySlice<Int16>) -> Double {
-    let n = min(a.count, b.count)
-    let xa = Array(a.prefix(n)).map(Double.init)
-    let xb = Array(b.prefix(n)).map(Double.init)
-    let ma = xa.reduce(0, +) / Double(n)
-    let mb = xb.reduce(0, +) / Double(n)
-    var sab = 0.0
-    var saa = 0.0
-    var sbb = 0.0
-    for i in 0..<n {
-        sab += (xa[i] - ma) * (xb[i] - mb)
-        saa += (xa[i] - ma) * (xa[i] - ma)
-        sbb += (xb[i] - mb) * (xb[i] - mb)
-    }
-    return sab / (saa * sbb).squareRoot()
-}
+/// Pearson correlation of two signals (``TestSignal/correlation(_:_:)``).
+func correlation(_ a: ArraySlice<Int16>, _ b: ArraySlice<Int16>) -> Double { TestSignal.correlation(a, b) }
 
 /// The index of the first sample where `a` and `b` differ, or nil.
 func firstDifference(_ a: [Int16], _ b: [Int16]) -> Int? {

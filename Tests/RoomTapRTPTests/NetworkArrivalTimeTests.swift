@@ -41,11 +41,10 @@ struct NetworkArrivalTimeTests {
         }
         #expect(socket.send(packet(1)))
         // Wait until the thread is busy with the first packet, then send the second.
-        let deadline = Date().addingTimeInterval(10)
-        while collector.arrivals.withLock({ $0.isEmpty }) && Date() < deadline { usleep(1_000) }
+        #expect(waitUntil { !collector.arrivals.withLock { $0.isEmpty } })
         let sentAt = RealTimeClock.monotonicNow()
         #expect(socket.send(packet(2)))
-        while collector.arrivals.withLock({ $0.count < 2 }) && Date() < deadline { usleep(1_000) }
+        #expect(waitUntil { collector.arrivals.withLock { $0.count == 2 } })
         let arrivals = collector.arrivals.withLock { $0 }
         try #require(arrivals.count == 2)
         // Handed on ≥ 100 ms after it was sent, but stamped when it came.

@@ -68,7 +68,7 @@ struct NetworkRTPReceiverThreadTests {
             let packet = RTPPacketBuilder(sequenceNumber: UInt16(i), ssrc: UInt32(1000 + i), payload: [0xF8, UInt8(i)])
             send(packet.bytes(), to: socket.address)
         }
-        let heard = waitUntil(seconds: 10) { Set(recorder.snapshot.packets.map(\.port)).count == 50 }
+        let heard = waitUntil(timeout: .seconds(10)) { Set(recorder.snapshot.packets.map(\.port)).count == 50 }
         let (packets, threads) = recorder.snapshot
         #expect(heard, "packets on \(Set(packets.map(\.port)).count) of 50 sockets")
         for (i, port) in ports.enumerated() {
@@ -78,13 +78,15 @@ struct NetworkRTPReceiverThreadTests {
         #expect(threads.count == 1, "every delegate call on one thread")
         let thread = try #require(threads.first)
         #expect(started == [thread], "the thread that started is the one that delivers")
-        #expect(threadName(thread) == "roomtap.rx")
+        #expect(ThreadCensus.name(of: thread) == "roomtap.rx")
 
         receiver.stop()
-        #expect(waitUntil(seconds: 5) { threadName(thread) != "roomtap.rx" }, "the thread has ended after stop")
+        #expect(
+            waitUntil(timeout: .seconds(5)) { ThreadCensus.name(of: thread) != "roomtap.rx" },
+            "the thread has ended after stop")
         receiver.stop()  // idempotent
         receiver.start()  // no restart after stop
-        #expect(threadName(thread) != "roomtap.rx")
+        #expect(ThreadCensus.name(of: thread) != "roomtap.rx")
         #expect(sockets.allSatisfy { $0.isClosed }, "stop closes the sockets")
     }
 
@@ -98,11 +100,11 @@ struct NetworkRTPReceiverThreadTests {
         let window = deepReceiveQueue ? 2_000 : 256  // without a deep queue, never more in flight than it holds
         for i in 0..<2_000 {
             if i - receiver.statistics.datagrams >= window {
-                _ = waitUntil(seconds: 10) { i - receiver.statistics.datagrams < window / 2 }
+                _ = waitUntil(timeout: .seconds(10)) { i - receiver.statistics.datagrams < window / 2 }
             }
             sender.send(RTPPacketBuilder(sequenceNumber: UInt16(i), ssrc: 0xB0057, payload: payload(i)).bytes())
         }
-        #expect(waitUntil(seconds: 10) { receiver.statistics.rtpPackets == 2_000 })
+        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2_000 })
         #expect(receiver.statistics.datagrams == 2_000)
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == (0..<2_000).map { UInt16($0) }, "every datagram, once, in order")
@@ -122,7 +124,7 @@ struct NetworkRTPReceiverThreadTests {
         }
         receiver.start()
         defer { receiver.stop() }
-        #expect(waitUntil(seconds: 10) { receiver.statistics.rtpPackets == 2_000 })
+        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2_000 })
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == (0..<2_000).map { UInt16($0) })
         #expect(packets.allSatisfy { $0.payload == payload(Int($0.sequence)) })
@@ -143,7 +145,7 @@ struct NetworkRTPReceiverThreadTests {
         send([], to: socket.address)
         send(RTPPacketBuilder(sequenceNumber: 2, ssrc: 1, payload: exact).bytes(), to: socket.address)
         send(RTPPacketBuilder(sequenceNumber: 3, ssrc: 1, payload: [0xF8, 1, 2]).bytes(), to: socket.address)
-        #expect(waitUntil(seconds: 10) { receiver.statistics.rtpPackets == 3 })
+        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 3 })
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == [1, 2, 3])
         #expect(packets.first?.payload == Array(long.prefix(RTPReceiver.maxDatagram - 12)), "cut at maxDatagram")
@@ -162,7 +164,7 @@ struct NetworkRTPReceiverThreadTests {
         receiver.start()
         defer { receiver.stop() }
         send(RTPPacketBuilder(sequenceNumber: 1, ssrc: 1, payload: [0xF8]).bytes(), to: sockets[1].address)
-        #expect(waitUntil(seconds: 10) { receiver.statistics.rtpPackets == 1 })
+        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 1 })
         let thread = try #require(recorder.snapshot.threads.first)
         sockets[0].close()
         let cpuBefore = cpuNanoseconds(of: thread)
@@ -170,7 +172,7 @@ struct NetworkRTPReceiverThreadTests {
         let cpu = cpuNanoseconds(of: thread) - cpuBefore
         #expect(cpu < 20_000_000, "the receive thread idles after a close (\(cpu) ns of CPU in 200 ms)")
         send(RTPPacketBuilder(sequenceNumber: 2, ssrc: 1, payload: [0xF8]).bytes(), to: sockets[1].address)
-        #expect(waitUntil(seconds: 10) { receiver.statistics.rtpPackets == 2 })
+        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2 })
     }
 
     @Test func stopWakesTheThreadAtOnceAndWorksBeforeStart() throws {
@@ -208,18 +210,8 @@ private let deepReceiveQueue: Bool = {
     return (Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 1 << 20
 }()
 
-/// Thread ids (tids) of this process's receive threads: comm starting with "roomtap.rx" (the
-/// kernel keeps 15 bytes of a name).
-private func receiveThreads() -> Set<Int> {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return Set(tasks.compactMap { Int($0) }.filter { threadName($0)?.hasPrefix("roomtap.rx") == true })
-}
-
-/// The kernel's name (comm) of thread `tid` of this process, nil once it has gone.
-private func threadName(_ tid: Int) -> String? {
-    (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
-        .trimmingCharacters(in: .newlines)
-}
+/// Thread ids (tids) of this process's receive threads.
+private func receiveThreads() -> Set<Int> { ThreadCensus.ids(named: "roomtap.rx", prefix: true) }
 
 /// The calling thread's tid (/proc/thread-self links to "<pid>/task/<tid>").
 private func currentThreadID() -> Int? {
@@ -231,14 +223,4 @@ private func currentThreadID() -> Int? {
 private func cpuNanoseconds(of tid: Int) -> Int {
     let text = (try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8)) ?? ""
     return Int(text.split(separator: " ").first ?? "") ?? 0
-}
-
-/// Polls `condition` every 2 ms until it holds or `seconds` pass; returns whether it held.
-private func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() >= deadline { return false }
-        usleep(2_000)
-    }
-    return true
 }

@@ -54,10 +54,7 @@ import Testing
             try WAVFileSink(path: dir.file("\(k).wav"), channels: 1, options: testOptions(), policy: .wait)
         }
         for sink in sinks { FrameFeeding.feed(input, channels: 1, to: sink) }
-        let comms = (try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")).map { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-        }
-        let writers = comms.count { $0 == "roomtap.writer\n" }
+        let writers = ThreadCensus.count(named: "roomtap.writer")
         #expect(writers >= 1 && writers <= SinkWorkerPool.shared.workerCount, "\(writers) writer threads for 60 files")
         for sink in sinks { try sink.close() }
         for k in 0..<60 { #expect(try WAVFile.readSamples(path: dir.file("\(k).wav")).samples == input) }

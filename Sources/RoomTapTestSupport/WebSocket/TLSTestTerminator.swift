@@ -47,7 +47,7 @@ public final class TLSTestTerminator: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let ready = testWait(timeout: .seconds(5)) {
+        let ready = waitUntil(timeout: .seconds(5)) {
             let fd = TestTCP.connect(port: port)
             guard fd >= 0 else { return false }
             close(fd)

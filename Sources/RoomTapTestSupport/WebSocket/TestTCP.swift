@@ -136,13 +136,3 @@ enum TestTCP {
         return address
     }
 }
-
-/// Polls `condition` every 2 ms until it holds or `timeout` passed; whether it held.
-func testWait(timeout: Duration, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        usleep(2000)
-    }
-    return true
-}

@@ -68,7 +68,7 @@ public final class WebSocketTestConnection: Sendable {
     /// `timeout`.
     public func waitForMessage(timeout: Duration) -> Received? {
         var result: Received?
-        _ = testWait(timeout: timeout) {
+        _ = RoomTapTestSupport.waitUntil(timeout: timeout) {
             result = record.withLock { record in
                 guard record.consumed < record.messages.count else { return nil }
                 record.consumed += 1
@@ -81,13 +81,13 @@ public final class WebSocketTestConnection: Sendable {
 
     /// Waits until `condition` holds for this connection's recorded state; whether it did.
     public func waitUntil(timeout: Duration, _ condition: (WebSocketTestConnection) -> Bool) -> Bool {
-        testWait(timeout: timeout) { condition(self) }
+        RoomTapTestSupport.waitUntil(timeout: timeout) { condition(self) }
     }
 
     /// Waits for the client's close frame.
     public func waitForClose(timeout: Duration) -> (code: UInt16?, reason: String)? {
         var result: (code: UInt16?, reason: String)?
-        _ = testWait(timeout: timeout) {
+        _ = RoomTapTestSupport.waitUntil(timeout: timeout) {
             result = closeFrame
             return result != nil
         }
@@ -95,7 +95,9 @@ public final class WebSocketTestConnection: Sendable {
     }
 
     /// Waits until the TCP connection ended.
-    public func waitUntilEnded(timeout: Duration) -> Bool { testWait(timeout: timeout) { hasEnded } }
+    public func waitUntilEnded(timeout: Duration) -> Bool {
+        RoomTapTestSupport.waitUntil(timeout: timeout) { hasEnded }
+    }
 
     // MARK: Commands
 

@@ -117,7 +117,7 @@ public final class WebSocketTestServer: Sendable {
     /// Waits for the `index`-th upgraded connection (0 = the first).
     public func waitForConnection(index: Int = 0, timeout: Duration) -> WebSocketTestConnection? {
         var found: WebSocketTestConnection?
-        _ = testWait(timeout: timeout) {
+        _ = waitUntil(timeout: timeout) {
             found = connectionList.withLock { $0.count > index ? $0[index] : nil }
             return found != nil
         }
@@ -135,7 +135,7 @@ public final class WebSocketTestServer: Sendable {
             return
         }
         if options.responseDelay > .zero {
-            _ = testWait(timeout: options.responseDelay) { stopped.withLock { $0 } }
+            _ = waitUntil(timeout: options.responseDelay) { stopped.withLock { $0 } }
         }
         let refusal = options.refuse?(request) ?? (options.status == 101 ? nil : (options.status, options.body))
         if let (status, text) = refusal {
