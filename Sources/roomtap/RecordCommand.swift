@@ -55,9 +55,11 @@ enum RecordCommand {
         /// streams' least-delayed packets, and everything else equally late (see ``RoomTiming``).
         var timing: RoomTiming {
             guard hasNetwork else { return RoomTiming() }
-            return RoomTiming(
-                recordDelayFrames: max(0, recordDelayMilliseconds - jitterMilliseconds) / 10,
-                livePlayout: hasLiveConsumer)
+            var live = LiveRoom.Options()
+            live.recordDelayMilliseconds = recordDelayMilliseconds
+            live.jitterMilliseconds = jitterMilliseconds
+            live.livePlayout = hasLiveConsumer
+            return LiveRoom.roomTiming(for: live)
         }
         /// Room samples the record keeps after a stop (network rooms drain the record delay).
         var drainSamples: Int64 { hasNetwork ? Int64(recordDelayMilliseconds) * 48 : 0 }

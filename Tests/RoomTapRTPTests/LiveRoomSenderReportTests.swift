@@ -68,8 +68,7 @@ struct LiveRoomSenderReportTests {
         options.recordDelayMilliseconds = recordDelayMilliseconds
         options.livePlayout = recordDelayMilliseconds == nil
         let clock = RealTimeClock()
-        let timing = RoomTiming(recordDelayFrames: recordDelayMilliseconds.map { ($0 - 60) / 10 } ?? 0)
-        let room = Room(clock: clock, endsWhenSourcesFinish: false, timing: timing)
+        let room = Room(clock: clock, endsWhenSourcesFinish: false, timing: LiveRoom.roomTiming(for: options))
         let live = try LiveRoom(room: room, clock: clock, options: options)
         let sinks = [CollectingSink(), CollectingSink()]
         let participants = live.participants

@@ -16,7 +16,7 @@ import RoomTapCore
 ///
 /// ## Sender reports and drift
 /// A sender-report shift (`sync`, see ``SenderClockSync``) is applied like a delay step, up to
-/// 10 ms per quiet frame. Drift beyond ``driftDeadband`` is followed by dropping or repeating one
+/// 10 ms per quiet frame. Drift beyond the dead band (``OpusJitterBuffer/driftDeadband``) is followed by dropping or repeating one
 /// sample per frame at its quietest point. `lag = delay + sync + drift`.
 ///
 /// Thread: confined to the room clock's thread. Nothing allocates after init.
@@ -24,7 +24,6 @@ final class LivePlayout {
     let targetDelay: Int64
     let maxDelay: Int64
     let isAdaptive: Bool
-    let driftDeadband: Int64
     let line: PlayoutDecoder
     private let state: JitterStreamState
     private let statistics: JitterStatistics
@@ -46,7 +45,6 @@ final class LivePlayout {
         self.targetDelay = targetDelay
         self.maxDelay = maxDelay
         self.isAdaptive = adaptive
-        self.driftDeadband = driftDeadband
         correction = DriftCorrection(deadband: driftDeadband)
         self.senderClock = senderClock
         self.line = line

@@ -21,7 +21,7 @@ import RoomTapCore
 /// and one PLC call per lost packet. When nothing more has arrived by the time it is due (the
 /// sender paused, stopped or left: it had the whole record delay to send), the record plays
 /// silence, never a concealment tail of audio nobody sent. The only correction ever applied is for a sender whose clock
-/// drifts: past ``driftDeadband`` (20 ms by default, far above what jitter does to the minimum
+/// drifts: past the dead band (``OpusJitterBuffer/recordDriftDeadband``, 20 ms, far above what jitter does to the minimum
 /// of a 2 s window) a sample is dropped or repeated per frame at its quietest point until the
 /// slide is absorbed.
 ///
@@ -30,8 +30,6 @@ import RoomTapCore
 final class RecordPlayout {
     /// The record delay after the stream's least-delayed arrival, in samples (48 kHz).
     let lag: Int64
-    /// Drift larger than this (samples) is corrected.
-    let driftDeadband: Int64
     /// Samples decoded ahead of the frame being played (0 or one frame). Streams sent together
     /// decode their 20 ms packets on the same tick; giving half of them one frame of lookahead
     /// moves their decodes to the other tick, halving the busiest tick of a large room. The
@@ -49,7 +47,6 @@ final class RecordPlayout {
         state: JitterStreamState
     ) {
         self.lag = lag
-        self.driftDeadband = driftDeadband
         self.lookahead = lookahead
         correction = DriftCorrection(deadband: driftDeadband)
         self.line = line
@@ -64,36 +61,9 @@ final class RecordPlayout {
     func render(into out: UnsafeMutablePointer<Int16>, at roomSample: Int64) -> FrameStatus {
         let frames = AudioFrame.samplesPerChannel
         let playout = line.playout
-        if !started {
-            let first = state.firstSequence.load(ordering: .acquiring)
-            guard first >= 0 else {
-                out.update(repeating: 0, count: frames * line.channels)
-                return .silence
-            }
-            // The earliest packet held: one sent before the first that arrived may be there.
-            var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
-            while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
-            guard let packet = ring.packet(at: earliest) else {
-                out.update(repeating: 0, count: frames * line.channels)
-                return .silence
-            }
-            var offset: Int64
-            if state.syncKnown.load(ordering: .acquiring) {
-                offset = state.recordSync.load(ordering: .relaxed)
-            } else {
-                offset = min(0, state.leastSkew.load(ordering: .relaxed))
-            }
-            // Keep refining the anchor until the first sample is due.
-            guard roomSample + Int64(frames) > packet.position + offset + lag else {
-                out.update(repeating: 0, count: frames * line.channels)
-                return .silence
-            }
-            // A refinement that came since the last frame must not put audio before this one.
-            offset = max(offset, roomSample - lag - packet.position)
-            started = true
-            line.nextSequence = earliest
-            line.offset = offset
-            playout.reset(at: roomSample - lag)
+        guard started || start(at: roomSample) else {
+            out.update(repeating: 0, count: frames * line.channels)
+            return .silence
         }
         if playout.start != roomSample - lag - drift {
             playout.reset(at: roomSample - lag - drift)  // the room skipped frames: keep the timeline
@@ -104,6 +74,31 @@ final class RecordPlayout {
         let status = playout.play(into: out, adjust: adjust)
         state.recordRead.store(line.nextSequence, ordering: .releasing)
         return status
+    }
+
+    /// Places the stream and starts playing it if its first sample falls in the frame at
+    /// `roomSample`; until then (false) the anchor keeps being refined by new arrivals.
+    private func start(at roomSample: Int64) -> Bool {
+        let first = state.firstSequence.load(ordering: .acquiring)
+        guard first >= 0 else { return false }
+        // The earliest packet held: one sent before the first that arrived may be there.
+        var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
+        while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
+        guard let packet = ring.packet(at: earliest) else { return false }
+        var offset: Int64
+        if state.syncKnown.load(ordering: .acquiring) {
+            offset = state.recordSync.load(ordering: .relaxed)
+        } else {
+            offset = min(0, state.leastSkew.load(ordering: .relaxed))
+        }
+        guard roomSample + Int64(AudioFrame.samplesPerChannel) > packet.position + offset + lag else { return false }
+        // A refinement that came since the last frame must not put audio before this one.
+        offset = max(offset, roomSample - lag - packet.position)
+        started = true
+        line.nextSequence = earliest
+        line.offset = offset
+        line.playout.reset(at: roomSample - lag)
+        return true
     }
 
     /// +1 (repeat a sample), -1 (drop one) or 0 for this frame.

@@ -43,6 +43,16 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public init() {}
     }
 
+    /// The ``RoomTiming`` a room needs for live streams recorded with these options: everything
+    /// else in it reaches the record `recordDelay − jitter` later than it was heard (whole ticks),
+    /// the same as a stream at the base live delay; a live playout only when something listens.
+    /// The record is the live audio without a record delay. Pure.
+    public static func roomTiming(for options: Options) -> RoomTiming {
+        guard let record = options.recordDelayMilliseconds else { return RoomTiming() }
+        return RoomTiming(
+            recordDelayFrames: max(0, record - options.jitterMilliseconds) / 10, livePlayout: options.livePlayout)
+    }
+
     /// The room the tracks live in.
     public let room: Room
     /// Its real-time clock (maps packet arrival to room time).
