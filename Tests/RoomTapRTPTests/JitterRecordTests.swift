@@ -140,7 +140,8 @@ struct JitterRecordTests {
         #expect(s.maxDelayMilliseconds > 60, "the live delay rose")
         #expect(s.delayAdaptations > 0)
         #expect(s.record!.late == 0 && s.record!.lost == 0)
-        #expect(s.live.late > 0, "the 120 ms step came faster than the live delay grew: late there, never in the record")
+        #expect(
+            s.live.late > 0, "the 120 ms step came faster than the live delay grew: late there, never in the record")
         #expect(r.harness.liveOutput.count == r.harness.output.count)
         // The live playout is ahead of the record: its audio starts about 440 ms earlier.
         let liveStart = r.harness.liveOutput.firstIndex { $0 != 0 } ?? .max
