@@ -63,7 +63,7 @@ enum CommandTable {
         if scoped {
             options.append(
                 OptionSpec(
-                    "--scope", .value, "S",
+                    "--scope", .value, "SCOPE",
                     help: "heard (default): the mix, playback, the agent; record or all: the\n"
                         + "speaker's own file too."))
         }

@@ -57,7 +57,8 @@ enum Help {
             guard !commands.isEmpty else { continue }
             text += title + "\n"
             for command in commands {
-                text += "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + command.summary + "\n"
+                text +=
+                    "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + command.summary + "\n"
             }
             text += "\n"
         }
@@ -83,6 +84,7 @@ enum Help {
 
         USAGE: roomtap record --file NAME=PATH[@SECONDS] ... --out DIR [options]
                roomtap record --listen HOST:PORT ... | --sdp FILE | --room FILE --out DIR [options]
+
 
         """
 
@@ -116,6 +118,7 @@ enum Help {
 
         USAGE: roomtap repair FILE...
 
+
         """
 
     static let timelineIntro = """
@@ -128,6 +131,7 @@ enum Help {
         volume, solo) are drawn as markers. Open the file in a browser.
 
         USAGE: roomtap timeline DIR [--out FILE] [--force]
+
 
         """
 
@@ -153,6 +157,7 @@ enum Help {
 
         Solo: the mix and playback hear only the named tracks; unsolo restores.
 
+
         """
 
     static let controlNotes = """
@@ -171,6 +176,7 @@ enum Help {
         unity, s solos it, u ends the solo, q (or Ctrl-C) quits and restores the terminal.
         Not on a terminal, or with --json, it prints one line per event instead.
 
+
         """
 
     static let agentIntro = """
@@ -183,6 +189,7 @@ enum Help {
         say sends TEXT into the conversation and asks for a spoken answer (queued while the
         agent is answering). instructions replaces the agent's instructions. mute stops what the
         agent hears without ending its session; unmute resumes.
+
 
         """
 }

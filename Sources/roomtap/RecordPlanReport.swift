@@ -42,7 +42,8 @@ enum RecordPlanReport {
             let path = RecordingPlan.livePath(
                 for: options.micName, naming: &naming, in: plan.outDirectory, force: options.force)
             rows.append(
-                Row(name: options.micName, kind: "microphone", source: "alsa \(device)", offsetSeconds: nil, file: path))
+                Row(name: options.micName, kind: "microphone", source: "alsa \(device)", offsetSeconds: nil, file: path)
+            )
         }
         if let agent = options.agent, let path = plan.agentPath {
             rows.append(

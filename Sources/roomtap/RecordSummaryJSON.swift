@@ -27,7 +27,8 @@ enum RecordSummaryJSON {
                 entry["packets"] = .number(Double(rtp.packets))
                 entry["lost"] = .number(Double(rtp.lost))
                 let expected = rtp.packets + rtp.lost
-                entry["loss_percent"] = .number(expected == 0 ? 0 : (Double(rtp.lost) * 1000 / Double(expected)).rounded() / 10)
+                entry["loss_percent"] = .number(
+                    expected == 0 ? 0 : (Double(rtp.lost) * 1000 / Double(expected)).rounded() / 10)
             }
             tracks.append(.object(entry))
         }
