@@ -143,6 +143,11 @@ enum RecordCommand {
         options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }
         options.mic = args.value("--mic")
+        for (option, device) in [("--play", options.play), ("--mic", options.mic)] where device?.isEmpty == true {
+            throw UsageError(
+                description: "\(option)= names no device; give \(option)=DEVICE, or \(option) alone for the "
+                    + "default device", command: "record")
+        }
         if let name = args.value("--mic-name") {
             guard options.mic != nil else {
                 throw UsageError(description: "--mic-name names the --mic track; give --mic too", command: "record")

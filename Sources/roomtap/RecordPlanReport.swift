@@ -97,6 +97,9 @@ enum RecordPlanReport {
         } else {
             text += "room length  until stopped (Ctrl-C, SIGTERM)\n"
         }
+        if let device = plan.options.play {
+            text += "playback     \(device) (\(plan.options.playTrack.map { "track \($0)" } ?? "the mix"))\n"
+        }
         for path in plan.earlierFiles { text += "--force      removes \(path)\n" }
         text += "dry run: nothing was created or removed\n"
         return text
@@ -121,6 +124,8 @@ enum RecordPlanReport {
             "room_samples": samples.map { .number(Double($0)) } ?? .null,
             "room_seconds": samples.map { .number(Double($0) / 48_000) } ?? .null,
             "force_removes": .array(plan.earlierFiles.map(JSONValue.string)),
+            "play": plan.options.play.map { .string($0) } ?? .null,
+            "play_track": plan.options.playTrack.map { .string($0) } ?? .null,
         ])
     }
 }

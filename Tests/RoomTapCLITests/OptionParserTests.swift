@@ -56,6 +56,7 @@ struct OptionParserTests {
         (["record", "--file", "a=x.opus", "-o", "x", "--out", "y"], "option '--out' given 2 times; give it once"),
         (["record", "--file", "a=x.opus", "--out", "x", "--play", "--play=hw:1"], "option '--play' given 2 times"),
         (["record", "--file", "a=x.opus", "--out", "x", "--channels", "1", "--channels=2"], "given 2 times"),
+        (["record", "--file", "a=x.opus", "--out", "x", "--play="], "--play= names no device"),
     ])
     func parserUsageErrors(arguments: [String], message: String) throws {
         try expectUsageError(arguments, message)
@@ -84,7 +85,12 @@ struct OptionParserTests {
         let outcome = try roomtap(
             ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--play", "--dry-run"], expect: 0)
         #expect(outcome.stdout.contains(out.appendingPathComponent("alice.wav").path))
+        #expect(outcome.stdout.contains("playback     default (the mix)"), "\(outcome.stdout)")
         #expect(!FileManager.default.fileExists(atPath: out.path))
+        let device = try roomtap(
+            ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--play", "hw:9", "--dry-run"],
+            expect: 0)
+        #expect(device.stdout.contains("playback     hw:9 (the mix)"), "\(device.stdout)")
         // --play with a device and then a value that is not an option's: the device is taken, the
         // stray argument is not (record takes no positional arguments).
         try expectUsageError(
