@@ -17,11 +17,9 @@ enum Help {
         } else {
             sections.insert(("OPTIONS", [.help]), at: 0)
         }
-        var text = command.helpIntro
-        for section in sections {
-            text += "\(section.title):\n" + section.options.map(render).joined() + "\n"
-        }
-        return text + command.helpNotes
+        let options = sections.map { "\($0.title):\n" + $0.options.map(render).joined() }
+        return command.helpIntro + options.joined(separator: "\n")
+            + (command.helpNotes.isEmpty ? "" : "\n" + command.helpNotes)
     }
 
     /// One option: its label in a 16-column field (or alone on its line when longer), the help
