@@ -2,13 +2,8 @@ import RoomTap
 
 /// `roomtap repair FILE...`: make WAV files cut short readable again.
 enum RepairCommand {
-    static func run(_ arguments: [String]) throws {
-        var args = Arguments(arguments, command: "repair")
-        if args.wantsHelp() {
-            print(Help.repair, terminator: "")
-            return
-        }
-        let files = try args.positionals()
+    static func run(_ args: ParsedArguments) throws {
+        let files = args.positionals
         guard !files.isEmpty else {
             throw UsageError(description: "no files: give one or more WAV files to repair", command: "repair")
         }

@@ -5,18 +5,13 @@ import RoomTap
 /// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one request
 /// (docs/CONTROL-PROTOCOL.md) and prints the reply: a table, or with --json the reply's result.
 enum ControlVerbs {
-    static let names = ["tracks", "status", "mute", "unmute", "volume", "solo", "unsolo", "agent"]
-
-    static func run(_ verb: String, _ arguments: [String]) throws {
-        var args = Arguments(arguments, command: verb)
-        if args.wantsHelp() {
-            print(Help.text(for: verb) ?? Help.control, terminator: "")
-            return
-        }
-        let explicit = try args.value("--control")
-        let json = try args.flag("--json")
-        let scope = verb == "mute" || verb == "volume" ? try args.value("--scope") : nil
-        let positionals = try args.positionals()
+    /// Sends `verb`'s request (its options and arguments as ``CommandTable`` declares them) and
+    /// prints the reply.
+    static func run(_ verb: String, _ args: ParsedArguments) throws {
+        let explicit = args.value("--control")
+        let json = args.flag("--json")
+        let scope = verb == "mute" || verb == "volume" ? args.value("--scope") : nil
+        let positionals = args.positionals
         let (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(explicit)
         let result: JSONValue

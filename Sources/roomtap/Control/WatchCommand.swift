@@ -17,15 +17,10 @@ enum WatchCommand {
         var ended: String?
     }
 
-    static func run(_ arguments: [String]) throws {
-        var args = Arguments(arguments, command: "watch")
-        if args.wantsHelp() {
-            print(Help.watch, terminator: "")
-            return
-        }
-        let explicit = try args.value("--control")
-        let json = try args.flag("--json")
-        let extra = try args.positionals()
+    static func run(_ args: ParsedArguments) throws {
+        let explicit = args.value("--control")
+        let json = args.flag("--json")
+        let extra = args.positionals
         guard extra.isEmpty else {
             throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch")
         }
