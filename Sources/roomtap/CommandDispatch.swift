@@ -33,6 +33,10 @@ enum CommandDispatch {
                 try TimelineCommand.run(rest)
             case "watch":
                 try WatchCommand.run(rest)
+            case "stop":
+                try StopCommand.run(rest)
+            case "list":
+                try ListCommand.run(rest)
             case let verb where ControlVerbs.names.contains(verb):
                 try ControlVerbs.run(verb, rest)
             default:

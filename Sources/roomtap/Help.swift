@@ -6,6 +6,8 @@ enum Help {
         case "repair": repair
         case "timeline": timeline
         case "watch": watch
+        case "stop": stop
+        case "list": list
         case "tracks", "status", "mute", "unmute", "volume", "solo", "unsolo": control
         case "agent": agent
         case "help": topLevel
@@ -24,6 +26,8 @@ enum Help {
           timeline  Draw who spoke when in a recording, as an SVG
 
         WHILE A RECORDER RUNS (over its control socket):
+          list      List the running recorders: directory, pid, tracks, uptime, socket
+          stop      Stop a recorder as Ctrl-C does (files finalised, room.json written)
           tracks    List the tracks: source, state, mute, volume, level, talking, loss
           status    Room time, tracks, sinks, drops, late ticks, files
           mute      Mute a track (unmute to undo); --scope record keeps it off the record too
@@ -127,11 +131,12 @@ enum Help {
                           Audio per input_audio_buffer.append, 20...100 ms (default 40).
 
         CONTROL AND PLAYBACK:
-          --control PATH  The control socket (default: $ROOMTAP_CONTROL, else
-                          $XDG_RUNTIME_DIR/roomtap/default.sock, else /tmp/roomtap-UID/...).
-                          Opened whenever the room runs on the real-time clock (live rooms,
-                          --realtime); --control also opens it for an offline room. Other roomtap
-                          commands (tracks, mute, volume, solo, watch) talk to it.
+          --control PATH  The control socket (default: $ROOMTAP_CONTROL, else a socket of this
+                          recorder's own, rec-PID.sock in $XDG_RUNTIME_DIR/roomtap, else in
+                          /tmp/roomtap-UID). Opened whenever the room runs on the real-time clock
+                          (live rooms, --realtime); --control also opens it for an offline room.
+                          Other roomtap commands (list, stop, tracks, mute, volume, solo, watch)
+                          talk to it.
           --play [DEVICE] Play the mix through ALSA (default device: "default"), as heard:
                           after mute, volume and solo, at real time (files are paced as with
                           --realtime). Underruns are recovered and counted.
@@ -213,11 +218,14 @@ enum Help {
         Solo: the mix and playback hear only the named tracks; unsolo restores.
 
         OPTIONS:
-          --control PATH  The recorder's control socket (default as for roomtap record).
+          --dir DIR       The recorder whose output directory is DIR (roomtap record --out DIR).
+          --control PATH  The recorder's control socket.
           --json          Print the recorder's reply as JSON (tracks, status).
           -h, --help      Show this help.
 
-        With no recorder running: "no recorder at PATH; start one with roomtap record", exit 1.
+        Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder
+        running (see roomtap list); with several it names them and asks which (exit 1). With no
+        recorder running: "no recorder is running ...; start one with roomtap record", exit 1.
         The protocol (one JSON object per line) is in docs/CONTROL-PROTOCOL.md.
 
         """
@@ -225,7 +233,7 @@ enum Help {
     static let watch = """
         OVERVIEW: Watch a running room: level meter and talking indicator per track.
 
-        USAGE: roomtap watch [--control PATH] [--json]
+        USAGE: roomtap watch [--dir DIR | --control PATH] [--json]
 
         On a terminal the view is redrawn in place about 10 times a second. Keys: up/down (or
         k/j) select a track, m mutes or unmutes it, + and - change its volume by 3 dB, 0 sets
@@ -233,7 +241,8 @@ enum Help {
         Not on a terminal, or with --json, it prints one line per event instead.
 
         OPTIONS:
-          --control PATH  The recorder's control socket (default as for roomtap record).
+          --dir DIR       The recorder whose output directory is DIR (default: the only one running).
+          --control PATH  The recorder's control socket.
           --json          Print every event as one JSON line.
           -h, --help      Show this help.
 
@@ -251,7 +260,43 @@ enum Help {
         agent hears without ending its session; unmute resumes.
 
         OPTIONS:
-          --control PATH  The recorder's control socket (default as for roomtap record).
+          --dir DIR       The recorder whose output directory is DIR (default: the only one running).
+          --control PATH  The recorder's control socket.
+          -h, --help      Show this help.
+
+        """
+
+    static let stop = """
+        OVERVIEW: Stop a running recorder as Ctrl-C does, and wait until it has finished.
+
+        USAGE: roomtap stop [--dir DIR | --control PATH]
+
+        The recorder stops its room (a network room first drains its record delay), finalises
+        every WAV header and writes room.json; stop waits for that (at most 30 s) and exits 0.
+        Without --dir or --control (or $ROOMTAP_CONTROL) it stops the only recorder running;
+        with several it names them and asks which (exit 1).
+
+        OPTIONS:
+          --dir DIR       The recorder whose output directory is DIR.
+          --control PATH  The recorder's control socket.
+          -h, --help      Show this help.
+
+        """
+
+    static let list = """
+        OVERVIEW: List the recorders running for you.
+
+        USAGE: roomtap list [--json]
+
+        One line per recorder, oldest first: its output directory, pid, tracks, uptime and control
+        socket ("starting" or "stopping" after it while it is not recording yet or any more).
+        Recorders are found by their sockets in
+        $XDG_RUNTIME_DIR/roomtap (else /tmp/roomtap-UID); a socket left by a recorder killed with
+        kill -9 is removed. A recorder started with --control elsewhere is not listed. With none
+        running nothing is printed (with --json: []) and a note goes to stderr; exit 0.
+
+        OPTIONS:
+          --json          Print a JSON array: dir, socket, pid, tracks, uptime (s), started, state.
           -h, --help      Show this help.
 
         """

@@ -228,10 +228,15 @@ enum RecordCommand {
         do {
             result = try recording.run()
         } catch {
+            recording.closeControl(finished: nil)
             plan.removeCreatedDirectories()
             throw error
         }
-        try result.report.write(to: plan.roomJSONPath, overwrite: options.force)
+        do { try result.report.write(to: plan.roomJSONPath, overwrite: options.force) } catch {
+            recording.closeControl(finished: nil)
+            throw error
+        }
+        recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
         if !options.quiet { print(result.summaryTable(), terminator: "") }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
     }

@@ -14,11 +14,12 @@ enum ControlVerbs {
             return
         }
         let explicit = try args.value("--control")
+        let dir = try args.value("--dir")
         let json = try args.flag("--json")
         let scope = verb == "mute" || verb == "volume" ? try args.value("--scope") : nil
         let positionals = try args.positionals()
         let (command, parameters) = try request(verb, positionals, scope: scope)
-        let client = try connect(explicit)
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         let result: JSONValue
         do { result = try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
         if json {
@@ -33,9 +34,8 @@ enum ControlVerbs {
         }
     }
 
-    /// Opens the recorder's control socket (--control, ROOMTAP_CONTROL, or the per-user default).
-    static func connect(_ explicit: String?) throws -> ControlClient {
-        let path = ControlSocketPath.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment)
+    /// Opens the control socket at `path` (see ``RecorderChoice/socketPath(control:dir:command:)``).
+    static func connect(_ path: String) throws -> ControlClient {
         do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
     }
 

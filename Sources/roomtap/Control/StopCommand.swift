@@ -1,0 +1,52 @@
+import Foundation
+import RoomTap
+
+/// `roomtap stop [--control PATH | --dir DIR]`: asks a running recorder to stop exactly as Ctrl-C
+/// does (a network room drains its record delay, every WAV header is finalised, room.json is
+/// written) and waits until it has: the recorder announces `stopped` once room.json is written.
+/// Exit 0 then; 1 when no recorder answers, when it ended without finishing its recording, or when
+/// it has not finished within ``finishTimeout``.
+enum StopCommand {
+    /// How long `stop` waits for the recorder to finish its files.
+    static let finishTimeout: Duration = .seconds(30)
+
+    static func run(_ arguments: [String]) throws {
+        var args = Arguments(arguments, command: "stop")
+        if args.wantsHelp() {
+            print(Help.stop, terminator: "")
+            return
+        }
+        let explicit = try args.value("--control")
+        let dir = try args.value("--dir")
+        let extra = try args.positionals()
+        guard extra.isEmpty else {
+            throw UsageError(description: "unexpected argument '\(extra[0])'", command: "stop")
+        }
+        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "stop")
+        let client = try ControlVerbs.connect(path)
+        let reply: JSONValue
+        do { reply = try client.request("stop") } catch { throw RuntimeError(description: "\(error)") }
+        let pid = reply["pid"]?.intValue.map { " (pid \($0))" } ?? ""
+        var stopped: JSONValue?
+        do {
+            try client.events(within: finishTimeout) { event in
+                guard event["event"]?.stringValue == "stopped" else { return true }
+                stopped = event
+                return false
+            }
+        } catch .disconnected(_) {
+            throw RuntimeError(
+                description: "the recorder\(pid) ended without finishing its recording (see its own output); "
+                    + "its WAV files can be fixed with roomtap repair")
+        } catch .timeout(_) {
+            throw RuntimeError(
+                description: "the recorder\(pid) did not finish within \(finishTimeout.components.seconds) s; "
+                    + "it may still be writing its files (see roomtap list) or be stuck")
+        } catch {
+            throw RuntimeError(description: "\(error)")
+        }
+        let directory = stopped?["dir"]?.stringValue ?? reply["dir"]?.stringValue ?? path
+        let roomJSON = stopped?["room_json"]?.stringValue ?? "room.json"
+        print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
+    }
+}
