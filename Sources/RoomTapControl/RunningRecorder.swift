@@ -11,8 +11,11 @@ public struct RunningRecorder: Sendable, Equatable {
     public var directory: String
     /// Tracks in its room now.
     public var tracks: Int
-    /// Seconds since it started.
+    /// Seconds since it started (a reply's value is clamped to 0...``maxUptime``).
     public var uptime: Double
+
+    /// The largest uptime read from a reply (about 31 700 years): any uptime converts to `Int`.
+    public static let maxUptime: Double = 1e12
     /// When it started: ISO 8601 in UTC ("" when the reply did not say).
     public var started: String
     /// `starting` (its room has not started yet: `stop` is refused), `recording`, or `stopping`
@@ -40,9 +43,11 @@ public struct RunningRecorder: Sendable, Equatable {
         let uptime = hello["uptime"]?.doubleValue ?? 0
         self.init(
             socket: socket, pid: Int32(exactly: pid) ?? 0, directory: hello["dir"]?.stringValue ?? "",
-            tracks: max(0, tracks), uptime: uptime.isFinite ? max(0, uptime) : 0,
+            tracks: max(0, tracks), uptime: uptime.isFinite ? min(max(0, uptime), RunningRecorder.maxUptime) : 0,
             started: hello["started"]?.stringValue ?? "",
-            state: hello["state"]?.stringValue.flatMap { ["starting", "recording", "stopping"].contains($0) ? $0 : nil }
+            state: hello["state"]?.stringValue.flatMap {
+                ["starting", "recording", "stopping"].contains($0) ? $0 : nil
+            }
                 ?? "recording")
     }
 

@@ -108,7 +108,9 @@ struct RecordersTests {
         #expect(ambiguous.stderrLines.count == 1, "one line: \(ambiguous.stderr)")
         let refusal = ambiguous.stderrLines.first ?? ""
         #expect(refusal.hasPrefix("roomtap: error: 2 recorders are running: "))
-        #expect(refusal.contains("\(absolute(outA)) (pid \(a.pid))") && refusal.contains("\(absolute(outB)) (pid \(b.pid))"))
+        #expect(
+            refusal.contains("\(absolute(outA)) (pid \(a.pid))") && refusal.contains("\(absolute(outB)) (pid \(b.pid))")
+        )
         #expect(refusal.contains("--dir DIR") && refusal.contains("--control PATH"))
         #expect(ambiguous.stdout.isEmpty)
 
@@ -130,7 +132,9 @@ struct RecordersTests {
         // stop --dir finalises that recorder alone, and returns once room.json is written.
         let stopA = try run(["stop", "--dir", outA.path], runtime)
         #expect(stopA.status == 0, "\(stopA.stderr)")
-        #expect(stopA.stdout == "stopped the recorder of \(absolute(outA)) (pid \(a.pid)); wrote \(absolute(outA))/room.json\n")
+        #expect(
+            stopA.stdout
+                == "stopped the recorder of \(absolute(outA)) (pid \(a.pid)); wrote \(absolute(outA))/room.json\n")
         #expect(FileManager.default.fileExists(atPath: outA.appendingPathComponent("room.json").path))
         #expect(a.wait(timeout: 30).status == 0)
         try expectFinalised(outA.appendingPathComponent("alice.wav").path)

@@ -18,7 +18,8 @@ import Testing
                 explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/7/", "ROOMTAP_CONTROL": ""], pid: 42)
                 == "/run/user/7/roomtap/rec-42.sock")
         #expect(
-            ControlSocketPath.forRecorder(explicit: nil, environment: [:], pid: 42) == "/tmp/roomtap-\(uid)/rec-42.sock")
+            ControlSocketPath.forRecorder(explicit: nil, environment: [:], pid: 42) == "/tmp/roomtap-\(uid)/rec-42.sock"
+        )
         #expect(
             ControlSocketPath.forRecorder(explicit: nil, environment: ["XDG_RUNTIME_DIR": "relative"], pid: 42)
                 == "/tmp/roomtap-\(uid)/rec-42.sock")
@@ -27,9 +28,10 @@ import Testing
 
     @Test func readsThePidOnlyFromARecorderSocketName() {
         #expect(ControlSocketPath.pid(inSocketName: ControlSocketPath.recorderSocketName(pid: 4242)) == 4242)
-        for name in ["rec-.sock", "rec-12a.sock", "rec--1.sock", "rec-0.sock", "default.sock", "rec-99999999999.sock",
-            "rec-12.sock.tmp", "x-rec-12.sock", "rec-+12.sock"]
-        {
+        for name in [
+            "rec-.sock", "rec-12a.sock", "rec--1.sock", "rec-0.sock", "default.sock", "rec-99999999999.sock",
+            "rec-12.sock.tmp", "x-rec-12.sock", "rec-+12.sock",
+        ] {
             #expect(ControlSocketPath.pid(inSocketName: name) == nil, "\(name)")
         }
     }

@@ -28,10 +28,8 @@ enum ListCommand {
             for recorder in scan.recorders { print(line(recorder)) }
         }
         if scan.recorders.isEmpty {
-            FileHandle.standardError.write(
-                Data(
-                    "roomtap: no recorder is running (none in \(ControlSocketPath.defaultDirectory(environment: environment)))\n"
-                        .utf8))
+            let directory = ControlSocketPath.defaultDirectory(environment: environment)
+            FileHandle.standardError.write(Data("roomtap: no recorder is running (none in \(directory))\n".utf8))
         }
     }
 

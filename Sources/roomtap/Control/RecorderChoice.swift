@@ -56,7 +56,8 @@ enum RecorderChoice {
     /// "no recorder is running ...", exit 1.
     static func noRecorder(_ environment: [String: String]) -> RuntimeError {
         RuntimeError(
-            description: "no recorder is running (none in \(ControlSocketPath.defaultDirectory(environment: environment))"
+            description:
+                "no recorder is running (none in \(ControlSocketPath.defaultDirectory(environment: environment))"
                 + "); start one with roomtap record, or give --control PATH")
     }
 
