@@ -171,6 +171,20 @@ struct RecordersTests {
         }
     }
 
+    @Test func stopAsSoonAsTheSocketExistsStillFinishesTheRecording() throws {
+        let runtime = Runtime()
+        let out = try temporaryDirectory("early")
+        let recorder = try startRecorder(out, runtime)
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        // The socket opens before the room starts: a stop then waits for the room, then stops it.
+        #expect(waitUntil(timeout: .seconds(60)) { runtime.socketFiles == ["rec-\(recorder.pid).sock"] })
+        let stop = try run(["stop"], runtime)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path))
+        #expect(recorder.wait(timeout: 30).status == 0)
+        try expectFinalised(out.appendingPathComponent("alice.wav").path)
+    }
+
     @Test func aRecorderKilledWithSIGKILLIsNotListedAndItsSocketIsRemoved() throws {
         let runtime = Runtime()
         let killed = try startRecorder(try temporaryDirectory("killed"), runtime)

@@ -5,10 +5,14 @@ import RoomTap
 /// does (a network room drains its record delay, every WAV header is finalised, room.json is
 /// written) and waits until it has: the recorder announces `stopped` once room.json is written.
 /// Exit 0 then; 1 when no recorder answers, when it ended without finishing its recording, or when
-/// it has not finished within ``finishTimeout``.
+/// it has not finished within ``finishTimeout``. A recorder still starting is asked again for up
+/// to ``startTimeout``.
 enum StopCommand {
     /// How long `stop` waits for the recorder to finish its files.
     static let finishTimeout: Duration = .seconds(30)
+
+    /// How long `stop` keeps asking a recorder that is still starting (its room not yet running).
+    static let startTimeout: Duration = .seconds(10)
 
     static func run(_ arguments: [String]) throws {
         var args = Arguments(arguments, command: "stop")
@@ -24,8 +28,7 @@ enum StopCommand {
         }
         let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "stop")
         let client = try ControlVerbs.connect(path)
-        let reply: JSONValue
-        do { reply = try client.request("stop") } catch { throw RuntimeError(description: "\(error)") }
+        let reply = try askToStop(client)
         let pid = reply["pid"]?.intValue.map { " (pid \($0))" } ?? ""
         var stopped: JSONValue?
         do {
@@ -48,5 +51,20 @@ enum StopCommand {
         let directory = stopped?["dir"]?.stringValue ?? reply["dir"]?.stringValue ?? path
         let roomJSON = stopped?["room_json"]?.stringValue ?? "room.json"
         print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
+    }
+
+    /// Sends `stop`; a recorder still starting answers `unavailable`, and is asked again every
+    /// 50 ms for up to ``startTimeout``.
+    private static func askToStop(_ client: ControlClient) throws -> JSONValue {
+        let deadline = ContinuousClock.now + startTimeout
+        while true {
+            do {
+                return try client.request("stop")
+            } catch .failure(.unavailable, _) where ContinuousClock.now < deadline {
+                usleep(50_000)
+            } catch {
+                throw RuntimeError(description: "\(error)")
+            }
+        }
     }
 }
