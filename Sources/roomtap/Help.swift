@@ -290,10 +290,10 @@ enum Help {
 
         One line per recorder, oldest first: its output directory, pid, tracks, uptime and control
         socket ("starting" or "stopping" after it while it is not recording yet or any more).
-        Recorders are found by their sockets in
-        $XDG_RUNTIME_DIR/roomtap (else /tmp/roomtap-UID); a socket left by a recorder killed with
-        kill -9 is removed. A recorder started with --control elsewhere is not listed. With none
-        running nothing is printed (with --json: []) and a note goes to stderr; exit 0.
+        Recorders are found by their sockets in $XDG_RUNTIME_DIR/roomtap (else /tmp/roomtap-UID);
+        a socket left by a recorder killed with kill -9 is removed. A recorder started with
+        --control elsewhere is not listed. With none running nothing is printed (with --json: [])
+        and a note goes to stderr; exit 0.
 
         OPTIONS:
           --json          Print a JSON array: dir, socket, pid, tracks, uptime (s), started, state.
