@@ -32,13 +32,25 @@ enum CommandTable {
         CommandSpec(
             "watch", group: .control, summary: "Live level meters; keys to select, mute, change volume",
             options: [
-                controlOption,
+                dirOption, controlOption,
                 OptionSpec("--json", .flag, help: "Print every event as one JSON line."),
             ], helpIntro: Help.watchIntro, run: { try WatchCommand.run($0) }),
         CommandSpec(
             "agent", group: .control, summary: "Talk to the room's agent (say, instructions, mute, unmute)",
-            options: [controlOption, jsonOption], takesPositionals: true, helpIntro: Help.agentIntro,
+            options: [dirOption, controlOption, jsonOption], takesPositionals: true, helpIntro: Help.agentIntro,
             run: { try ControlVerbs.run("agent", $0) }),
+        CommandSpec(
+            "list", group: .control, summary: "List the running recorders: directory, pid, tracks, uptime, socket",
+            options: [
+                OptionSpec(
+                    "--json", .flag, help: "Print a JSON array: dir, socket, pid, tracks, uptime (s), started, state.")
+            ], helpIntro: Help.listIntro, run: { try ListCommand.run($0) }),
+        CommandSpec(
+            "stop", group: .control, summary: "Stop a recorder as Ctrl-C does (files finalised, room.json written)",
+            options: [
+                OptionSpec("--dir", .value, "DIR", help: "The recorder whose output directory is DIR."),
+                controlOption,
+            ], helpIntro: Help.stopIntro, run: { try StopCommand.run($0) }),
         CommandSpec(
             "help", group: .other, summary: "Show help for a command (roomtap help record)",
             takesPositionals: true, helpIntro: "", run: { try CommandDispatch.help($0) }),
@@ -55,11 +67,14 @@ enum CommandTable {
 
     static let controlOption = OptionSpec(
         "--control", .value, "PATH", help: "The recorder's control socket (default as for roomtap record).")
+    static let dirOption = OptionSpec(
+        "--dir", .value, "DIR",
+        help: "The recorder whose output directory is DIR (default: the only\nrecorder running).")
     static let jsonOption = OptionSpec("--json", .flag, help: "Print the recorder's reply as JSON (tracks, status).")
 
     /// A verb that sends one request to a running recorder (docs/CONTROL-PROTOCOL.md).
     private static func control(_ verb: String, summary: String, scoped: Bool = false) -> CommandSpec {
-        var options = [controlOption, jsonOption]
+        var options = [dirOption, controlOption, jsonOption]
         if scoped {
             options.append(
                 OptionSpec(
@@ -189,11 +204,12 @@ enum CommandTable {
             help: "Audio per input_audio_buffer.append, 20...100 ms (default 40)."),
         OptionSpec(
             "--control", .value, "PATH", section: playback,
-            help: "The control socket (default: $ROOMTAP_CONTROL, else\n"
-                + "$XDG_RUNTIME_DIR/roomtap/default.sock, else /tmp/roomtap-UID/...).\n"
-                + "Opened whenever the room runs on the real-time clock (live rooms,\n"
-                + "--realtime); --control also opens it for an offline room. Other roomtap\n"
-                + "commands (tracks, mute, volume, solo, watch) talk to it."),
+            help: "The control socket (default: $ROOMTAP_CONTROL, else a socket of this\n"
+                + "recorder's own, rec-PID.sock in $XDG_RUNTIME_DIR/roomtap, else in\n"
+                + "/tmp/roomtap-UID). Opened whenever the room runs on the real-time clock\n"
+                + "(live rooms, --realtime); --control also opens it for an offline room.\n"
+                + "Other roomtap commands (list, stop, tracks, mute, volume, solo, watch)\n"
+                + "talk to it."),
         OptionSpec(
             "--play", .optionalValue(default: "default"), "[DEVICE]", section: playback,
             help: "Play the mix through ALSA (default device: \"default\"), as heard:\n"

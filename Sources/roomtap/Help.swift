@@ -159,7 +159,9 @@ enum Help {
         """
 
     static let controlNotes = """
-        With no recorder running: "no recorder at PATH; start one with roomtap record", exit 1.
+        Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder
+        running (see roomtap list); with several it names them and asks which (exit 1). With no
+        recorder running: "no recorder is running ...; start one with roomtap record", exit 1.
         The protocol (one JSON object per line) is in docs/CONTROL-PROTOCOL.md.
 
         """
@@ -167,7 +169,7 @@ enum Help {
     static let watchIntro = """
         OVERVIEW: Watch a running room: level meter and talking indicator per track.
 
-        USAGE: roomtap watch [--control PATH] [--json]
+        USAGE: roomtap watch [--dir DIR | --control PATH] [--json]
 
         On a terminal the view is redrawn in place about 10 times a second. Keys: up/down (or
         k/j) select a track, m mutes or unmutes it, + and - change its volume by 3 dB, 0 sets
@@ -187,6 +189,34 @@ enum Help {
         say sends TEXT into the conversation and asks for a spoken answer (queued while the
         agent is answering). instructions replaces the agent's instructions. mute stops what the
         agent hears without ending its session; unmute resumes.
+
+
+        """
+
+    static let stopIntro = """
+        OVERVIEW: Stop a running recorder as Ctrl-C does, and wait until it has finished.
+
+        USAGE: roomtap stop [--dir DIR | --control PATH]
+
+        The recorder stops its room (a network room first drains its record delay), finalises
+        every WAV header and writes room.json; stop waits for that (at most 30 s) and exits 0.
+        Without --dir or --control (or $ROOMTAP_CONTROL) it stops the only recorder running;
+        with several it names them and asks which (exit 1).
+
+
+        """
+
+    static let listIntro = """
+        OVERVIEW: List the recorders running for you.
+
+        USAGE: roomtap list [--json]
+
+        One line per recorder, oldest first: its output directory, pid, tracks, uptime and control
+        socket ("starting" or "stopping" after it while it is not recording yet or any more).
+        Recorders are found by their sockets in $XDG_RUNTIME_DIR/roomtap (else /tmp/roomtap-UID);
+        a socket left by a recorder killed with kill -9 is removed. A recorder started with
+        --control elsewhere is not listed. With none running nothing is printed (with --json: [])
+        and a note goes to stderr; exit 0.
 
 
         """

@@ -243,10 +243,15 @@ enum RecordCommand {
         do {
             result = try recording.run()
         } catch {
+            recording.closeControl(finished: nil)
             plan.removeCreatedDirectories()
             throw error
         }
-        try result.report.write(to: plan.roomJSONPath, overwrite: options.force)
+        do { try result.report.write(to: plan.roomJSONPath, overwrite: options.force) } catch {
+            recording.closeControl(finished: nil)
+            throw error
+        }
+        recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
         } else if !options.quiet {

@@ -87,7 +87,7 @@ final class RoomRecording: Sendable {
         // having created nothing.
         if options.usesRealTimeClock || options.control != nil {
             do {
-                let server = try startControl(room: room, clock: realTimeClock)
+                let server = try startControl(room: room, clock: realTimeClock, started: startTime)
                 controlServer.withLock { $0 = server }
             } catch {
                 abandon(room)
@@ -189,10 +189,15 @@ final class RoomRecording: Sendable {
         let server = controlServer.withLock { $0 }
 
         let interrupted = Atomic<Bool>(false)
-        let signals = installStopSignals {
+        let handler = controlHandler.withLock { $0 }
+        // SIGINT, SIGTERM and the control socket's `stop` stop the room alike.
+        let stopRoom: @Sendable () -> Void = {
             interrupted.store(true, ordering: .relaxed)
+            handler?.noteStopping()
             if drain > 0 { room.stop(atSample: room.position + drain) } else { room.stop() }
         }
+        let signals = installStopSignals(stopRoom)
+        handler?.setStopAction(stopRoom)
         let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
@@ -208,11 +213,13 @@ final class RoomRecording: Sendable {
             }
             usleep(drain > 0 ? 10_000 : 100_000)
         }
+        handler?.noteStopping()
         live?.stop()
         microphone?.close()
         agent?.stop()
         room.waitUntilFinished()
-        server?.stop()
+        // The control socket stays open until the recording is written (``closeControl(finished:)``),
+        // so that `roomtap stop` hears when it is done.
         var playbackStats: RoomReport.Playback?
         if let player = playback.withLock({ $0 }) {
             do { try player.close() } catch { shared.withLock { $0.errors.append("\(error)") } }
@@ -320,12 +327,34 @@ final class RoomRecording: Sendable {
 
     // MARK: - The control socket
 
-    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`.
-    private func startControl(room: Room, clock: RealTimeClock?) throws -> ControlServer {
-        let path = ControlSocketPath.resolve(
-            explicit: plan.options.control, environment: ProcessInfo.processInfo.environment)
+    /// Closes the control socket after the recording: with `roomJSON` (room.json was written) its
+    /// watchers and the client that asked to `stop` first get the event
+    /// `{"event":"stopped","dir":..,"room_json":..}`; without it (the recording failed) the
+    /// connections just close. Idempotent; the thread that ran ``run()``.
+    func closeControl(finished roomJSON: String?) {
+        guard let server = controlServer.withLock({ $0 }) else { return }
+        if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
+            handler.publish(
+                .object([
+                    "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
+                ]))
+        }
+        server.stop()
+    }
+
+    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
+    /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
+    /// directory (after removing the sockets there that recorders killed with kill -9 left).
+    private func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
+        let environment = ProcessInfo.processInfo.environment
+        if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
+            RecorderDirectory.removeStale(environment: environment)
+        }
+        let path = ControlSocketPath.forRecorder(
+            explicit: plan.options.control, environment: environment, pid: getpid())
+        let directory = URL(fileURLWithPath: plan.outDirectory).standardizedFileURL.path
         let handler = RoomControlHandler(
-            room: room, controlPath: path, log: controlLog,
+            room: room, controlPath: path, directory: directory, started: started, log: controlLog,
             details: { [self] track in details(of: track) },
             status: { [self] in
                 let s = shared.withLock { $0 }

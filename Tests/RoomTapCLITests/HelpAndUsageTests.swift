@@ -62,13 +62,17 @@ struct HelpAndUsageTests {
                 Solo: the mix and playback hear only the named tracks; unsolo restores.
 
                 OPTIONS:
+                  --dir DIR       The recorder whose output directory is DIR (default: the only
+                                  recorder running).
                   --control PATH  The recorder's control socket (default as for roomtap record).
                   --json          Print the recorder's reply as JSON (tracks, status).
                   --scope SCOPE   heard (default): the mix, playback, the agent; record or all: the
                                   speaker's own file too.
                   -h, --help      Show this help.
 
-                With no recorder running: "no recorder at PATH; start one with roomtap record", exit 1.
+                Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder
+                running (see roomtap list); with several it names them and asks which (exit 1). With no
+                recorder running: "no recorder is running ...; start one with roomtap record", exit 1.
                 The protocol (one JSON object per line) is in docs/CONTROL-PROTOCOL.md.
 
                 """), "\(outcome.stdout)")

@@ -112,7 +112,7 @@ struct OptionParserTests {
         #expect(
             listed == [
                 "record", "repair", "timeline", "tracks", "status", "mute", "unmute", "volume", "solo", "unsolo",
-                "watch", "agent", "help", "version",
+                "watch", "agent", "list", "stop", "help", "version",
             ], "listed: \(listed)")
         for command in listed {
             let viaHelp = try roomtap(["help", command], expect: 0)

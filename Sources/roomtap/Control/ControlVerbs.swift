@@ -9,11 +9,12 @@ enum ControlVerbs {
     /// prints the reply.
     static func run(_ verb: String, _ args: ParsedArguments) throws {
         let explicit = args.value("--control")
+        let dir = args.value("--dir")
         let json = args.flag("--json")
         let scope = verb == "mute" || verb == "volume" ? args.value("--scope") : nil
         let positionals = args.positionals
         let (command, parameters) = try request(verb, positionals, scope: scope)
-        let client = try connect(explicit)
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         let result: JSONValue
         do { result = try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
         if json {
@@ -28,9 +29,8 @@ enum ControlVerbs {
         }
     }
 
-    /// Opens the recorder's control socket (--control, ROOMTAP_CONTROL, or the per-user default).
-    static func connect(_ explicit: String?) throws -> ControlClient {
-        let path = ControlSocketPath.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment)
+    /// Opens the control socket at `path` (see ``RecorderChoice/socketPath(control:dir:command:)``).
+    static func connect(_ path: String) throws -> ControlClient {
         do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
     }
 
