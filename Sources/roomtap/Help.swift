@@ -26,7 +26,7 @@ enum Help {
         WHILE A RECORDER RUNS (over its control socket):
           tracks    List the tracks: source, state, mute, volume, level, talking, loss
           status    Room time, tracks, sinks, drops, late ticks, files
-          mute      Mute a track (unmute to undo); --scope record keeps it off the record too
+          mute      Mute a track (unmute to undo); --scope record takes it off the record
           volume    Set a track's volume: 0...10 (1 is unity) or dB (-6dB)
           solo      Hear only the named tracks in the mix and playback (unsolo to undo)
           watch     Live level meters; keys to select, mute, change volume
@@ -58,6 +58,8 @@ enum Help {
           --file NAME=PATH[@SECONDS]
                           A speaker: track name, Ogg Opus file, optional start offset in
                           seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.
+                          PATH - reads an Ogg Opus stream from standard input as it
+                          arrives (one --file at most; e.g. ffmpeg ... -f ogg - | roomtap ...).
           --out DIR       Output directory (created if missing). Writes DIR/<name>.wav per
                           speaker, DIR/mix.wav with --mix, and DIR/room.json.
           --mix           Also write the mix of all speakers (limited, never clips).
@@ -196,7 +198,7 @@ enum Help {
         USAGE: roomtap tracks [--json]
                roomtap status [--json]
                roomtap mute NAME [--scope heard|record|all]
-               roomtap unmute NAME
+               roomtap unmute NAME [--scope heard|record|all]
                roomtap volume NAME LEVEL [--scope heard|record|all]
                roomtap solo NAME...
                roomtap unsolo
@@ -205,10 +207,13 @@ enum Help {
         a level in dB such as -6dB or +3dB (clamped to the same range). A change takes effect at
         the next 10 ms frame, ramped across it (no click); the reply says the room time.
 
-        Scope: by default a control shapes what is heard (the mix, playback, the agent) and the
-        speaker's own file keeps the raw speaker. --scope record (or all) applies it to the
-        speaker's file too: someone who asks to be off the record gets silence in their file, with
-        the timeline kept. room.json lists every change with its room time.
+        Scope: a track has what is heard (the live mix, playback, the agent) and what is recorded
+        (its own file and the recorded mix), each with its own mute and volume. mute and volume
+        change what is heard unless --scope record (the record only) or all (both) is given.
+        Someone who asks to be off the record (mute NAME --scope record) gets silence in their
+        file, with the timeline kept, and stays off it until an unmute covering the record:
+        unmute without --scope lifts every mute; volume never changes a mute. The reply shows
+        both. room.json lists every change with its room time.
 
         Solo: the mix and playback hear only the named tracks; unsolo restores.
 

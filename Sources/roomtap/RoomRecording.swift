@@ -128,8 +128,12 @@ final class RoomRecording: Sendable {
         for input in plan.inputs {
             let source: OggOpusFileSource
             do {
-                source = try OggOpusFileSource(
-                    path: input.spec.path, channels: options.channels, offset: input.spec.offsetSamples)
+                if let stream = input.stream {
+                    source = stream
+                } else {
+                    source = try OggOpusFileSource(
+                        path: input.spec.path, channels: options.channels, offset: input.spec.offsetSamples)
+                }
             } catch {
                 abandon(room)
                 throw RuntimeError(description: error.description)
@@ -193,7 +197,9 @@ final class RoomRecording: Sendable {
             interrupted.store(true, ordering: .relaxed)
             if drain > 0 { room.stop(atSample: room.position + drain) } else { room.stop() }
         }
-        let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
+        let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
+        let expected =
+            options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
         microphone?.start()

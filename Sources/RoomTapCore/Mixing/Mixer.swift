@@ -103,7 +103,7 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
         for input in clockInputs {
             let state = input.render
             let buffer = live ? state.live : state.buffer
-            let gain = live ? state.liveHeardGain : state.heardGain
+            let gain = live ? state.liveHeardGain : state.recordMixGain
             guard buffer.roomSample == roomSample, !buffer.status.isZero, !gain.isSilent else { continue }
             any = true
             if buffer.status == .concealed { concealed = true }

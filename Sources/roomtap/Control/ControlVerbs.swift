@@ -15,7 +15,7 @@ enum ControlVerbs {
         }
         let explicit = try args.value("--control")
         let json = try args.flag("--json")
-        let scope = verb == "mute" || verb == "volume" ? try args.value("--scope") : nil
+        let scope = ["mute", "unmute", "volume"].contains(verb) ? try args.value("--scope") : nil
         let positionals = try args.positionals()
         let (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(explicit)
@@ -114,11 +114,14 @@ enum ControlVerbs {
                 "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
         case "unsolo": return "solo off from \(time)"
         default:
+            // "carol: heard unmuted, volume 0.50; record muted, volume 1.00; from 3.20 s"
             let name = result["track"]?.stringValue ?? "?"
-            let muted = result["muted"]?.boolValue == true ? "muted" : "unmuted"
-            let volume = String(format: "%.2f", result["volume"]?.doubleValue ?? 1)
-            let scope = result["scope"]?.stringValue ?? "heard"
-            return "\(name): \(muted), volume \(volume), scope \(scope), from \(time)"
+            func side(_ muted: String, _ volume: String) -> String {
+                let state = result[muted]?.boolValue == true ? "muted" : "unmuted"
+                return "\(state), volume \(String(format: "%.2f", result[volume]?.doubleValue ?? 1))"
+            }
+            return
+                "\(name): heard \(side("muted", "volume")); record \(side("record_muted", "record_volume")); from \(time)"
         }
     }
 
@@ -142,8 +145,10 @@ enum TracksTable {
     static func render(_ tracks: [JSONValue]) -> String {
         var rows = [["NAME", "SOURCE", "STATE", "MUTED", "VOLUME", "LEVEL", "TALKING", "LOSS"]]
         for t in tracks {
-            let muted =
-                t["muted"]?.boolValue == true ? (t["scope"]?.stringValue == "record" ? "yes (rec)" : "yes") : "no"
+            // Heard mute and record mute: "yes", "yes+rec" (and off the record), "rec" (off the record only).
+            let heard = t["muted"]?.boolValue == true
+            let record = t["record_muted"]?.boolValue == true
+            let muted = heard ? (record ? "yes+rec" : "yes") : (record ? "rec" : "no")
             let solo = t["solo"]?.boolValue == true ? " solo" : ""
             rows.append([
                 (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",

@@ -21,12 +21,20 @@ struct TimelineRoom: Decodable {
         var tracks: [String]?
         var volume: Double?
         var muted: Bool?
+        var recordMuted: Bool?
+        var recordVolume: Double?
+        /// What the change applied to: "heard", "record" or "all". (Recordings made before the
+        /// record had controls of its own give the track's scope after the change.)
         var scope: String?
 
         private enum Key: String, CodingKey {
             case roomTime, recordTime
-            case change, track, tracks, volume, muted, scope
+            case change, track, tracks, volume, muted, recordMuted, recordVolume, scope
         }
+
+        /// True when, after this change, the track's file holds silence (off the record). Older
+        /// room.json files have no `recordMuted`: then a mute with the scope `record` was both.
+        var leavesRecordMuted: Bool { recordMuted ?? (muted == true && scope == "record") }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
@@ -36,6 +44,8 @@ struct TimelineRoom: Decodable {
             tracks = try? c.decode([String].self, forKey: .tracks)
             volume = try? c.decode(Double.self, forKey: .volume)
             muted = try? c.decode(Bool.self, forKey: .muted)
+            recordMuted = try? c.decode(Bool.self, forKey: .recordMuted)
+            recordVolume = try? c.decode(Double.self, forKey: .recordVolume)
             scope = try? c.decode(String.self, forKey: .scope)
         }
     }
