@@ -78,7 +78,8 @@ struct ControlTests {
         let unsolo = time(try control(["unsolo"], env))
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
         let alice = tracks.first { $0["name"] as? String == "alice" }
-        #expect(alice?["muted"] as? Bool == true && alice?["scope"] as? String == "record")
+        #expect(alice?["record_muted"] as? Bool == true, "off the record")
+        #expect(alice?["muted"] as? Bool == false, "a record mute leaves what is heard alone")
         #expect(alice?["volume"] as? Double == 0.5)
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")

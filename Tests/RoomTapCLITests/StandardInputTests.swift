@@ -34,7 +34,8 @@ struct StandardInputTests {
     }
 
     private func report(_ directory: URL) throws -> [String: Any] {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("room.json")))
+        let json = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.appendingPathComponent("room.json")))
         return json as? [String: Any] ?? [:]
     }
 
@@ -76,7 +77,8 @@ struct StandardInputTests {
             let fromDisk = try temporaryDirectory()
             let diskSpec = streamSpec.replacingOccurrences(of: "=-", with: "=\(sample("alice"))")
             try roomtap(["record"] + others + ["--file", diskSpec, "--out", fromDisk.path, "--quiet"], expect: 0)
-            for name in ["alice", others[1].prefix { $0 != "=" }].map(String.init) {
+            let other = String(others[1].split(separator: "=")[0])
+            for name in ["alice", other] {
                 let a = try samples(piped, name)
                 #expect(a.count == expectedSamples, "\(name): \(a.count)")
                 let same = a == (try samples(fromDisk, name))

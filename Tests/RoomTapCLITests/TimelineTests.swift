@@ -287,7 +287,9 @@ struct TimelineTests {
         let drawnAfter = try Self.read(after.appendingPathComponent("timeline.svg").path)
         #expect(drawnAfter.muted["a"] == [.init(start: 2.21, end: 2.8)], "\(drawnAfter.muted)")
         #expect(drawnAfter.heardMuted.isEmpty, "never muted for what is heard")
-        #expect(svg.contains("a off the record (silence in the file) 0:02.21 – 0:02.80; a muted (record) at 0:02.20; "
-            + "a unmuted (all) at 0:02.80"))
+        #expect(
+            svg.contains(
+                "a off the record (silence in the file) 0:02.21 – 0:02.80; a muted (record) at 0:02.20; "
+                    + "a unmuted (all) at 0:02.80"))
     }
 }

@@ -172,7 +172,8 @@ enum WatchCommand {
             let muted = track["muted"]?.boolValue == true
             let flags = [
                 meter.talking ? "talking" : "", muted ? "MUTED" : "",
-                track["record_muted"]?.boolValue == true ? "OFF-RECORD" : "", track["solo"]?.boolValue == true ? "SOLO" : "",
+                track["record_muted"]?.boolValue == true ? "OFF-RECORD" : "",
+                track["solo"]?.boolValue == true ? "SOLO" : "",
                 track["state"]?.stringValue == "left" ? "left" : "",
             ].filter { !$0.isEmpty }.joined(separator: " ")
             lines.append(
