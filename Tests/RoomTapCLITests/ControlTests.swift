@@ -393,11 +393,20 @@ extension ControlTests {
                 "--quiet",
             ], environment: env)
         _ = try waitForRecorder(env)
+        // While she speaks (0.3-3.7 s): the mute from 0.5 s of room time, the unmute from 1.5 s.
+        func reach(_ roomTime: Double) throws {
+            let reached = waitUntil(timeout: .seconds(30)) {
+                ((try? control(["status"], env))?["room_time"] as? Double ?? 0) >= roomTime
+            }
+            try #require(reached, "the room reached \(roomTime) s")
+        }
+        try reach(0.5)
         let mute = try control(["mute", "carol", "--scope", "record"], env)
         let plain = try control(["volume", "carol", "0.5"], env)
         let heard = try control(["volume", "carol", "0.5", "--scope", "heard"], env)
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
         let text = try CLIRunner.run(["volume", "carol", "0.5"], environment: env, timeout: 20)
+        try reach(1.5)
         let unmute = try control(["unmute", "carol"], env)
         #expect(recorder.wait(timeout: 30).status == 0)
 
