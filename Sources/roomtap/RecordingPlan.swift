@@ -68,13 +68,14 @@ struct RecordingPlan {
                 inputs.append(try standardInput(spec, options, naming: &naming))
                 continue
             }
-            // A pipe, FIFO or device would block or read as empty: the input is read twice (inspected,
-            // then recorded) and must be a regular file. Directories get their own message below.
+            // A pipe, FIFO or device would block or read as empty: a file is read twice (inspected,
+            // then recorded) and must be a regular file; a stream goes through standard input
+            // (`NAME=-`, read once). Directories get their own message below.
             var status = stat()
             if stat(spec.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
                 throw RuntimeError(
                     description: "--file \(spec.name)=\(spec.path) is not a regular file; roomtap needs a seekable "
-                        + "Ogg Opus file (save the stream to a file first)")
+                        + "Ogg Opus file (save the stream to a file first, or pipe it in: --file \(spec.name)=-)")
             }
             let info = try OggOpusFileInfo.inspect(path: spec.path)
             if info.isTruncated && !options.allowTruncated {

@@ -233,10 +233,10 @@ final class RoomRecording: Sendable {
         if let firstError = state.errors.first { throw RuntimeError(description: firstError) }
         var warnings: [String] = []
         if interrupted.load(ordering: .relaxed) && !options.isLive {
+            let of = streamed ? "" : String(format: " of %.2f s", Double(plan.expectedSamples) / 48_000)
             warnings.append(
-                String(
-                    format: "stopped early at %.2f s of %.2f s; every file is complete up to there",
-                    Double(room.position) / 48_000, Double(plan.expectedSamples) / 48_000))
+                String(format: "stopped early at %.2f s", Double(room.position) / 48_000)
+                    + "\(of); every file is complete up to there")
         }
         if let realTimeClock, realTimeClock.lateTicks > 0 {
             warnings.append(
