@@ -69,8 +69,8 @@ struct StandardInputTests {
         for (others, streamSpec, expectedSamples) in [
             (["--file", "bob=\(sample("bob"))@2.5"], "alice=-", 504_000),  // bob ends at 10.5 s
             (["--file", "carol=\(sample("carol"))"], "alice=-@1.5", 504_000),  // alice ends at 10.5 s
-            // Ends inside a frame: 499 + 432 000 samples, rounded up to 901 frames.
-            (["--file", "carol=\(sample("carol"))"], "alice=-@0.0104", 432_480),
+            // Ends inside a frame: 499 + 432 000 samples, rounded up to 902 frames.
+            (["--file", "carol=\(sample("carol"))"], "alice=-@0.0104", 432_960),
         ] {
             let piped = try temporaryDirectory()
             let outcome = try record(
