@@ -406,6 +406,7 @@ extension ControlTests {
         let heard = try control(["volume", "carol", "0.5", "--scope", "heard"], env)
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
         let text = try CLIRunner.run(["volume", "carol", "0.5"], environment: env, timeout: 20)
+        let table = try CLIRunner.run(["tracks"], environment: env, timeout: 20).stdout
         try reach(1.5)
         let unmute = try control(["unmute", "carol"], env)
         #expect(recorder.wait(timeout: 30).status == 0)
@@ -421,6 +422,11 @@ extension ControlTests {
         #expect(
             text.stdout.hasPrefix("carol: heard unmuted, volume 0.50; record muted, volume 1.00; from "),
             "the reply shows both: \(text.stdout)")
+        // Cells are at least two spaces apart (the source has a space of its own).
+        let row = table.split(separator: "\n").first { $0.hasPrefix("carol ") }.map {
+            $0.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        #expect(row?.count ?? 0 > 4 && row?[3] == "rec" && row?[4] == "0.50", "MUTED rec, VOLUME heard: \(table)")
         #expect(unmute["record_muted"] as? Bool == false && unmute["muted"] as? Bool == false)
         #expect(unmute["scope"] as? String == "all", "a plain unmute lifts every mute")
 

@@ -152,12 +152,23 @@ enum TracksTable {
             let solo = t["solo"]?.boolValue == true ? " solo" : ""
             rows.append([
                 (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
-                t["state"]?.stringValue ?? "", muted, String(format: "%.2f", t["volume"]?.doubleValue ?? 1),
+                t["state"]?.stringValue ?? "", muted, volumeText(t),
                 t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
                 t["talking"]?.boolValue == true ? "yes" : "no",
                 t["loss_percent"]?.doubleValue.map { String(format: "%.1f %%", $0) } ?? "-",
             ])
         }
+        return layout(rows)
+    }
+
+    /// The heard volume, and the record volume when it is not unity: "0.50", "1.00 rec 0.25".
+    private static func volumeText(_ t: JSONValue) -> String {
+        let heard = String(format: "%.2f", t["volume"]?.doubleValue ?? 1)
+        let record = t["record_volume"]?.doubleValue ?? 1
+        return record == 1 ? heard : heard + String(format: " rec %.2f", record)
+    }
+
+    private static func layout(_ rows: [[String]]) -> String {
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { c, cell in
