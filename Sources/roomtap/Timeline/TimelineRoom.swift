@@ -32,9 +32,17 @@ struct TimelineRoom: Decodable {
             case change, track, tracks, volume, muted, recordMuted, recordVolume, scope
         }
 
-        /// True when, after this change, the track's file holds silence (off the record). Older
-        /// room.json files have no `recordMuted`: then a mute with the scope `record` was both.
-        var leavesRecordMuted: Bool { recordMuted ?? (muted == true && scope == "record") }
+        /// Whether, after this change, the track is muted for what is heard; nil when the entry
+        /// does not say (a volume change without `muted`).
+        var leavesHeardMuted: Bool? { muted ?? (change == "mute" ? true : change == "unmute" ? false : nil) }
+
+        /// Whether, after this change, the track's file holds silence (off the record); nil when
+        /// the entry does not say. Older room.json files have no `recordMuted`: there a mute under
+        /// the track's scope `record` was both heard and recorded.
+        var leavesRecordMuted: Bool? {
+            if let recordMuted { return recordMuted }
+            return leavesHeardMuted.map { $0 && scope == "record" }
+        }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)

@@ -107,7 +107,7 @@ struct TimelineSVG {
                 + "fill-opacity=\"0.12\"><title>\(escape(lane.name)) off the record (silence in the file) "
                 + "\(Self.clock(start)) – \(Self.clock(end)); \(escape(label))</title></rect>\n"
         }
-        for (start, end) in stretches(of: lane.name, muted: { $0.muted == true }) {
+        for (start, end) in stretches(of: lane.name, muted: \.leavesHeardMuted) {
             let x0 = x(start)
             out +=
                 "<rect class=\"heard-muted\" data-start=\"\(s(start))\" data-end=\"\(s(end))\" x=\"\(n(x0))\" "
@@ -123,13 +123,14 @@ struct TimelineSVG {
     }
 
     /// Where the control log says `track` was in a state (`muted` of a change says whether the
-    /// state holds after it): from the change that entered it to the one that left it, or the end
-    /// of the room.
-    private func stretches(of track: String, muted: (TimelineRoom.Control) -> Bool) -> [(Double, Double)] {
+    /// state holds after it, nil: unchanged): from the change that entered it to the one that left
+    /// it, or the end of the room.
+    private func stretches(of track: String, muted: (TimelineRoom.Control) -> Bool?) -> [(Double, Double)] {
         var open: Double?
         var out: [(Double, Double)] = []
         for c in controls where c.track == track && ["mute", "unmute", "volume"].contains(c.change) {
-            if muted(c) {
+            guard let holds = muted(c) else { continue }
+            if holds {
                 if open == nil { open = c.roomTime }
             } else if let start = open {
                 out.append((start, c.roomTime))
@@ -162,7 +163,7 @@ struct TimelineSVG {
         if let begin = ofTrack.first(where: { $0.roomTime == from }) {
             words.append("\(Self.describe(begin)) at \(Self.clock(from))")
         }
-        if to < duration, let end = ofTrack.first(where: { $0.roomTime == to && !$0.leavesRecordMuted }) {
+        if to < duration, let end = ofTrack.first(where: { $0.roomTime == to && $0.leavesRecordMuted == false }) {
             words.append("\(Self.describe(end)) at \(Self.clock(to))")
         }
         return words.joined(separator: "; ")
