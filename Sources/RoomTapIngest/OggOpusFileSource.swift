@@ -40,8 +40,10 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
     private let isStream: Bool
     /// A stream's playable length, once it ended (room clock's thread).
     private var streamEnd: Int64?
-    // A stream's length and truncation, published when it ended (-1: not yet).
+    // A stream's length and truncation, published when it ended (-1: not yet), and its samples
+    // rendered so far.
     private let publishedStreamEnd = Atomic<Int64>(-1)
+    private let streamedSamples = Atomic<Int64>(0)
     private let publishedTruncated = Atomic<Bool>(false)
     // Published for any thread.
     private let renderedEnd = Atomic<Int64>(0)
@@ -103,9 +105,11 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
     }
 
     /// Playable samples at 48 kHz per channel: the file's (`info.durationSamples`), or for a
-    /// stream, those it had when it ended (0 until then). Any thread.
+    /// stream, those it had when it ended (until then, those rendered so far). Any thread.
     public var durationSamples: Int64 {
-        isStream ? max(0, publishedStreamEnd.load(ordering: .acquiring)) : info.durationSamples
+        guard isStream else { return info.durationSamples }
+        let end = publishedStreamEnd.load(ordering: .acquiring)
+        return end >= 0 ? end : streamedSamples.load(ordering: .relaxed)
     }
 
     /// The file ends mid-page or without an end-of-stream page (a stream: known once it ended).
@@ -153,8 +157,9 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         let tail = head + got
         (out + tail * channels).update(repeating: 0, count: (frames - tail) * channels)
         nextFileSample = hi
-        if isStream && streamEnd == nil && (got < wanted || !decoder.hasMoreSamples()) {
-            endStream(at: lo + Int64(got))
+        if isStream && streamEnd == nil {
+            streamedSamples.store(lo + Int64(got), ordering: .relaxed)
+            if got < wanted || !decoder.hasMoreSamples() { endStream(at: lo + Int64(got)) }
         }
         renderedEnd.store(roomSample + Int64(frames), ordering: .releasing)
         concealedCounter.store(decoder.concealedSamples, ordering: .relaxed)
