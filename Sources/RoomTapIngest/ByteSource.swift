@@ -17,6 +17,7 @@ package protocol ByteSource: AnyObject {
 /// buffers). Closes the file on deinit.
 package final class FileByteSource: ByteSource {
     private let fd: CInt
+    private let ownsDescriptor: Bool
     /// The `errno` of the last failed read, or 0.
     package private(set) var lastError: CInt = 0
 
@@ -41,9 +42,16 @@ package final class FileByteSource: ByteSource {
                 .unreadable, path: path, message: "cannot be read (\(Self.describe(e))); check its permissions")
         }
         self.fd = fd
+        ownsDescriptor = true
     }
 
-    deinit { close(fd) }
+    /// Reads an open descriptor (standard input, a pipe), which stays open after this source.
+    package init(descriptor: CInt) {
+        fd = descriptor
+        ownsDescriptor = false
+    }
+
+    deinit { if ownsDescriptor { close(fd) } }
 
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }

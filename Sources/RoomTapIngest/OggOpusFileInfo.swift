@@ -29,6 +29,10 @@ public struct OggOpusFileInfo: Sendable {
     public let audioPages: Int
     /// Audio packets of the Opus stream that were read.
     public let audioPackets: Int
+    /// True for a stream read as it arrives (standard input): only its headers were read, and
+    /// `durationSamples`, `corruptPages`, `isTruncated` and the counts are 0 or false; the source
+    /// knows them once the stream ended (``OggOpusFileSource/durationSamples``).
+    public var isStream = false
 
     /// The playable length in seconds.
     public var durationSeconds: Double { Double(durationSamples) / 48_000 }
@@ -53,6 +57,17 @@ public struct OggOpusFileInfo: Sendable {
     /// ``inspect(path:)`` on bytes in memory (tests, the fuzzer); `name` is used in errors.
     package static func inspect(bytes: UnsafeRawBufferPointer, name: String) throws(IngestError) -> OggOpusFileInfo {
         try inspect(source: MemoryByteSource(bytes), path: name)
+    }
+
+    /// Reads only the headers (OpusHead, OpusTags) of a stream that can be read once: what is
+    /// known of it before its audio arrives (``isStream``).
+    static func inspectHeaders(source: any ByteSource, path: String) throws(IngestError) -> OggOpusFileInfo {
+        let demuxer = try OggOpusDemuxer(source: source, path: path)
+        var info = OggOpusFileInfo(
+            path: path, head: demuxer.head, tags: demuxer.tags, durationSamples: 0, corruptPages: 0,
+            isTruncated: false, audioPages: 0, audioPackets: 0)
+        info.isStream = true
+        return info
     }
 
     static func inspect(source: any ByteSource, path: String) throws(IngestError) -> OggOpusFileInfo {

@@ -15,7 +15,10 @@ import Synchronization
 /// `ceil((offset + info.durationSamples) / 480)` frames.
 ///
 /// The file is read twice: in full by the preflight at init (headers, length, damage), then
-/// streamed while rendering.
+/// streamed while rendering. A stream that can be read only once (standard input, see
+/// ``init(streamFrom:name:channels:offset:)``) is inspected for its headers only and decoded as it
+/// arrives: its length is known when it ends, and the source is finished in the tick that rendered
+/// its last sample, as for a file.
 ///
 /// Thread: create anywhere; after it is handed to a room, `render` and `isFinished` run on the room
 /// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 64 KiB
@@ -34,6 +37,14 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
     // Room clock's thread only.
     private let decoder: OggOpusStreamDecoder
     private var nextFileSample: Int64 = 0
+    private let isStream: Bool
+    /// A stream's playable length, once it ended (room clock's thread).
+    private var streamEnd: Int64?
+    // A stream's length and truncation, published when it ended (-1: not yet), and its samples
+    // rendered so far.
+    private let publishedStreamEnd = Atomic<Int64>(-1)
+    private let streamedSamples = Atomic<Int64>(0)
+    private let publishedTruncated = Atomic<Bool>(false)
     // Published for any thread.
     private let renderedEnd = Atomic<Int64>(0)
     private let concealedCounter = Atomic<Int>(0)
@@ -66,18 +77,54 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         self.init(info: info, decoder: decoder, offset: offset)
     }
 
+    /// An Ogg Opus stream read once, as it arrives, from `descriptor` (standard input: 0), which
+    /// stays open. Only the headers are read here (they must arrive; this blocks until they do);
+    /// the audio is read while rendering, blocking in `read(2)` until it arrives — fine on a
+    /// virtual clock; on a real-time clock the stream must keep up with real time. `name` is used
+    /// in errors and as ``OggOpusFileInfo/path``.
+    ///
+    /// - Throws: ``IngestError`` for headers that are not Ogg Opus (as ``OggOpusFileInfo/inspect(path:)``).
+    public convenience init(streamFrom descriptor: CInt, name: String, channels: Int = 1, offset: Int64 = 0)
+        throws(IngestError)
+    {
+        precondition(channels == 1 || channels == 2, "a file source renders 1 or 2 channels")
+        precondition(offset >= 0, "offset must be >= 0")
+        let bytes = ReplayingByteSource(FileByteSource(descriptor: descriptor))
+        let info = try OggOpusFileInfo.inspectHeaders(source: bytes, path: name)
+        bytes.rewind()
+        let decoder = try OggOpusStreamDecoder(source: bytes, path: name, channels: channels)
+        self.init(info: info, decoder: decoder, offset: offset)
+    }
+
     private init(info: OggOpusFileInfo, decoder: OggOpusStreamDecoder, offset: Int64) {
         self.info = info
         self.decoder = decoder
         self.channels = decoder.channels
         self.offset = offset
+        isStream = info.isStream
     }
 
-    /// Room sample just after the file's last playable sample (`offset + info.durationSamples`).
-    public var endRoomSample: Int64 { offset + info.durationSamples }
+    /// Playable samples at 48 kHz per channel: the file's (`info.durationSamples`), or for a
+    /// stream, those it had when it ended (until then, those rendered so far). Any thread.
+    public var durationSamples: Int64 {
+        guard isStream else { return info.durationSamples }
+        let end = publishedStreamEnd.load(ordering: .acquiring)
+        return end >= 0 ? end : streamedSamples.load(ordering: .relaxed)
+    }
 
-    /// True once every playable sample has been rendered (and the offset reached).
-    public var isFinished: Bool { renderedEnd.load(ordering: .acquiring) >= endRoomSample }
+    /// The file ends mid-page or without an end-of-stream page (a stream: known once it ended).
+    /// Any thread.
+    public var isTruncated: Bool { isStream ? publishedTruncated.load(ordering: .acquiring) : info.isTruncated }
+
+    /// Room sample just after the file's last playable sample (`offset + durationSamples`).
+    public var endRoomSample: Int64 { offset + durationSamples }
+
+    /// True once every playable sample has been rendered (and the offset reached); for a stream,
+    /// once it ended too.
+    public var isFinished: Bool {
+        if isStream && publishedStreamEnd.load(ordering: .acquiring) < 0 { return false }
+        return renderedEnd.load(ordering: .acquiring) >= endRoomSample
+    }
 
     /// Samples (per channel) that stand in for lost or undecodable audio (Opus PLC; zeros past
     /// 200 ms of one hole).
@@ -93,13 +140,16 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         assert(samples.count >= frames * channels, "a frame holds 480 samples per channel")
         let fileStart = roomSample - offset
         let lo = max(fileStart, nextFileSample)
-        let hi = min(fileStart + Int64(frames), info.durationSamples)
-        renderedEnd.store(roomSample + Int64(frames), ordering: .releasing)
+        let hi = min(fileStart + Int64(frames), isStream ? streamEnd ?? .max : info.durationSamples)
         guard hi > lo else {
+            renderedEnd.store(roomSample + Int64(frames), ordering: .releasing)
             out.update(repeating: 0, count: frames * channels)
             return .silence
         }
-        if lo > nextFileSample { _ = decoder.read(into: nil, frames: Int(lo - nextFileSample)) }
+        if lo > nextFileSample {
+            let skipped = decoder.read(into: nil, frames: Int(lo - nextFileSample)).frames
+            if isStream && skipped < Int(lo - nextFileSample) { endStream(at: nextFileSample + Int64(skipped)) }
+        }
         let head = Int(lo - fileStart)
         let wanted = Int(hi - lo)
         out.update(repeating: 0, count: head * channels)
@@ -107,10 +157,24 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         let tail = head + got
         (out + tail * channels).update(repeating: 0, count: (frames - tail) * channels)
         nextFileSample = hi
+        if isStream && streamEnd == nil {
+            streamedSamples.store(lo + Int64(got), ordering: .relaxed)
+            if got < wanted || !decoder.hasMoreSamples() { endStream(at: lo + Int64(got)) }
+        }
+        renderedEnd.store(roomSample + Int64(frames), ordering: .releasing)
         concealedCounter.store(decoder.concealedSamples, ordering: .relaxed)
         decodeErrorCounter.store(decoder.decodeErrors, ordering: .relaxed)
         holeCounter.store(decoder.holes, ordering: .relaxed)
         if got == 0 { return .silence }
         return concealed ? .concealed : .normal
+    }
+
+    /// A stream ended: `length` playable samples. Room clock's thread.
+    private func endStream(at length: Int64) {
+        guard streamEnd == nil else { return }
+        streamEnd = length
+        nextFileSample = min(nextFileSample, length)
+        publishedTruncated.store(!decoder.demuxer.sawEndOfStream, ordering: .relaxed)
+        publishedStreamEnd.store(length, ordering: .releasing)
     }
 }

@@ -100,6 +100,11 @@ package final class OggOpusStreamDecoder {
         return (done, concealed)
     }
 
+    /// True if another playable sample follows. Decodes ahead (reading, and so maybe blocking,
+    /// until the next packet arrives or the data ends) when nothing is decoded yet; `read` then
+    /// hands that out first.
+    package func hasMoreSamples() -> Bool { windowStart < windowEnd || produce() }
+
     /// Fills the window with the next non-empty chunk. False at the end of the stream.
     private func produce() -> Bool {
         while !finished {

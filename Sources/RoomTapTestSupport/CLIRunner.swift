@@ -83,10 +83,11 @@ public enum CLIRunner {
         }
     }
 
-    /// Starts `roomtap arguments...` (or `executable`) in `directory` and returns at once.
+    /// Starts `roomtap arguments...` (or `executable`) in `directory` and returns at once. Its
+    /// standard input is `standardInput` (a pipe the test writes), else /dev/null.
     public static func start(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-        executable: URL = CLIRunner.executable
+        executable: URL = CLIRunner.executable, standardInput: Pipe? = nil
     ) throws -> Running {
         let process = Process()
         process.executableURL = executable
@@ -102,7 +103,7 @@ public enum CLIRunner {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         try process.run()
         let collected = Collected()
         let group = DispatchGroup()

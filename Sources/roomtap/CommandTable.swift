@@ -22,11 +22,17 @@ enum CommandTable {
         control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(
-            "mute", summary: "Mute a track (unmute to undo); --scope record keeps it off the record too",
-            scoped: true),
-        control("unmute", summary: "Undo a mute"),
+            "mute", summary: "Mute a track (unmute to undo); --scope record takes it off the record",
+            scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
+                + "own file and the recorded mix; all: both."),
         control(
-            "volume", summary: "Set a track's volume: 0...10 (1 is unity) or dB (-6dB)", scoped: true),
+            "unmute", summary: "Undo a mute",
+            scope: "all (default): every mute of the track; heard: only what is heard;\n"
+                + "record: only the record."),
+        control(
+            "volume", summary: "Set a track's volume: 0...10 (1 is unity) or dB (-6dB)",
+            scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
+                + "own file and the recorded mix; all: both. Never changes a mute."),
         control("solo", summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
         control("unsolo", summary: "End the solo: every track is heard again"),
         CommandSpec(
@@ -73,15 +79,10 @@ enum CommandTable {
     static let jsonOption = OptionSpec("--json", .flag, help: "Print the recorder's reply as JSON (tracks, status).")
 
     /// A verb that sends one request to a running recorder (docs/CONTROL-PROTOCOL.md).
-    private static func control(_ verb: String, summary: String, scoped: Bool = false) -> CommandSpec {
+    /// `scope`: the help of the verb's `--scope` option (nil: the verb takes none).
+    private static func control(_ verb: String, summary: String, scope: String? = nil) -> CommandSpec {
         var options = [dirOption, controlOption, jsonOption]
-        if scoped {
-            options.append(
-                OptionSpec(
-                    "--scope", .value, "SCOPE",
-                    help: "heard (default): the mix, playback, the agent; record or all: the\n"
-                        + "speaker's own file too."))
-        }
+        if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
         return CommandSpec(
             verb, group: .control, summary: summary, options: options,
             takesPositionals: !["tracks", "status", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
@@ -98,7 +99,9 @@ enum CommandTable {
         OptionSpec(
             "--file", .repeatable, "NAME=PATH[@SECONDS]",
             help: "A speaker: track name, Ogg Opus file, optional start offset in\n"
-                + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker."),
+                + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.\n"
+                + "PATH - reads an Ogg Opus stream from standard input as it\n"
+                + "arrives (one --file at most; e.g. ffmpeg ... -f ogg - | roomtap ...)."),
         OptionSpec(
             "--out", short: "o", .value, "DIR",
             help: "Output directory (created if missing). Writes DIR/<name>.wav per\n"

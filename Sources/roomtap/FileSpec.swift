@@ -1,9 +1,12 @@
-/// One `--file NAME=PATH[@SECONDS]` argument.
+/// One `--file NAME=PATH[@SECONDS]` argument (PATH `-`: standard input).
 struct FileSpec: Equatable {
     let name: String
     let path: String
     /// Where the file's first sample plays on the room timeline, in samples at 48 kHz.
     let offsetSamples: Int64
+
+    /// `NAME=-`: an Ogg Opus stream on standard input, read as it arrives.
+    var isStandardInput: Bool { path == "-" }
 
     /// Parses `NAME=PATH` or `NAME=PATH@SECONDS`. The offset is the text after the last '@' when
     /// it is a number (so paths containing '@' still work: `a=x@y.opus` has no offset).

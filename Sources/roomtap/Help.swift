@@ -139,7 +139,7 @@ enum Help {
         USAGE: roomtap tracks [--json]
                roomtap status [--json]
                roomtap mute NAME [--scope heard|record|all]
-               roomtap unmute NAME
+               roomtap unmute NAME [--scope heard|record|all]
                roomtap volume NAME LEVEL [--scope heard|record|all]
                roomtap solo NAME...
                roomtap unsolo
@@ -148,10 +148,13 @@ enum Help {
         a level in dB such as -6dB or +3dB (clamped to the same range). A change takes effect at
         the next 10 ms frame, ramped across it (no click); the reply says the room time.
 
-        Scope: by default a control shapes what is heard (the mix, playback, the agent) and the
-        speaker's own file keeps the raw speaker. --scope record (or all) applies it to the
-        speaker's file too: someone who asks to be off the record gets silence in their file, with
-        the timeline kept. room.json lists every change with its room time.
+        Scope: a track has what is heard (the live mix, playback, the agent) and what is recorded
+        (its own file and the recorded mix), each with its own mute and volume. mute and volume
+        change what is heard unless --scope record (the record only) or all (both) is given.
+        Someone who asks to be off the record (mute NAME --scope record) gets silence in their
+        file, with the timeline kept, and stays off it until an unmute covering the record:
+        unmute without --scope lifts every mute; volume never changes a mute. The reply shows
+        both. room.json lists every change with its room time.
 
         Solo: the mix and playback hear only the named tracks; unsolo restores.
 

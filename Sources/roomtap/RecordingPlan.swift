@@ -11,6 +11,9 @@ struct RecordingPlan {
         /// Sanitised, unique file base name.
         let fileName: String
         var wavPath: String
+        /// For `NAME=-`: the source, made here because standard input can be read only once (its
+        /// headers were read to inspect it; the audio is read while the room runs).
+        var stream: OggOpusFileSource? = nil
     }
 
     let options: RecordCommand.Options
@@ -28,7 +31,8 @@ struct RecordingPlan {
     let agentPath: String?
     let transcriptPath: String?
     let roomJSONPath: String
-    /// Room length expected from the inputs, in samples (the longest offset + duration).
+    /// Room length expected from the inputs, in samples (the longest offset + duration; a stream
+    /// on standard input counts as its offset: its length is known when it ends).
     let expectedSamples: Int64
     /// The directories of --out that do not exist yet, outermost first.
     let missingDirectories: [String]
@@ -52,14 +56,26 @@ struct RecordingPlan {
         if options.mix { naming.reserve("mix") }
         if options.agent != nil { naming.reserve("agent") }
         var inputs: [Input] = []
+        let piped = options.files.filter(\.isStandardInput)
+        if piped.count > 1 {
+            throw UsageError(
+                description: "--file \(piped.map { "\($0.name)=-" }.joined(separator: ", --file ")): only one --file "
+                    + "may read standard input (-); save the other streams to files",
+                command: "record")
+        }
         for spec in options.files {
-            // A pipe, FIFO or device would block or read as empty: the input is read twice (inspected,
-            // then recorded) and must be a regular file. Directories get their own message below.
+            if spec.isStandardInput {
+                inputs.append(try standardInput(spec, options, naming: &naming))
+                continue
+            }
+            // A pipe, FIFO or device would block or read as empty: a file is read twice (inspected,
+            // then recorded) and must be a regular file; a stream goes through standard input
+            // (`NAME=-`, read once). Directories get their own message below.
             var status = stat()
             if stat(spec.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
                 throw RuntimeError(
                     description: "--file \(spec.name)=\(spec.path) is not a regular file; roomtap needs a seekable "
-                        + "Ogg Opus file (save the stream to a file first)")
+                        + "Ogg Opus file (save the stream to a file first, or pipe it in: --file \(spec.name)=-)")
             }
             let info = try OggOpusFileInfo.inspect(path: spec.path)
             if info.isTruncated && !options.allowTruncated {
@@ -108,6 +124,26 @@ struct RecordingPlan {
             naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
             roomJSONPath: roomJSON, expectedSamples: expected, missingDirectories: missingDirectories,
             earlierFiles: earlier.filter { lstatOrNil($0) != nil })
+    }
+
+    /// The input of `--file NAME=-`: refused on a terminal; otherwise its headers are read (this
+    /// waits until they arrive) and its source made.
+    private static func standardInput(
+        _ spec: FileSpec, _ options: RecordCommand.Options, naming: inout OutputNaming
+    ) throws -> Input {
+        guard isatty(STDIN_FILENO) == 0 else {
+            throw UsageError(
+                description: "--file \(spec.name)=- reads Ogg Opus from standard input, which is a terminal; pipe "
+                    + "a stream in (e.g. ffmpeg -i IN -c:a libopus -f ogg - | roomtap record --file \(spec.name)=- ...)",
+                command: "record")
+        }
+        let source: OggOpusFileSource
+        do {
+            source = try OggOpusFileSource(
+                streamFrom: STDIN_FILENO, name: "standard input (--file \(spec.name)=-)", channels: options.channels,
+                offset: spec.offsetSamples)
+        } catch { throw RuntimeError(description: error.description) }
+        return Input(spec: spec, info: source.info, fileName: naming.claim(spec.name), wavPath: "", stream: source)
     }
 
     /// Creates the directories of --out that are missing (remembering which, for
@@ -216,7 +252,7 @@ struct RecordingPlan {
 
     /// Every input (--file paths, --room or --sdp, --agent-instructions) by (device, inode).
     private static func identities(of inputs: [Input], _ options: RecordCommand.Options) throws -> [InputFile] {
-        var named = inputs.map { ("--file \($0.spec.name)", $0.spec.path) }
+        var named = inputs.filter { !$0.spec.isStandardInput }.map { ("--file \($0.spec.name)", $0.spec.path) }
         if let path = options.roomFile { named.append(("--room", path)) }
         if let path = options.sdp { named.append(("--sdp", path)) }
         if let path = options.agent?.instructionsFile { named.append(("--agent-instructions", path)) }

@@ -128,8 +128,12 @@ final class RoomRecording: Sendable {
         for input in plan.inputs {
             let source: OggOpusFileSource
             do {
-                source = try OggOpusFileSource(
-                    path: input.spec.path, channels: options.channels, offset: input.spec.offsetSamples)
+                if let stream = input.stream {
+                    source = stream
+                } else {
+                    source = try OggOpusFileSource(
+                        path: input.spec.path, channels: options.channels, offset: input.spec.offsetSamples)
+                }
             } catch {
                 abandon(room)
                 throw RuntimeError(description: error.description)
@@ -198,7 +202,9 @@ final class RoomRecording: Sendable {
         }
         let signals = installStopSignals(stopRoom)
         handler?.setStopAction(stopRoom)
-        let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
+        let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
+        let expected =
+            options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet)
         room.start()
         microphone?.start()
@@ -234,10 +240,10 @@ final class RoomRecording: Sendable {
         if let firstError = state.errors.first { throw RuntimeError(description: firstError) }
         var warnings: [String] = []
         if interrupted.load(ordering: .relaxed) && !options.isLive {
+            let of = streamed ? "" : String(format: " of %.2f s", Double(plan.expectedSamples) / 48_000)
             warnings.append(
-                String(
-                    format: "stopped early at %.2f s of %.2f s; every file is complete up to there",
-                    Double(room.position) / 48_000, Double(plan.expectedSamples) / 48_000))
+                String(format: "stopped early at %.2f s", Double(room.position) / 48_000)
+                    + "\(of); every file is complete up to there")
         }
         if let realTimeClock, realTimeClock.lateTicks > 0 {
             warnings.append(

@@ -162,8 +162,10 @@ struct RoomReport: Codable {
                 source: input.map {
                     Source(
                         kind: "ogg-opus-file", path: $0.spec.path, offsetSamples: $0.spec.offsetSamples,
-                        offsetSeconds: Double($0.spec.offsetSamples) / 48_000, durationSamples: $0.info.durationSamples,
-                        truncated: $0.info.isTruncated, corruptPages: $0.info.corruptPages)
+                        offsetSeconds: Double($0.spec.offsetSamples) / 48_000,
+                        durationSamples: source?.durationSamples ?? $0.info.durationSamples,
+                        truncated: source?.isTruncated ?? $0.info.isTruncated,
+                        corruptPages: $0.info.isStream ? source?.holes ?? 0 : $0.info.corruptPages)
                 },
                 inputs: mixInputs,
                 rtp: outcome.live.map(rtpStatistics))

@@ -103,7 +103,7 @@ struct ClearMessagesTests {
         try expectError(
             ["record", "--file", "a=\(fifo)", "--out", out],
             line: "--file a=\(fifo) is not a regular file; roomtap needs a seekable Ogg Opus file "
-                + "(save the stream to a file first)",
+                + "(save the stream to a file first, or pipe it in: --file a=-)",
             timeout: 20)
         #expect(try listing(dir) == ["stream"])
     }
@@ -114,7 +114,7 @@ struct ClearMessagesTests {
         try expectError(
             ["record", "--file", "a=/dev/null", "--out", out],
             line: "--file a=/dev/null is not a regular file; roomtap needs a seekable Ogg Opus file "
-                + "(save the stream to a file first)")
+                + "(save the stream to a file first, or pipe it in: --file a=-)")
         #expect(try listing(dir).isEmpty)
     }
 }

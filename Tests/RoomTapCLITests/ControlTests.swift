@@ -78,7 +78,8 @@ struct ControlTests {
         let unsolo = time(try control(["unsolo"], env))
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
         let alice = tracks.first { $0["name"] as? String == "alice" }
-        #expect(alice?["muted"] as? Bool == true && alice?["scope"] as? String == "record")
+        #expect(alice?["record_muted"] as? Bool == true, "off the record")
+        #expect(alice?["muted"] as? Bool == false, "a record mute leaves what is heard alone")
         #expect(alice?["volume"] as? Double == 0.5)
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
@@ -375,5 +376,97 @@ struct HostileControlClientTests {
         let tracks = (report as? [String: Any])?["tracks"] as? [[String: Any]] ?? []
         #expect(tracks.allSatisfy { $0["droppedFrames"] as? Int == 0 }, "no frame lost to the flood")
         withExtendedLifetime(stuck) {}
+    }
+}
+
+extension ControlTests {
+    /// Issue 10, 8 and 9, the exact sequence: off the record, a plain volume change, a heard one,
+    /// then `unmute`. The speaker stays off the record (silence in the file) until the unmute, the
+    /// replies say so, and the timeline draws the stretch where the file has it, not to the end.
+    /// (The track is named carol as in the issue; its audio is alice's, which speaks until 8.6 s.)
+    @Test func offTheRecordSurvivesVolumeChangesUntilUnmuteAndTheTimelineDrawsWhatTheFileHolds() throws {
+        let out = try temporaryDirectory()
+        let env = environment()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "carol=\(sample("alice"))", "--realtime", "--duration", "9", "--out", out.path,
+                "--quiet",
+            ], environment: env)
+        _ = try waitForRecorder(env)
+        // While she speaks (0.3-3.7 s): the mute from 0.5 s of room time, the unmute from 1.5 s.
+        func reach(_ roomTime: Double) throws {
+            let reached = waitUntil(timeout: .seconds(30)) {
+                ((try? control(["status"], env))?["room_time"] as? Double ?? 0) >= roomTime
+            }
+            try #require(reached, "the room reached \(roomTime) s")
+        }
+        try reach(0.5)
+        let mute = try control(["mute", "carol", "--scope", "record"], env)
+        let plain = try control(["volume", "carol", "0.5"], env)
+        let heard = try control(["volume", "carol", "0.5", "--scope", "heard"], env)
+        let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
+        let text = try CLIRunner.run(["volume", "carol", "0.5"], environment: env, timeout: 20)
+        let table = try CLIRunner.run(["tracks"], environment: env, timeout: 20).stdout
+        try reach(1.5)
+        let unmute = try control(["unmute", "carol"], env)
+        #expect(recorder.wait(timeout: 30).status == 0)
+
+        for (reply, scope) in [(mute, "record"), (plain, "heard"), (heard, "heard")] {
+            #expect(reply["record_muted"] as? Bool == true, "still off the record: \(reply)")
+            #expect(reply["muted"] as? Bool == false, "heard all along: \(reply)")
+            #expect(reply["scope"] as? String == scope, "the scope of this change, not a sticky one: \(reply)")
+        }
+        #expect(plain["volume"] as? Double == 0.5 && plain["record_volume"] as? Double == 1)
+        let listed = tracks.first { $0["name"] as? String == "carol" }
+        #expect(listed?["record_muted"] as? Bool == true && listed?["muted"] as? Bool == false)
+        #expect(
+            text.stdout.hasPrefix("carol: heard unmuted, volume 0.50; record muted, volume 1.00; from "),
+            "the reply shows both: \(text.stdout)")
+        // Cells are at least two spaces apart (the source has a space of its own).
+        let row = table.split(separator: "\n").first { $0.hasPrefix("carol ") }.map {
+            $0.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        #expect(row?.count ?? 0 > 4 && row?[3] == "rec" && row?[4] == "0.50", "MUTED rec, VOLUME heard: \(table)")
+        #expect(unmute["record_muted"] as? Bool == false && unmute["muted"] as? Bool == false)
+        #expect(unmute["scope"] as? String == "all", "a plain unmute lifts every mute")
+
+        let time = { (reply: [String: Any]) in reply["room_time"] as? Double ?? -1 }
+        let frame = { (t: Double) in Int((t * 100).rounded()) }
+        let (off, on) = (frame(time(mute)), frame(time(unmute)))
+        try #require(off > 0 && on > off + 3 && on < 800, "changes while she speaks: \(off) \(on)")
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("carol.wav").path).1
+        let raw = try referenceDecode(of: sample("alice"))
+        let silent = wav[((off + 2) * 480)..<((on - 1) * 480)].allSatisfy { $0 == 0 }
+        #expect(silent, "off the record from the mute to the unmute, volume changes or not")
+        #expect(raw[((off + 2) * 480)..<((on - 1) * 480)].contains { abs($0) > 1_000 }, "she spoke meanwhile")
+        let back = Array(wav[((on + 2) * 480)..<raw.count]) == Array(raw[((on + 2) * 480)...])
+        #expect(back, "back on the record, raw, after the unmute")
+
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+        let controls = (report as? [String: Any])?["controls"] as? [[String: Any]] ?? []
+        #expect(controls.map { $0["recordMuted"] as? Bool } == [true, true, true, true, false])
+
+        try roomtap(["timeline", out.path], expect: 0)
+        let drawing = try TimelineTests.read(out.appendingPathComponent("timeline.svg").path)
+        let drawn = drawing.muted["carol"] ?? []
+        #expect(drawn.count == 1, "one stretch off the record: \(drawn)")
+        #expect(
+            drawn.allSatisfy { $0.start >= time(mute) && $0.end <= time(unmute) + 0.011 },
+            "drawn from \(time(mute)) to \(time(unmute)), not beyond: \(drawn)")
+        #expect(drawing.heardMuted.isEmpty, "never muted for what is heard")
+    }
+
+    /// A value out of range on the command line is a usage error (64), like every other bad
+    /// argument; the recorder's own `out_of_range` (a protocol client's request) stays exit 1.
+    @Test func aVolumeOutOfRangeOnTheCommandLineIsAUsageError() throws {
+        let env = environment()
+        for level in ["11", "10.5", "-0.5", "loud"] {
+            let outcome = try CLIRunner.run(["volume", "alice", level], environment: env, timeout: 20)
+            #expect(outcome.status == 64, "volume \(level): \(outcome.status)")
+            #expect(
+                outcome.stderrLines.count == 1
+                    && outcome.stderrLines[0].hasPrefix("roomtap: error: volume '\(level)' must be 0...10"),
+                "\(outcome.stderr)")
+        }
     }
 }

@@ -66,8 +66,8 @@ struct HelpAndUsageTests {
                                   recorder running).
                   --control PATH  The recorder's control socket (default as for roomtap record).
                   --json          Print the recorder's reply as JSON (tracks, status).
-                  --scope SCOPE   heard (default): the mix, playback, the agent; record or all: the
-                                  speaker's own file too.
+                  --scope SCOPE   heard (default): the mix, playback, the agent; record: the speaker's
+                                  own file and the recorded mix; all: both.
                   -h, --help      Show this help.
 
                 Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder

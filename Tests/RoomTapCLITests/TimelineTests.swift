@@ -20,7 +20,10 @@ struct TimelineTests {
         var namespace = ""
         var lanes: [String] = []
         var spans: [String: [Span]] = [:]
+        /// Off the record (`rect.muted`): silence in the file.
         var muted: [String: [Span]] = [:]
+        /// Muted for what is heard only (`rect.heard-muted`).
+        var heardMuted: [String: [Span]] = [:]
         var controls: [(change: String, time: Double, track: String?, title: String)] = []
         var talkTitles: [String] = []
     }
@@ -44,14 +47,15 @@ struct TimelineTests {
                 lane = track
                 drawing.lanes.append(track)
             }
-            if name == "rect", cls == "talk" || cls == "muted", let lane,
+            if name == "rect", let lane,
                 let start = attributes["data-start"].flatMap(Double.init),
                 let end = attributes["data-end"].flatMap(Double.init)
             {
-                if cls == "talk" {
-                    drawing.spans[lane, default: []].append(.init(start: start, end: end))
-                } else {
-                    drawing.muted[lane, default: []].append(.init(start: start, end: end))
+                switch cls {
+                case "talk": drawing.spans[lane, default: []].append(.init(start: start, end: end))
+                case "muted": drawing.muted[lane, default: []].append(.init(start: start, end: end))
+                case "heard-muted": drawing.heardMuted[lane, default: []].append(.init(start: start, end: end))
+                default: break
                 }
             }
             if name == "g" && cls == "control" {
@@ -183,11 +187,14 @@ struct TimelineTests {
     }
 
     /// A recording directory written by hand: WAVs and a room.json with `controls`.
-    static func handMadeRoom(controls: String) throws -> URL {
+    static func handMadeRoom(controls: String, offTheRecord: [(Double, Double)] = []) throws -> URL {
         let dir = try temporaryDirectory()
-        try WAVFixtures.write(
-            bursts([(0.503, 1.2), (2.0, 2.05), (3.0, 3.5), (3.65, 4.0), (5.0, 5.3), (5.55, 5.9)], seconds: 6),
-            channels: 1, to: dir.appendingPathComponent("a.wav").path)
+        var a = bursts([(0.503, 1.2), (2.0, 2.05), (3.0, 3.5), (3.65, 4.0), (5.0, 5.3), (5.55, 5.9)], seconds: 6)
+        // Exact zeros, as the recorder writes a speaker off the record (the rest has a noise floor).
+        for (start, end) in offTheRecord {
+            for i in Int((start * 48_000).rounded())..<Int((end * 48_000).rounded()) { a[i] = 0 }
+        }
+        try WAVFixtures.write(a, channels: 1, to: dir.appendingPathComponent("a.wav").path)
         try WAVFixtures.write(
             bursts([(1.0, 1.12), (4.417, 5.999)], seconds: 6, channels: 2), channels: 2,
             to: dir.appendingPathComponent("b.wav").path)
@@ -244,6 +251,45 @@ struct TimelineTests {
                 "0:05.00 solo b<&>'\"", "0:05.50 unsolo",
             ])
         #expect(drawing.controls.prefix(3).allSatisfy { $0.track == "a" })
-        #expect(drawing.muted["a"] == [.init(start: 3.21, end: 4.5)])
+        #expect(drawing.heardMuted["a"] == [.init(start: 3.21, end: 4.5)])
+        #expect(drawing.muted.isEmpty, "a heard mute is not in the file: never drawn as off the record")
+    }
+
+    /// Issue 10, 8: the stretch off the record is what the file holds. The log of a recording made
+    /// before the record had controls of its own (the scope stuck to the track): off the record at
+    /// 1.3 s, back on it at 2.0 s by a heard volume change (the file has sound again there), then a
+    /// heard unmute at 4.1 s that never closed the record mute. Then the log of today: off the
+    /// record at 2.2 s through a heard volume change until an unmute at 2.8 s.
+    @Test func offTheRecordStretchesAreDrawnFromTheFilesFramesAndLabelledFromTheLog() throws {
+        let old = """
+            [{"roomTime": 1.3, "track": "a", "change": "mute", "muted": true, "volume": 1, "scope": "record"},
+             {"roomTime": 1.5, "track": "a", "change": "volume", "muted": true, "volume": 0.5, "scope": "record"},
+             {"roomTime": 2.0, "track": "a", "change": "volume", "muted": true, "volume": 0.5, "scope": "heard"},
+             {"roomTime": 4.1, "track": "a", "change": "unmute", "muted": false, "volume": 0.5, "scope": "heard"}]
+            """
+        let before = try Self.handMadeRoom(controls: old, offTheRecord: [(1.31, 2.0)])
+        try roomtap(["timeline", before.path], expect: 0)
+        let drawnBefore = try Self.read(before.appendingPathComponent("timeline.svg").path)
+        #expect(drawnBefore.muted["a"] == [.init(start: 1.31, end: 2.0)], "not to the room's end: \(drawnBefore.muted)")
+        #expect(drawnBefore.heardMuted["a"] == [.init(start: 1.3, end: 4.1)])
+
+        let now = """
+            [{"roomTime": 2.2, "track": "a", "change": "mute", "muted": false, "volume": 1, "recordMuted": true,
+              "recordVolume": 1, "scope": "record"},
+             {"roomTime": 2.4, "track": "a", "change": "volume", "muted": false, "volume": 0.5, "recordMuted": true,
+              "recordVolume": 1, "scope": "heard"},
+             {"roomTime": 2.8, "track": "a", "change": "unmute", "muted": false, "volume": 0.5, "recordMuted": false,
+              "recordVolume": 1, "scope": "all"}]
+            """
+        let after = try Self.handMadeRoom(controls: now, offTheRecord: [(2.21, 2.8)])
+        try roomtap(["timeline", after.path], expect: 0)
+        let svg = try String(contentsOfFile: after.appendingPathComponent("timeline.svg").path, encoding: .utf8)
+        let drawnAfter = try Self.read(after.appendingPathComponent("timeline.svg").path)
+        #expect(drawnAfter.muted["a"] == [.init(start: 2.21, end: 2.8)], "\(drawnAfter.muted)")
+        #expect(drawnAfter.heardMuted.isEmpty, "never muted for what is heard")
+        #expect(
+            svg.contains(
+                "a off the record (silence in the file) 0:02.21 – 0:02.80; a muted (record) at 0:02.20; "
+                    + "a unmuted (all) at 0:02.80"))
     }
 }

@@ -76,7 +76,7 @@ import Testing
     @Test func recordScopeSilencesTheSpeakersOwnFileWithTheTimelineKept() {
         let r = run(actions: [
             19: { _, t in t[0].controls.setEnabled(false, scope: .record) },
-            49: { _, t in t[0].controls.setEnabled(true) },
+            49: { _, t in t[0].controls.setEnabled(true, scope: .record) },
         ])
         #expect(r.recorded[0].frameCount == 100, "the file keeps room length")
         for i in 21..<50 {
@@ -85,7 +85,8 @@ import Testing
         }
         #expect(frame(r.recorded[0], 10).allSatisfy { $0 == 10_000 })
         #expect(frame(r.recorded[0], 60).allSatisfy { $0 == 10_000 })
-        #expect(frame(r.mix, 30).allSatisfy { $0 == 0 }, "record scope also mutes what is heard")
+        #expect(frame(r.mix, 30).allSatisfy { $0 == 0 }, "off the record: not in the recorded mix either")
+        #expect(frame(r.heard[0], 30).allSatisfy { $0 == 10_000 }, "record scope leaves what is heard alone")
         #expect(r.tracks[0].statistics.frames(.muted) == 29, "frames 21-49 counted as muted (room.json)")
     }
 
@@ -127,7 +128,45 @@ import Testing
         track.controls.setVolume(.nan)
         #expect(track.controls.volume == 0, "NaN is ignored")
         track.controls.setEnabled(false, scope: .record)
-        #expect(track.controls.state == TrackControlState(isEnabled: false, volume: 0, scope: .record, isSoloed: false))
+        #expect(track.controls.state == TrackControlState(isEnabled: true, volume: 0, isRecordEnabled: false))
+        track.controls.setVolume(7.25, scope: .all)
+        track.controls.setEnabled(false, scope: .all)
+        #expect(
+            track.controls.state
+                == TrackControlState(isEnabled: false, volume: 7.25, isRecordEnabled: false, recordVolume: 7.25))
+        track.controls.setVolume(0.5011872, scope: .record)
+        #expect(track.controls.state.recordVolume == 0.5011872, "both volumes are kept exactly")
+        #expect(track.controls.state.volume == 7.25)
+    }
+
+    /// Issue 10, 9: a speaker who asked to be off the record stays off it through volume changes
+    /// of any scope and a heard unmute; only an unmute covering the record brings them back.
+    @Test func offTheRecordStaysOffThroughVolumeChangesUntilAnUnmuteCoversTheRecord() {
+        let r = run(actions: [
+            9: { _, t in t[0].controls.setEnabled(false, scope: .record) },
+            19: { _, t in t[0].controls.setVolume(0.5) },
+            29: { _, t in t[0].controls.setVolume(0.5, scope: .heard) },
+            39: { _, t in t[0].controls.setVolume(0.25, scope: .record) },
+            49: { _, t in t[0].controls.setEnabled(true, scope: .heard) },
+            59: { _, t in t[0].controls.setEnabled(true, scope: .all) },
+        ])
+        for i in 11..<60 { #expect(frame(r.recorded[0], i).allSatisfy { $0 == 0 }, "frame \(i) off the record") }
+        #expect(frame(r.recorded[0], 70).allSatisfy { $0 == 2_500 }, "back on, at the record volume")
+        #expect(frame(r.heard[0], 15).allSatisfy { $0 == 10_000 }, "heard all along")
+        #expect(frame(r.heard[0], 35).allSatisfy { $0 == 5_000 }, "heard at the heard volume")
+        #expect(frame(r.mix, 35).allSatisfy { $0 == 0 }, "the recorded mix leaves her out while off the record")
+        #expect(frame(r.mix, 70).allSatisfy { $0 == 1_250 }, "recorded mix: heard times record gain")
+    }
+
+    @Test func aHeardMuteNeverReachesTheSpeakersFileAndARecordUnmuteKeepsItHeardMuted() {
+        let r = run(actions: [
+            9: { _, t in t[0].controls.setEnabled(false, scope: .all) },
+            29: { _, t in t[0].controls.setEnabled(true, scope: .record) },
+        ])
+        #expect(frame(r.recorded[0], 20).allSatisfy { $0 == 0 })
+        #expect(frame(r.recorded[0], 40).allSatisfy { $0 == 10_000 }, "back on the record")
+        #expect(frame(r.heard[0], 40).allSatisfy { $0 == 0 }, "still muted for what is heard")
+        #expect(r.tracks[0].controls.state == TrackControlState(isEnabled: false))
     }
 
     @Test func meterReadsTheLevelAndTalkingWithHangover() {

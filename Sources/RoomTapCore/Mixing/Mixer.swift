@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// Inputs of another channel count are converted (stereo to mono averages, mono to stereo
 /// duplicates). Each input is mixed as it is heard: after its mute, volume and the room's solo,
-/// with the gain ramped across the frame (see ``TrackControls``). Inputs whose frame is silence or
-/// muted are skipped. Mix-minus is a mix that
+/// with the gain ramped across the frame (see ``TrackControls``); the recorded mix (`render`) also
+/// applies the input's record mute and volume, so a speaker off the record is in no file. Inputs
+/// whose frame is silence or muted are skipped. Mix-minus is a mix that
 /// leaves a track out.
 ///
 /// A mixer makes two mixes when the room has a live playout (see ``RoomTiming``): `render` mixes
@@ -103,7 +104,7 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
         for input in clockInputs {
             let state = input.render
             let buffer = live ? state.live : state.buffer
-            let gain = live ? state.liveHeardGain : state.heardGain
+            let gain = live ? state.liveHeardGain : state.recordMixGain
             guard buffer.roomSample == roomSample, !buffer.status.isZero, !gain.isSilent else { continue }
             any = true
             if buffer.status == .concealed { concealed = true }

@@ -88,15 +88,15 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
                 state.sinkGeneration = generation
             }
         }
-        let controlState = TrackControls.decode(controls.packed)
+        let controlState = TrackControls.decode(controls.packed, soloed: controls.isSoloed)
         let heardNow = controlState.heardGain(soloActive: soloActive)
         state.liveHeardGain.advance(to: heardNow)
         if let gains = state.gainDelay {
             let delayed = gains.pass(heard: heardNow, recorded: controlState.recordedGain)
-            state.heardGain.advance(to: delayed.heard)
+            state.recordMixGain.advance(to: delayed.heard * delayed.recorded)
             state.recordedGain.advance(to: delayed.recorded)
         } else {
-            state.heardGain.advance(to: heardNow)
+            state.recordMixGain.advance(to: heardNow * controlState.recordedGain)
             state.recordedGain.advance(to: controlState.recordedGain)
         }
 
@@ -226,8 +226,9 @@ final class TrackRenderState {
     let live: FrameBuffer
     let heard: FrameBuffer
     let recorded: FrameBuffer
-    /// What is heard, on the record's time (mixes of the record use it).
-    var heardGain = GainRamp()
+    /// What is heard times what is recorded, on the record's time (mixes of the record use it: a
+    /// track off the record is not in the recorded mix either).
+    var recordMixGain = GainRamp()
     var recordedGain = GainRamp()
     /// What is heard now (`.heard` taps and live mixes).
     var liveHeardGain = GainRamp()

@@ -2,31 +2,46 @@ import Synchronization
 
 /// What a track control applies to.
 ///
-/// By default a control shapes what is *heard* (mixes, playback, the agent) while the speaker's
-/// own recording keeps the raw speaker. `.record` applies the controls to the speaker's recording
-/// too (someone who asks to be off the record gets silence in their file, timeline kept).
+/// A track has two independent sets of controls: what is *heard* (the live mix, playback, the
+/// agent) and what is *recorded* (the speaker's own file and the recorded mix). A heard control
+/// never changes a file but the recorded mix; a record control never changes what is heard.
+/// Someone who asks to be off the record is muted with `.record` (or `.all`) and stays off it until
+/// an unmute whose scope covers the record: no volume change and no heard unmute puts them back.
 public enum ControlScope: String, Sendable, Codable, CaseIterable {
-    /// Mixes, playback and the agent; the track's own recording stays raw.
+    /// Mixes, playback and the agent (and so the recorded mix); the track's own file stays raw.
     case heard
-    /// Everything: what is heard and the track's own recording.
+    /// The track's own file and the recorded mix; what is heard is untouched.
     case record
+    /// Both.
+    case all
+
+    /// True when the scope covers what is heard.
+    public var coversHeard: Bool { self != .record }
+    /// True when the scope covers the record.
+    public var coversRecord: Bool { self != .heard }
 }
 
 /// A snapshot of a track's controls.
 public struct TrackControlState: Sendable, Equatable {
-    /// Sora's `audioEnabled`: false mutes the track.
+    /// Sora's `audioEnabled` for what is heard: false mutes the track in mixes and playback.
     public var isEnabled: Bool
-    /// Sora's `remoteAudioVolume`: linear gain, 0...10, 1 is unity.
+    /// Sora's `remoteAudioVolume` for what is heard: linear gain, 0...10, 1 is unity.
     public var volume: Float
-    /// Where mute and volume apply.
-    public var scope: ControlScope
+    /// False while the track is off the record (its file and the recorded mix hold silence).
+    public var isRecordEnabled: Bool
+    /// Linear gain, 0...10, of the track's own file and its part of the recorded mix.
+    public var recordVolume: Float
     /// True while the track is one of the room's soloed tracks.
     public var isSoloed: Bool
 
-    public init(isEnabled: Bool = true, volume: Float = 1, scope: ControlScope = .heard, isSoloed: Bool = false) {
+    public init(
+        isEnabled: Bool = true, volume: Float = 1, isRecordEnabled: Bool = true, recordVolume: Float = 1,
+        isSoloed: Bool = false
+    ) {
         self.isEnabled = isEnabled
         self.volume = volume
-        self.scope = scope
+        self.isRecordEnabled = isRecordEnabled
+        self.recordVolume = recordVolume
         self.isSoloed = isSoloed
     }
 
@@ -37,69 +52,70 @@ public struct TrackControlState: Sendable, Equatable {
     }
 
     /// The gain of the track's own recording.
-    public var recordedGain: Float {
-        guard scope == .record else { return 1 }
-        return isEnabled ? volume : 0
-    }
+    public var recordedGain: Float { isRecordEnabled ? recordVolume : 0 }
 }
 
-/// Mute and volume of one track (the Sora SDK's `audioEnabled` and `remoteAudioVolume`), changed
-/// from any thread, read lock-free by the room clock.
+/// Mute and volume of one track, heard and recorded (the Sora SDK's `audioEnabled` and
+/// `remoteAudioVolume`, twice), changed from any thread, read lock-free by the room clock.
 ///
 /// A change takes effect at the next frame the clock renders and is ramped linearly across that
-/// frame (10 ms), so there is no click and no zipper noise. The whole state lives in one atomic
-/// word, so the clock never sees half of a change.
+/// frame (10 ms), so there is no click and no zipper noise. Mute and volume of both scopes live in
+/// one atomic word, so the clock never sees half of a change (`.all` changes both at once). Solo,
+/// set by the room for every track in turn, is a word of its own.
 ///
 /// Thread: every member is safe from any thread. Setters are idempotent.
 public final class TrackControls: Sendable {
     /// The largest volume (Sora's range is 0...10).
     public static let maximumVolume: Float = 10
 
-    private static let volumeMask: UInt64 = 0xFFFF_FFFF
-    private static let mutedBit: UInt64 = 1 << 32
-    private static let recordBit: UInt64 = 1 << 33
-    private static let soloBit: UInt64 = 1 << 34
+    // A volume in 0...10 is a non-negative Float: its sign bit is always 0, so 31 bits hold it.
+    private static let volumeMask: UInt64 = 0x7FFF_FFFF
+    private static let recordVolumeShift: UInt64 = 31
+    private static let mutedBit: UInt64 = 1 << 62
+    private static let recordMutedBit: UInt64 = 1 << 63
 
-    private let word = Atomic<UInt64>(UInt64(Float(1).bitPattern))
+    private let word = Atomic<UInt64>(TrackControls.encode(TrackControlState()))
+    private let soloed = Atomic<Bool>(false)
 
     init() {}
 
     /// The controls now in force.
-    public var state: TrackControlState { Self.decode(word.load(ordering: .acquiring)) }
+    public var state: TrackControlState { Self.decode(packed, soloed: isSoloed) }
 
-    /// Sora's `audioEnabled`. Setting it keeps the volume.
+    /// Sora's `audioEnabled` (heard). Setting it keeps the volume.
     public var isEnabled: Bool { state.isEnabled }
 
-    /// Sora's `remoteAudioVolume`, 0...10.
+    /// Sora's `remoteAudioVolume` (heard), 0...10.
     public var volume: Float { state.volume }
 
-    /// Mutes (`enabled == false`) or unmutes the track; `scope`, when given, replaces the scope.
-    public func setEnabled(_ enabled: Bool, scope: ControlScope? = nil) {
+    /// Mutes (`enabled == false`) or unmutes the track in `scope`; the volumes are kept.
+    public func setEnabled(_ enabled: Bool, scope: ControlScope = .heard) {
         update { s in
-            s.isEnabled = enabled
-            if let scope { s.scope = scope }
+            if scope.coversHeard { s.isEnabled = enabled }
+            if scope.coversRecord { s.isRecordEnabled = enabled }
         }
     }
 
-    /// Sets the volume, clamped to 0...10 (NaN is ignored); `scope`, when given, replaces the scope.
-    public func setVolume(_ volume: Float, scope: ControlScope? = nil) {
+    /// Sets the volume of `scope`, clamped to 0...10 (NaN is ignored); mute state is kept.
+    public func setVolume(_ volume: Float, scope: ControlScope = .heard) {
         guard !volume.isNaN else { return }
+        let v = volume > 0 ? min(volume, Self.maximumVolume) : 0  // never -0: 31 bits hold it
         update { s in
-            s.volume = min(max(volume, 0), Self.maximumVolume)
-            if let scope { s.scope = scope }
+            if scope.coversHeard { s.volume = v }
+            if scope.coversRecord { s.recordVolume = v }
         }
     }
-
-    /// Sets where mute and volume apply.
-    public func setScope(_ scope: ControlScope) { update { $0.scope = scope } }
 
     /// Marks the track soloed or not (``Room/solo(_:)`` does this for every track).
-    func setSoloed(_ soloed: Bool) { update { $0.isSoloed = soloed } }
+    func setSoloed(_ soloed: Bool) { self.soloed.store(soloed, ordering: .releasing) }
+
+    /// True while the track is soloed. Any thread (the room clock reads it each frame).
+    var isSoloed: Bool { soloed.load(ordering: .acquiring) }
 
     private func update(_ change: (inout TrackControlState) -> Void) {
         var current = word.load(ordering: .relaxed)
         while true {
-            var s = Self.decode(current)
+            var s = Self.decode(current, soloed: false)
             change(&s)
             let (exchanged, original) = word.compareExchange(
                 expected: current, desired: Self.encode(s), ordering: .acquiringAndReleasing)
@@ -111,17 +127,19 @@ public final class TrackControls: Sendable {
     /// The raw word, for the clock's per-frame read. Room clock's thread.
     var packed: UInt64 { word.load(ordering: .acquiring) }
 
-    static func decode(_ w: UInt64) -> TrackControlState {
+    static func decode(_ w: UInt64, soloed: Bool) -> TrackControlState {
         TrackControlState(
             isEnabled: w & mutedBit == 0, volume: Float(bitPattern: UInt32(truncatingIfNeeded: w & volumeMask)),
-            scope: w & recordBit != 0 ? .record : .heard, isSoloed: w & soloBit != 0)
+            isRecordEnabled: w & recordMutedBit == 0,
+            recordVolume: Float(bitPattern: UInt32(truncatingIfNeeded: (w >> recordVolumeShift) & volumeMask)),
+            isSoloed: soloed)
     }
 
     static func encode(_ s: TrackControlState) -> UInt64 {
-        var w = UInt64(s.volume.bitPattern)
+        var w = UInt64(s.volume.bitPattern) & volumeMask
+        w |= (UInt64(s.recordVolume.bitPattern) & volumeMask) << recordVolumeShift
         if !s.isEnabled { w |= mutedBit }
-        if s.scope == .record { w |= recordBit }
-        if s.isSoloed { w |= soloBit }
+        if !s.isRecordEnabled { w |= recordMutedBit }
         return w
     }
 }

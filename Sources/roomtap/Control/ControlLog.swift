@@ -11,15 +11,21 @@ final class ControlLog: Sendable {
     /// `recordTime`, in a room whose record follows its live audio (network streams, see
     /// ``RoomTiming``), is where it is in the files: `recordDelayFrames` ticks later. Nil when
     /// the two are the same.
+    ///
+    /// A track change has the track's whole state after it: heard (`muted`, `volume`) and
+    /// recorded (`recordMuted`, `recordVolume`), and `scope`, what this change applied to
+    /// (`heard`, `record` or `all`).
     struct Change: Codable, Equatable {
         var roomTime: Double
         var recordTime: Double? = nil
         var change: String
-        var track: String?
-        var muted: Bool?
-        var volume: Float?
-        var scope: String?
-        var tracks: [String]?
+        var track: String? = nil
+        var muted: Bool? = nil
+        var volume: Float? = nil
+        var recordMuted: Bool? = nil
+        var recordVolume: Float? = nil
+        var scope: String? = nil
+        var tracks: [String]? = nil
     }
 
     private let changes = Mutex<[Change]>([])

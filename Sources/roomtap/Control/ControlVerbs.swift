@@ -11,7 +11,7 @@ enum ControlVerbs {
         let explicit = args.value("--control")
         let dir = args.value("--dir")
         let json = args.flag("--json")
-        let scope = verb == "mute" || verb == "volume" ? args.value("--scope") : nil
+        let scope = ["mute", "unmute", "volume"].contains(verb) ? args.value("--scope") : nil
         let positionals = args.positionals
         let (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
@@ -109,11 +109,14 @@ enum ControlVerbs {
                 "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
         case "unsolo": return "solo off from \(time)"
         default:
+            // "carol: heard unmuted, volume 0.50; record muted, volume 1.00; from 3.20 s"
             let name = result["track"]?.stringValue ?? "?"
-            let muted = result["muted"]?.boolValue == true ? "muted" : "unmuted"
-            let volume = String(format: "%.2f", result["volume"]?.doubleValue ?? 1)
-            let scope = result["scope"]?.stringValue ?? "heard"
-            return "\(name): \(muted), volume \(volume), scope \(scope), from \(time)"
+            func side(_ muted: String, _ volume: String) -> String {
+                let state = result[muted]?.boolValue == true ? "muted" : "unmuted"
+                return "\(state), volume \(String(format: "%.2f", result[volume]?.doubleValue ?? 1))"
+            }
+            return
+                "\(name): heard \(side("muted", "volume")); record \(side("record_muted", "record_volume")); from \(time)"
         }
     }
 
@@ -137,17 +140,30 @@ enum TracksTable {
     static func render(_ tracks: [JSONValue]) -> String {
         var rows = [["NAME", "SOURCE", "STATE", "MUTED", "VOLUME", "LEVEL", "TALKING", "LOSS"]]
         for t in tracks {
-            let muted =
-                t["muted"]?.boolValue == true ? (t["scope"]?.stringValue == "record" ? "yes (rec)" : "yes") : "no"
+            // Heard mute and record mute: "yes", "yes+rec" (and off the record), "rec" (off the record only).
+            let heard = t["muted"]?.boolValue == true
+            let record = t["record_muted"]?.boolValue == true
+            let muted = heard ? (record ? "yes+rec" : "yes") : (record ? "rec" : "no")
             let solo = t["solo"]?.boolValue == true ? " solo" : ""
             rows.append([
                 (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
-                t["state"]?.stringValue ?? "", muted, String(format: "%.2f", t["volume"]?.doubleValue ?? 1),
+                t["state"]?.stringValue ?? "", muted, volumeText(t),
                 t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
                 t["talking"]?.boolValue == true ? "yes" : "no",
                 t["loss_percent"]?.doubleValue.map { String(format: "%.1f %%", $0) } ?? "-",
             ])
         }
+        return layout(rows)
+    }
+
+    /// The heard volume, and the record volume when it is not unity: "0.50", "1.00 rec 0.25".
+    private static func volumeText(_ t: JSONValue) -> String {
+        let heard = String(format: "%.2f", t["volume"]?.doubleValue ?? 1)
+        let record = t["record_volume"]?.doubleValue ?? 1
+        return record == 1 ? heard : heard + String(format: " rec %.2f", record)
+    }
+
+    private static func layout(_ rows: [[String]]) -> String {
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { c, cell in

@@ -118,13 +118,14 @@ final class RoomControlHandler: ControlHandler {
         let state = track.controls.state
         let more = details(track)
         let soloed = room.soloedTracks.contains { $0 === track }
-        return .object([
+        var object = Self.controlFields(state)
+        object.merge([
             "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
-            "state": .string(more.isLive ? "live" : "left"), "muted": .bool(!state.isEnabled),
-            "volume": JSONValue(state.volume), "scope": .string(state.scope.rawValue), "solo": .bool(soloed),
+            "state": .string(more.isLive ? "live" : "left"), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
-        ])
+        ]) { _, new in new }
+        return .object(object)
     }
 
     // MARK: - Commands
@@ -146,28 +147,29 @@ final class RoomControlHandler: ControlHandler {
         return track
     }
 
-    private func scope(_ request: ControlRequest) throws(ControlFailure) -> ControlScope? {
-        switch try request.choice("scope", ["heard", "record", "all"]) {
-        case nil: nil
-        case "heard": .heard
-        default: .record
-        }
+    /// The request's `scope`, or `otherwise` when it has none.
+    private func scope(_ request: ControlRequest, otherwise: ControlScope) throws(ControlFailure) -> ControlScope {
+        try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
     }
 
+    /// `mute` (default scope heard) and `unmute` (default scope all: every mute of the track is
+    /// lifted). Only the mute state of the scope changes; volumes are kept.
     private func mute(_ request: ControlRequest, enabled: Bool) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            found.controls.setEnabled(enabled, scope: try scope(request))
-            return changed(found, change: enabled ? "unmute" : "mute")
+            let scope = try scope(request, otherwise: enabled ? .all : .heard)
+            found.controls.setEnabled(enabled, scope: scope)
+            return changed(found, change: enabled ? "unmute" : "mute", scope: scope)
         } catch { return .failure(error) }
     }
 
+    /// `volume` (default scope heard): the gain of the scope; mute state is never touched.
     private func volume(_ request: ControlRequest) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            let newScope = try scope(request)
-            found.controls.setVolume(try request.volume(), scope: newScope)
-            return changed(found, change: "volume")
+            let scope = try scope(request, otherwise: .heard)
+            found.controls.setVolume(try request.volume(), scope: scope)
+            return changed(found, change: "volume", scope: scope)
         } catch { return .failure(error) }
     }
 
@@ -198,20 +200,30 @@ final class RoomControlHandler: ControlHandler {
         return .ok(.object(result))
     }
 
-    /// Logs and announces a change of `track`'s controls; the reply.
-    private func changed(_ track: AudioTrack, change: String) -> ControlResponse {
+    /// Logs and announces a change of `track`'s controls made in `scope`; the reply: the scope of
+    /// this change and the track's whole state after it (heard and record).
+    private func changed(_ track: AudioTrack, change: String, scope: ControlScope) -> ControlResponse {
         let at = roomTime
         let state = track.controls.state
         log.append(
             ControlLog.Change(
                 roomTime: at, change: change, track: track.name, muted: !state.isEnabled, volume: state.volume,
-                scope: state.scope.rawValue))
-        let result: [String: JSONValue] = [
-            "track": .string(track.name), "muted": .bool(!state.isEnabled), "volume": JSONValue(state.volume),
-            "scope": .string(state.scope.rawValue), "room_time": .number(at),
-        ]
+                recordMuted: !state.isRecordEnabled, recordVolume: state.recordVolume, scope: scope.rawValue))
+        var result = Self.controlFields(state)
+        result["track"] = .string(track.name)
+        result["scope"] = .string(scope.rawValue)
+        result["room_time"] = .number(at)
         announce(change, result)
         return .ok(.object(result))
+    }
+
+    /// A track's mute and volume, heard (`muted`, `volume`) and recorded (`record_muted`,
+    /// `record_volume`).
+    static func controlFields(_ state: TrackControlState) -> [String: JSONValue] {
+        [
+            "muted": .bool(!state.isEnabled), "volume": JSONValue(state.volume),
+            "record_muted": .bool(!state.isRecordEnabled), "record_volume": JSONValue(state.recordVolume),
+        ]
     }
 
     /// The `control_changed` event: the change's name and the reply's fields.

@@ -120,7 +120,11 @@ enum WatchCommand {
             case .down: selected += 1
             case .character("m"):
                 if let name {
-                    request = (current?["muted"]?.boolValue == true ? "unmute" : "mute", ["track": .string(name)])
+                    // What is heard only: a key never puts a speaker back on the record.
+                    request = (
+                        current?["muted"]?.boolValue == true ? "unmute" : "mute",
+                        ["track": .string(name), "scope": .string("heard")]
+                    )
                 }
             case .character("+"), .character("="), .character("-"):
                 if let name {
@@ -164,7 +168,9 @@ enum WatchCommand {
             let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
             let muted = track["muted"]?.boolValue == true
             let flags = [
-                meter.talking ? "talking" : "", muted ? "MUTED" : "", track["solo"]?.boolValue == true ? "SOLO" : "",
+                meter.talking ? "talking" : "", muted ? "MUTED" : "",
+                track["record_muted"]?.boolValue == true ? "OFF-RECORD" : "",
+                track["solo"]?.boolValue == true ? "SOLO" : "",
                 track["state"]?.stringValue == "left" ? "left" : "",
             ].filter { !$0.isEmpty }.joined(separator: " ")
             lines.append(

@@ -46,7 +46,12 @@ struct ActivityDetector {
     private var totalSamples: Int64 = 0  // per channel
     private var openStart: Int?
     private var lastActive = 0
+    private var frameHasSound = false
+    private var silentStart: Int?
     private(set) var spans: [TalkSpan] = []
+    /// Runs of frames holding exact zeros only: where the file has no sound at all (a speaker
+    /// muted off the record, absent, or not yet joined). Not subject to hangover or minimum length.
+    private(set) var silentRuns: [TalkSpan] = []
 
     init(
         sampleRate: Int = 48_000, channels: Int = 1, thresholdDBFS: Double = defaultThresholdDBFS,
@@ -65,6 +70,7 @@ struct ActivityDetector {
     mutating func feed(_ samples: UnsafeBufferPointer<Int16>) {
         let perFrame = frameLength * channels
         for sample in samples {
+            if sample != 0 { frameHasSound = true }
             let v = Double(sample)
             sumSquares += v * v
             samplesInFrame += 1
@@ -79,12 +85,19 @@ struct ActivityDetector {
     mutating func finish() -> [TalkSpan] {
         if samplesInFrame > 0 { endFrame() }
         closeSpan()
+        closeSilentRun()
         return spans
     }
 
     private mutating func endFrame() {
         let n = samplesInFrame
         let active = n > 0 && sumSquares / Double(n) >= thresholdSquared
+        if frameHasSound {
+            closeSilentRun()
+        } else if silentStart == nil {
+            silentStart = frame
+        }
+        frameHasSound = false
         totalSamples += Int64(n / channels)
         if active {
             if openStart == nil { openStart = frame }
@@ -95,6 +108,14 @@ struct ActivityDetector {
         frame += 1
         sumSquares = 0
         samplesInFrame = 0
+    }
+
+    /// Ends the silent run in progress (it ends where the frames counted so far end).
+    private mutating func closeSilentRun() {
+        guard let start = silentStart else { return }
+        silentStart = nil
+        silentRuns.append(
+            TalkSpan(startSample: Int64(start) * Int64(frameLength), endSample: totalSamples, sampleRate: sampleRate))
     }
 
     private mutating func closeSpan() {

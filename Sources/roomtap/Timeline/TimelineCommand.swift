@@ -34,8 +34,8 @@ enum TimelineCommand {
         var longest = 0.0
         for track in room.speakers {
             let path = (directory as NSString).appendingPathComponent(track.file)
-            let (spans, seconds) = try detect(path: path)
-            lanes.append(TimelineSVG.Lane(name: track.name, spans: spans))
+            let (detector, seconds) = try detect(path: path)
+            lanes.append(TimelineSVG.Lane(name: track.name, spans: detector.spans, silentRuns: detector.silentRuns))
             longest = max(longest, seconds)
         }
         let name = (URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent)
@@ -48,8 +48,9 @@ enum TimelineCommand {
     }
 
     /// Runs the activity detector over a WAV file, one second at a time (hours-long files are not
-    /// loaded whole). Returns the spans and the file's length in seconds.
-    private static func detect(path: String) throws -> ([TalkSpan], Double) {
+    /// loaded whole). Returns the finished detector (talk spans, silent runs) and the file's length
+    /// in seconds.
+    private static func detect(path: String) throws -> (ActivityDetector, Double) {
         let wav: WAVFile
         do { wav = try WAVFile.inspect(path: path) } catch { throw RuntimeError(description: "\(error)") }
         guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -76,7 +77,8 @@ enum TimelineCommand {
         } catch {
             throw RuntimeError(description: "cannot read \(path): \(error.localizedDescription)")
         }
-        return (detector.finish(), wav.duration)
+        _ = detector.finish()
+        return (detector, wav.duration)
     }
 
     /// Writes through a temporary file and a rename, so a reader never sees half a document.

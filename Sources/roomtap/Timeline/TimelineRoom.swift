@@ -21,11 +21,27 @@ struct TimelineRoom: Decodable {
         var tracks: [String]?
         var volume: Double?
         var muted: Bool?
+        var recordMuted: Bool?
+        var recordVolume: Double?
+        /// What the change applied to: "heard", "record" or "all". (Recordings made before the
+        /// record had controls of its own give the track's scope after the change.)
         var scope: String?
 
         private enum Key: String, CodingKey {
             case roomTime, recordTime
-            case change, track, tracks, volume, muted, scope
+            case change, track, tracks, volume, muted, recordMuted, recordVolume, scope
+        }
+
+        /// Whether, after this change, the track is muted for what is heard; nil when the entry
+        /// does not say (a volume change without `muted`).
+        var leavesHeardMuted: Bool? { muted ?? (change == "mute" ? true : change == "unmute" ? false : nil) }
+
+        /// Whether, after this change, the track's file holds silence (off the record); nil when
+        /// the entry does not say. Older room.json files have no `recordMuted`: there a mute under
+        /// the track's scope `record` was both heard and recorded.
+        var leavesRecordMuted: Bool? {
+            if let recordMuted { return recordMuted }
+            return leavesHeardMuted.map { $0 && scope == "record" }
         }
 
         init(from decoder: any Decoder) throws {
@@ -36,6 +52,8 @@ struct TimelineRoom: Decodable {
             tracks = try? c.decode([String].self, forKey: .tracks)
             volume = try? c.decode(Double.self, forKey: .volume)
             muted = try? c.decode(Bool.self, forKey: .muted)
+            recordMuted = try? c.decode(Bool.self, forKey: .recordMuted)
+            recordVolume = try? c.decode(Double.self, forKey: .recordVolume)
             scope = try? c.decode(String.self, forKey: .scope)
         }
     }

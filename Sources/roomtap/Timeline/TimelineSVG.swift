@@ -4,12 +4,19 @@ import Foundation
 /// spans as bars, a time axis with round ticks, and the track controls of the recording as markers
 /// (on the lane of the track they changed; solo and unsolo across every lane).
 ///
+/// Off-the-record stretches (`rect.muted`) are drawn from what the file holds: where the control
+/// log says the track was off the record *and* the file's frames are exact zeros; the log only
+/// labels them. A heard-only mute is not in the file: it is a thin band (`rect.heard-muted`) at the
+/// foot of the lane, drawn from the log.
+///
 /// Every bar and marker carries a `<title>` (a tooltip in browsers) and `data-*` attributes with
 /// exact times in seconds, for scripts. Text is XML-escaped.
 struct TimelineSVG {
     struct Lane {
         var name: String
         var spans: [TalkSpan]
+        /// Where the file holds exact zeros (``ActivityDetector/silentRuns``).
+        var silentRuns: [TalkSpan] = []
     }
 
     var lanes: [Lane]
@@ -92,13 +99,21 @@ struct TimelineSVG {
                 + "\(Self.clock(span.start)) – \(Self.clock(span.end)) "
                 + "(\(String(format: "%.2f", span.end - span.start)) s)</title></rect>\n"
         }
-        for (start, end, scope) in mutedStretches(of: lane.name) {
+        for (start, end, label) in offRecordSpans(of: lane) {
             let x0 = x(start)
-            let what = "\(escape(lane.name)) muted\(scope.map { " (\(escape($0)))" } ?? "")"
             out +=
                 "<rect class=\"muted\" data-start=\"\(s(start))\" data-end=\"\(s(end))\" x=\"\(n(x0))\" "
                 + "y=\"\(n(y))\" width=\"\(n(max(1, x(end) - x0)))\" height=\"\(n(laneHeight))\" fill=\"#d62728\" "
-                + "fill-opacity=\"0.12\"><title>\(what) \(Self.clock(start)) – \(Self.clock(end))</title></rect>\n"
+                + "fill-opacity=\"0.12\"><title>\(escape(lane.name)) off the record (silence in the file) "
+                + "\(Self.clock(start)) – \(Self.clock(end)); \(escape(label))</title></rect>\n"
+        }
+        for (start, end) in stretches(of: lane.name, muted: \.leavesHeardMuted) {
+            let x0 = x(start)
+            out +=
+                "<rect class=\"heard-muted\" data-start=\"\(s(start))\" data-end=\"\(s(end))\" x=\"\(n(x0))\" "
+                + "y=\"\(n(y + laneHeight - 4))\" width=\"\(n(max(1, x(end) - x0)))\" height=\"4\" "
+                + "fill=\"#d62728\" fill-opacity=\"0.6\"><title>\(escape(lane.name)) muted for what is heard "
+                + "(the file keeps the speaker) \(Self.clock(start)) – \(Self.clock(end))</title></rect>\n"
         }
         for control in controls where control.track == lane.name && !Self.isRoomWide(control) {
             out += marker(control, from: y, to: y + laneHeight)
@@ -107,22 +122,51 @@ struct TimelineSVG {
         return out
     }
 
-    /// Where `track` was muted, per scope: from a mute (or a volume change saying muted) to the
-    /// next unmute of the same scope, or the end of the room.
-    private func mutedStretches(of track: String) -> [(Double, Double, String?)] {
-        var open: [String: Double] = [:]
-        var out: [(Double, Double, String?)] = []
-        for c in controls where c.track == track {
-            let key = c.scope ?? ""
-            let mutes = c.change == "mute" || (c.change == "volume" && c.muted == true)
-            let unmutes = c.change == "unmute" || (c.change == "volume" && c.muted == false)
-            if mutes && open[key] == nil { open[key] = c.roomTime }
-            if unmutes, let start = open.removeValue(forKey: key) { out.append((start, c.roomTime, c.scope)) }
+    /// Where the control log says `track` was in a state (`muted` of a change says whether the
+    /// state holds after it, nil: unchanged): from the change that entered it to the one that left
+    /// it, or the end of the room.
+    private func stretches(of track: String, muted: (TimelineRoom.Control) -> Bool?) -> [(Double, Double)] {
+        var open: Double?
+        var out: [(Double, Double)] = []
+        for c in controls where c.track == track && ["mute", "unmute", "volume"].contains(c.change) {
+            guard let holds = muted(c) else { continue }
+            if holds {
+                if open == nil { open = c.roomTime }
+            } else if let start = open {
+                out.append((start, c.roomTime))
+                open = nil
+            }
         }
-        for (key, start) in open.sorted(by: { $0.value < $1.value }) {
-            out.append((start, duration, key.isEmpty ? nil : key))
+        if let start = open { out.append((start, duration)) }
+        return out
+    }
+
+    /// What the file holds: the lane's silent runs inside the stretches the log says the track
+    /// was off the record (one frame of slack at the end, for the unmute's ramp), each labelled
+    /// with the changes that began and ended it.
+    private func offRecordSpans(of lane: Lane) -> [(Double, Double, String)] {
+        var out: [(Double, Double, String)] = []
+        for (from, to) in stretches(of: lane.name, muted: \.leavesRecordMuted) {
+            let label = labelOfStretch(lane.name, from: from, to: to)
+            for run in lane.silentRuns where run.end > from && run.start < to + 0.01 {
+                let start = max(run.start, from)
+                let end = min(run.end, to + 0.01)
+                if end > start { out.append((start, end, label)) }
+            }
         }
         return out
+    }
+
+    private func labelOfStretch(_ track: String, from: Double, to: Double) -> String {
+        let ofTrack = controls.filter { $0.track == track }
+        var words: [String] = []
+        if let begin = ofTrack.first(where: { $0.roomTime == from }) {
+            words.append("\(Self.describe(begin)) at \(Self.clock(from))")
+        }
+        if to < duration, let end = ofTrack.first(where: { $0.roomTime == to && $0.leavesRecordMuted == false }) {
+            words.append("\(Self.describe(end)) at \(Self.clock(to))")
+        }
+        return words.joined(separator: "; ")
     }
 
     /// Solo/unsolo, and changes of tracks without a lane (the mix): across every lane.
@@ -177,9 +221,11 @@ struct TimelineSVG {
         case "mute": return "\(who) muted\(scope)"
         case "unmute": return "\(who) unmuted\(scope)"
         case "volume":
-            let volume = c.volume.map { "\(Int(($0 * 100).rounded()))%" } ?? "changed"
+            let gain = c.scope == "record" ? c.recordVolume ?? c.volume : c.volume
+            let volume = gain.map { "\(Int(($0 * 100).rounded()))%" } ?? "changed"
             let muted = c.muted == true ? ", muted" : ""
-            return "\(who) volume \(volume)\(muted)\(scope)"
+            let offRecord = c.recordMuted == true ? ", off the record" : ""
+            return "\(who) volume \(volume)\(muted)\(offRecord)\(scope)"
         case "solo": return "solo " + (c.tracks ?? [who]).filter { !$0.isEmpty }.joined(separator: ", ")
         case "unsolo": return "unsolo"
         default: return [who, c.change].filter { !$0.isEmpty }.joined(separator: " ") + scope
