@@ -165,7 +165,15 @@ enum Help {
         RIFF/RF64 sizes so every complete sample frame in the file is readable, and trims a
         trailing partial sample frame. The audio bytes are not touched. Running it twice is safe.
 
+        Given a recording's directory (roomtap record --out DIR), it repairs every WAV in it and
+        then brings DIR/room.json up to what the files hold: each track's samples from its file,
+        the room's length from the longest, "state": "repaired". room.json is kept current while
+        recording, so after a kill -9 it still says which file is whose ("state": "recording").
+        A directory without room.json (an older recording) gets its WAVs repaired only. Do not
+        repair a recording that is still running.
+
         USAGE: roomtap repair FILE...
+               roomtap repair DIR
 
         OPTIONS:
           -h, --help      Show this help.

@@ -231,8 +231,14 @@ enum RecordCommand {
             plan.removeCreatedDirectories()
             throw error
         }
-        try result.report.write(to: plan.roomJSONPath, overwrite: options.force)
         if !options.quiet { print(result.summaryTable(), terminator: "") }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
+        // Files that failed (disk full): the run went on and room.json lists them; one line here.
+        if let first = result.errors.first {
+            let more = result.errors.count - 1
+            throw RuntimeError(
+                description: first.error
+                    + (more > 0 ? " (and \(more) more error(s): see errors in \(plan.roomJSONPath))" : ""))
+        }
     }
 }

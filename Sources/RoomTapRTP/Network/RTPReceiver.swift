@@ -199,6 +199,7 @@ public final class RTPReceiver: Sendable {
                 return
             }
             calls += 1
+            socket.noteReceived(Int(count))
             for k in 0..<UInt32(count) {
                 var length: UInt32 = 0
                 let bytes = roomtap_recv_batch_datagram(batch, k, &length)
