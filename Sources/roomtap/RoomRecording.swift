@@ -39,7 +39,6 @@ final class RoomRecording: Sendable {
     }
 
     struct Result {
-        let report: RoomReport
         let outcomes: [TrackOutcome]
         let roomSamples: Int64
         let warnings: [String]
