@@ -13,7 +13,8 @@ enum RepairCommand {
         let paths = try args.positionals()
         guard !paths.isEmpty else {
             throw UsageError(
-                description: "nothing to repair: give WAV files, or the directory of a recording", command: "repair")
+                description: "no files: give one or more WAV files, or a recording's directory, to repair",
+                command: "repair")
         }
         var failures: [String] = []
         for path in paths {
@@ -98,7 +99,8 @@ enum RepairCommand {
             let file = updated.tracks[index].file
             guard let samples = repaired[file]?.samplesAfter else {
                 CommandDispatch.printWarning(
-                    "\(path) lists \(file), which is not a readable WAV in the directory; its figures were left as they were")
+                    "\(path) lists \(file), which is not a readable WAV in the directory; its figures were left "
+                        + "as they were")
                 continue
             }
             updated.tracks[index].samples = samples

@@ -226,17 +226,20 @@ final class RoomRecording: Sendable {
                 state: state, room: room, startTime: startTime, clock: realTimeClock, live: live, agent: agent,
                 interrupted: interrupted.load(ordering: .relaxed), controls: server != nil)
         }
-        // room.json before the clock starts: from now on DIR always says which file is whose.
-        do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
-            microphone?.close()
-            for source in signals { source.cancel() }
-            abandon(room)
-            throw error
-        }
         room.start()
         microphone?.start()
         agent?.start()
         live?.start()
+        // room.json as the clock starts (written after, so the start stays where startTime says):
+        // from now on DIR says which file is whose. A room that cannot have it does not record.
+        do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
+            live?.stop()
+            microphone?.close()
+            agent?.stop()
+            for source in signals { source.cancel() }
+            abandon(room)
+            throw error
+        }
         var lastReport = ContinuousClock.now
         var lastFailureCheck = ContinuousClock.now
         var controlsReported = 0
@@ -280,7 +283,9 @@ final class RoomRecording: Sendable {
             warnNothingReceived(live, seconds: Double(received) / 48_000)
         }
         if let player = playback.withLock({ $0 }) {
-            do { try player.close() } catch { shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) } }
+            do { try player.close() } catch {
+                shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) }
+            }
         }
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }

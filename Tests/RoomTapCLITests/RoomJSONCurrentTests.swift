@@ -66,7 +66,8 @@ struct RoomJSONCurrentTests {
         let before = try Data(contentsOf: out.appendingPathComponent("room.json"))
         let again = try roomtap(["repair", out.path], expect: 0)
         #expect(again.stdout.contains("\(name).wav: intact") && again.stdout.contains("room.json: intact"))
-        #expect(try Data(contentsOf: out.appendingPathComponent("room.json")) == before, "a second repair changes nothing")
+        let after = try Data(contentsOf: out.appendingPathComponent("room.json"))
+        #expect(after == before, "a second repair changes nothing")
     }
 
     /// `repair DIR` of a directory without room.json (an older recording) repairs the WAVs and says so.
@@ -143,7 +144,7 @@ struct RoomJSONCurrentTests {
         _ = sender.wait()
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(
-            outcome.stderrLines == [
+            outcome.stderrLines.filter { $0.contains("received") } == [
                 "roomtap: warning: nothing received on \(silent) after 3 s; check the sender's destination and firewall"
             ])
         let network = try #require(try roomJSON(out)["network"] as? [String: Any])
@@ -168,10 +169,11 @@ struct RoomJSONCurrentTests {
         let first = try roomJSON(out)
         #expect((first["tracks"] as? [[String: Any]])?.map { $0["file"] as? String } == ["alice.wav"])
         var mute: CLIRunner.Outcome?
-        #expect(waitUntil(timeout: .seconds(20)) {
-            mute = try? CLIRunner.run(["mute", "alice"], environment: env, timeout: 20)
-            return mute?.status == 0
-        }, "the recorder answers: \(mute?.stderr ?? "")")
+        #expect(
+            waitUntil(timeout: .seconds(20)) {
+                mute = try? CLIRunner.run(["mute", "alice"], environment: env, timeout: 20)
+                return mute?.status == 0
+            }, "the recorder answers: \(mute?.stderr ?? "")")
         let muted = waitUntil(timeout: .seconds(3)) {
             let controls = (try? roomJSON(out))?["controls"] as? [[String: Any]] ?? []
             return controls.contains { $0["change"] as? String == "mute" && $0["track"] as? String == "alice" }
@@ -193,9 +195,10 @@ struct RoomJSONCurrentTests {
             ["record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--out", out.path],
             expect: 0)
         let lines = outcome.stderrLines.filter { $0.hasPrefix("recording: ") }
-        #expect(
-            lines == (0...10).map { "recording: \(String(format: "%.1f", Double(50_400 * $0) / 48_000)) s of 10.5 s (\($0 * 10)%)" },
-            "\(outcome.stderr)")
+        let expected = (0...10).map { tenth in
+            "recording: \(String(format: "%.1f", Double(50_400 * tenth) / 48_000)) s of 10.5 s (\(tenth * 10)%)"
+        }
+        #expect(lines == expected, "\(outcome.stderr)")
     }
 
     /// A live room with a --duration that is not whole tenths of a second: the length is shown
