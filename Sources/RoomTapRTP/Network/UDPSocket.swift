@@ -80,12 +80,12 @@ public final class UDPSocket: @unchecked Sendable {
         guard ready > 0 else { return ready == 0 || errno == EINTR ? 0 : nil }
         let n = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
         if n < 0 { return isClosed ? nil : 0 }
-        noteReceived(1)
+        if n > 0 { noteReceived(1) }
         return n
     }
 
-    /// Datagrams read from this socket so far (RTP, RTCP and invalid ones alike), by ``receive``
-    /// or by an ``RTPReceiver``. Any thread.
+    /// Datagrams read from this socket so far (RTP, RTCP and invalid ones alike; empty ones not),
+    /// by ``receive`` or by an ``RTPReceiver``. Any thread.
     public var datagramsReceived: Int { receivedCount.load(ordering: .relaxed) }
 
     /// Counts `count` datagrams read from the socket. The reading thread; no allocation.
