@@ -149,7 +149,10 @@ enum Help {
         packet-loss concealment and counted; the timeline is kept. Live loss is recovered from
         Opus in-band FEC when the next packet carries it, concealed otherwise, and counted per
         track in room.json. Progress goes to stderr, the summary table to stdout. Ctrl-C stops the
-        room and finalises every file (exit 0).
+        room and finalises every file (exit 0). room.json is kept current while recording
+        ("state": "recording"; after a kill -9, roomtap repair DIR); a file that cannot be
+        written (disk full) keeps what it got, the others go on, and room.json lists the error
+        under "errors" (exit 1). A listen address that gets nothing for 3 s is warned about.
 
         EXAMPLES:
           roomtap record --file alice=a.opus --file bob=b.opus@2.5 --out out/standup --mix
