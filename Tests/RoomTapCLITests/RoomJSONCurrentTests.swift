@@ -124,6 +124,38 @@ struct RoomJSONCurrentTests {
         }
     }
 
+    /// A live room whose file fails (the same limit) says so at once, keeps running to its
+    /// --duration, and ends with exit 1, one error line and the error in room.json.
+    @Test func aLiveRoomWarnsAtOnceWhenAFileFailsAndGoesOn() throws {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 250 * 960, seed: 11), to: address, ssrc: 0xF11E_0001)
+        let name = "ssrc-" + String(sender.ssrc, radix: 16) + ".wav"
+        let recorder = try CLIRunner.start(
+            [
+                "-c", "ulimit -f 256 && exec \"$0\" \"$@\"", CLIRunner.executable.path, "record",
+                "--listen", address.description, "--duration", "4", "--record-delay", "100", "--out", out.path,
+                "--quiet",
+            ], executable: URL(fileURLWithPath: "/bin/sh"))
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        let outcome = recorder.wait(timeout: 60)
+        _ = sender.wait()
+        #expect(outcome.status == 1, "stderr: \(outcome.stderr)")
+        let warnings = outcome.stderrLines.filter { $0.hasPrefix("roomtap: warning: ") && $0.contains(name) }
+        #expect(warnings.count == 1 && warnings[0].hasSuffix("; the other tracks keep recording"), "\(outcome.stderr)")
+        let errors = outcome.stderrLines.filter { $0.hasPrefix("roomtap: error: ") }
+        #expect(errors.count == 1 && errors[0].contains(name) && errors[0].contains("File too large"))
+        let json = try roomJSON(out)
+        #expect(json["state"] as? String == "complete")
+        #expect((json["errors"] as? [[String: Any]])?.map { $0["file"] as? String } == [name])
+        #expect(json["durationSamples"] as? Int == 4 * 48_000 + 4_800, "the room ran to its end (4 s + 100 ms)")
+        let file = try WAVFile.inspect(path: out.appendingPathComponent(name).path)
+        #expect(file.dataSize == file.fileSize - file.dataOffset && file.frameCount > 48_000)
+    }
+
     /// A listen address nothing is sent to gets one warning after 3 s, and room.json gives its
     /// count (0); the address that receives gets neither.
     @Test func aListenAddressThatReceivesNothingIsSaid() throws {
