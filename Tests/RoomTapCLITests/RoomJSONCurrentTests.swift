@@ -51,7 +51,7 @@ struct RoomJSONCurrentTests {
         #expect(repair.stdout.contains("room.json: updated"), "repair says it updated room.json: \(repair.stdout)")
         let file = try WAVFile.inspect(path: wav)
         #expect(file.dataSize == file.fileSize - file.dataOffset, "the header states exactly the data in the file")
-        #expect(file.frameCount > 2 * 48_000)
+        #expect(file.frameCount > 48_000, "the audio written before the kill is readable")
         let repaired = try roomJSON(out)
         #expect(repaired["state"] as? String == "repaired")
         #expect(repaired["stoppedEarly"] as? Bool == true)
@@ -249,6 +249,7 @@ struct RoomJSONCurrentTests {
         #expect(lines.contains("recording: 10.000 s of 10.345 s (96%)"), "a line at 10 s: \(outcome.stderr)")
         #expect(lines.last == "recording: 10.345 s of 10.345 s (100%)", "\(outcome.stderr)")
         #expect(lines.count == 12, "0 %, 10 % ... 90 %, 10 s, 100 %: \(outcome.stderr)")
+        #expect(outcome.stdout == "no tracks: nothing was received, so no file was written\n", "not a bare header")
         for line in lines {
             let numbers = line.split(separator: " ").compactMap { Double($0) }
             #expect(numbers.count == 2 && numbers[0] <= numbers[1], "\(line)")
