@@ -77,8 +77,17 @@ public final class ControlClient {
         _ parameters: [String: JSONValue] = [:], timeout: Duration = .seconds(5), onEvent: (JSONValue) -> Bool
     ) throws(ControlClientError) {
         _ = try request("watch", parameters, timeout: timeout)
+        try events(within: nil, onEvent: onEvent)
+    }
+
+    /// Calls `onEvent` for every event line that arrives (after a request whose reply subscribed
+    /// this client, like `watch` or `stop`) until it returns false. The recorder closing the
+    /// connection first throws ``ControlClientError/disconnected(path:)``; `within` passing first
+    /// (nil: no limit) throws ``ControlClientError/timeout(command:)`` with command `events`.
+    public func events(within: Duration?, onEvent: (JSONValue) -> Bool) throws(ControlClientError) {
+        let deadline = within.map { monotonicNow() + $0.nanosecondsClamped }
         while true {
-            let line = try readLine(deadline: nil, command: "watch")
+            let line = try readLine(deadline: deadline, command: "events")
             guard line["event"] != nil else { continue }
             if !onEvent(line) { return }
         }

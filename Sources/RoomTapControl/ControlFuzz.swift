@@ -9,6 +9,9 @@
 ///   nor `cmd`; it survives a round trip through ``ControlRequest/jsonText``; an envelope error is
 ///   `bad_json` or `bad_request`;
 /// - every reply is exactly one line of JSON;
+/// - any JSON value read as a `hello` reply (``RunningRecorder/init(socket:hello:)``, what `roomtap
+///   list` and the verbs read from each socket) gives a recorder with a known state, no negative
+///   count, and a `--json` line that parses back;
 /// - a volume is nil or a finite gain in `0...10`.
 public enum ControlFuzz {
     /// Runs every check over `bytes`. Thread: any.
@@ -33,6 +36,10 @@ public enum ControlFuzz {
                 let text = value.jsonText
                 check(!text.utf8.contains(0x0A), "JSON text holds a newline")
                 check((try? JSONValue(parsing: text)) == value, "JSON does not survive a round trip")
+                let recorder = RunningRecorder(socket: "s", hello: value)
+                check(["starting", "recording", "stopping"].contains(recorder.state), "hello state unknown")
+                check(recorder.tracks >= 0 && (0...RunningRecorder.maxUptime).contains(recorder.uptime), "hello counts")
+                check((try? JSONValue(parsing: recorder.json.jsonText)) != nil, "hello as JSON does not parse")
             }
             var reply: [UInt8] = []
             switch ControlRequest.parse(raw) {

@@ -112,7 +112,8 @@ public final class ControlServer: Sendable {
         shared.wake()
     }
 
-    /// Stops serving: closes every client and the listening socket, removes the socket file if it
+    /// Stops serving: sends what was published before (as far as each client's socket takes it
+    /// without waiting), closes every client and the listening socket, removes the socket file if it
     /// is still the one this server created (same device and inode), and waits for the server
     /// thread to end. Idempotent; any thread. Called from the handler (the server thread), it
     /// cannot wait for itself: it returns at once and the server stops after the current replies

@@ -41,6 +41,10 @@ final class ServerLoop: @unchecked Sendable {
         while !shared.stopping.load(ordering: .acquiring) {
             turn()
         }
+        // Events published before the stop (a `stopped` event) still go out, as far as the sockets
+        // take them without waiting.
+        deliverPending()
+        for client in clients where client.output.count > 0 && !client.failed { flush(client) }
         for client in clients { close(client) }
         clients.removeAll()
         closeDescriptor(listener)

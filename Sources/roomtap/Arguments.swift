@@ -10,122 +10,134 @@ struct RuntimeError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// A small command-line scanner in the swift-argument-parser style: kebab-case long options,
-/// `--name value` and `--name=value`, `-h/--help`, `--` ends options.
-struct Arguments {
-    private var remaining: [String]
+/// A command line parsed against a ``CommandSpec``: the values of its options (by long name) and
+/// its positional arguments. Made by ``Arguments/parse(_:for:)`` in one pass over argv, so
+/// every option is known, has the values its kind needs and is given as often as it may be.
+/// A value type; read it from any thread.
+struct ParsedArguments {
+    /// The command's name ("record"), for the messages of its own checks.
     let command: String
+    /// Every value given, by long option name ("--out"), in command-line order. A flag counts one
+    /// empty string per appearance.
+    private(set) var given: [String: [String]] = [:]
+    /// The positional arguments, in order (everything after `--` included).
+    private(set) var positionals: [String] = []
+    /// True when -h or --help appeared before `--`: the command shows its help and does nothing.
+    private(set) var wantsHelp = false
+    /// The long names the command declares; asking for another is a programming error.
+    private let declared: Set<String>
 
-    init(_ arguments: [String], command: String) {
-        self.remaining = arguments
+    init(command: String, declared: Set<String>) {
         self.command = command
+        self.declared = declared
     }
 
-    /// True (and consumed) when -h or --help appears before `--`.
-    mutating func wantsHelp() -> Bool {
-        let end = remaining.firstIndex(of: "--") ?? remaining.endIndex
-        guard let i = remaining[..<end].firstIndex(where: { $0 == "-h" || $0 == "--help" }) else { return false }
-        remaining.remove(at: i)
-        return true
+    /// True when the flag (or any option of that name) was given.
+    func flag(_ long: String) -> Bool { !values(long).isEmpty }
+
+    /// The value of an option given at most once (the parser refused it twice); nil when absent.
+    func value(_ long: String) -> String? { values(long).last }
+
+    /// Every value of a repeatable option, in command-line order.
+    func values(_ long: String) -> [String] {
+        precondition(declared.contains(long), "roomtap \(command) declares no option \(long)")
+        return given[long] ?? []
     }
 
-    /// Consumes every occurrence of a flag; true if present.
-    mutating func flag(_ name: String) throws(UsageError) -> Bool {
-        var found = false
-        var i = 0
-        while i < remaining.count, remaining[i] != "--" {
-            if remaining[i] == name {
-                remaining.remove(at: i)
-                found = true
-            } else if remaining[i].hasPrefix(name + "=") {
-                throw UsageError(description: "option '\(name)' takes no value", command: command)
-            } else {
-                i += 1
-            }
+    fileprivate mutating func add(_ long: String, _ value: String) { given[long, default: []].append(value) }
+    fileprivate mutating func addPositional(_ argument: String) { positionals.append(argument) }
+    fileprivate mutating func requestHelp() { wantsHelp = true }
+}
+
+/// The command-line parser: one pass over argv against a command's table entry.
+///
+/// Rules (docs/CLI.md, "Options"): long options are `--name value` or `--name=value`; a short
+/// form (`-o DIR`) where the table gives one; `--` ends the options (everything after it is
+/// positional); `-` alone and negative numbers (`-6dB`, `-0.5`) are values, not options. A value
+/// is never `--` nor another option: `--out --mix` is refused (write `--out=-x` for a value that
+/// starts with '-'). An optional value (`--play [DEVICE]`) is taken from `--play=DEVICE`, or from
+/// the next argument when that does not start with '-' and the command takes no positional
+/// arguments; otherwise the option's default. Unknown options, a missing value, a flag given a
+/// value and a once-only option given twice are usage errors (exit 64) naming the option.
+enum Arguments {
+    static func parse(_ argv: [String], for command: CommandSpec) throws(UsageError) -> ParsedArguments {
+        var result = ParsedArguments(command: command.name, declared: Set(command.options.map(\.long)))
+        let end = argv.firstIndex(of: "--") ?? argv.endIndex
+        if argv[..<end].contains(where: { $0 == "-h" || $0 == "--help" }) {
+            result.requestHelp()
+            return result
         }
-        return found
-    }
-
-    /// Consumes every occurrence of an option with a value, in order.
-    mutating func values(_ name: String) throws(UsageError) -> [String] {
-        var found: [String] = []
+        func fail(_ message: String) -> UsageError { UsageError(description: message, command: command.name) }
         var i = 0
-        while i < remaining.count, remaining[i] != "--" {
-            let argument = remaining[i]
-            if argument == name {
-                guard i + 1 < remaining.count, !remaining[i + 1].hasPrefix("--") || remaining[i + 1] == "--" else {
-                    throw UsageError(description: "option '\(name)' needs a value", command: command)
+        var afterDashes = false
+        while i < argv.count {
+            let argument = argv[i]
+            i += 1
+            if afterDashes || !isOption(argument) {
+                result.addPositional(argument)
+                continue
+            }
+            if argument == "--" {
+                afterDashes = true
+                continue
+            }
+            var name = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            guard let option = command.option(named: name) else {
+                let place = command.name.isEmpty ? "roomtap" : "roomtap \(command.name)"
+                throw fail("unknown option '\(name)' for '\(place)'")
+            }
+            switch option.kind {
+            case .flag:
+                guard inline == nil else { throw fail("option '\(name)' takes no value") }
+                result.add(option.long, "")
+            case .value, .repeatable:
+                if let inline {
+                    result.add(option.long, inline)
+                    break
                 }
-                found.append(remaining[i + 1])
-                remaining.removeSubrange(i...(i + 1))
-            } else if argument.hasPrefix(name + "=") {
-                found.append(String(argument.dropFirst(name.count + 1)))
-                remaining.remove(at: i)
-            } else {
+                guard i < argv.count else { throw fail("option '\(name)' needs a value") }
+                let next = argv[i]
+                if next == "--" {
+                    throw fail("option '\(name)' needs a value, not '--' (for that value write \(option.long)=--)")
+                }
+                if isOption(next) {
+                    throw fail(
+                        "option '\(name)' needs a value, not the option '\(next)' "
+                            + "(for a value that starts with '-' write \(option.long)=VALUE)")
+                }
+                result.add(option.long, next)
                 i += 1
-            }
-        }
-        return found
-    }
-
-    /// Consumes an option that may appear at most once.
-    mutating func value(_ name: String) throws(UsageError) -> String? {
-        let all = try values(name)
-        guard all.count <= 1 else {
-            throw UsageError(description: "option '\(name)' given \(all.count) times; give it once", command: command)
-        }
-        return all.first
-    }
-
-    /// Consumes an option whose value may be left out (`--play`, `--play hw:1`, `--play=hw:1`):
-    /// `default` when it stands alone or the next argument is another option; nil when absent.
-    mutating func optionalValue(_ name: String, default fallback: String) throws(UsageError) -> String? {
-        var found: [String] = []
-        var i = 0
-        while i < remaining.count, remaining[i] != "--" {
-            let argument = remaining[i]
-            if argument == name {
-                if i + 1 < remaining.count, !remaining[i + 1].hasPrefix("-") {
-                    found.append(remaining[i + 1])
-                    remaining.removeSubrange(i...(i + 1))
+            case .optionalValue(let fallback):
+                if let inline {
+                    result.add(option.long, inline)
+                } else if !command.takesPositionals, i < argv.count, !argv[i].hasPrefix("-") {
+                    result.add(option.long, argv[i])
+                    i += 1
                 } else {
-                    found.append(fallback)
-                    remaining.remove(at: i)
+                    result.add(option.long, fallback)
                 }
-            } else if argument.hasPrefix(name + "=") {
-                found.append(String(argument.dropFirst(name.count + 1)))
-                remaining.remove(at: i)
-            } else {
-                i += 1
+            }
+            if option.kind.isOnce, let count = result.given[option.long]?.count, count > 1 {
+                throw fail("option '\(option.long)' given \(count) times; give it once")
             }
         }
-        guard found.count <= 1 else {
-            throw UsageError(description: "option '\(name)' given \(found.count) times; give it once", command: command)
-        }
-        return found.first
+        return result
+    }
+
+    /// True for an argument that is an option (or `--`): starts with '-', is not '-' alone and
+    /// not a negative number.
+    static func isOption(_ argument: String) -> Bool {
+        argument.hasPrefix("-") && argument != "-" && !isNegativeNumber(argument)
     }
 
     /// "-6dB", "-0.5", "-inf dB": a value (a level), not an option.
     static func isNegativeNumber(_ argument: String) -> Bool {
         let rest = argument.dropFirst()
         return rest.first.map { $0.isNumber || $0 == "." } == true || rest.lowercased().hasPrefix("inf")
-    }
-
-    /// The positional arguments left; any unknown option left over is a usage error.
-    mutating func positionals() throws(UsageError) -> [String] {
-        var result: [String] = []
-        var afterDashes = false
-        for argument in remaining {
-            if !afterDashes && argument == "--" {
-                afterDashes = true
-            } else if !afterDashes && argument.hasPrefix("-") && argument != "-" && !Self.isNegativeNumber(argument) {
-                throw UsageError(
-                    description: "unknown option '\(argument)' for 'roomtap \(command)'", command: command)
-            } else {
-                result.append(argument)
-            }
-        }
-        remaining = []
-        return result
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Picks the subcommand and turns errors into the documented exit statuses.
+/// Picks the subcommand from ``CommandTable`` and turns errors into the documented exit statuses.
 enum CommandDispatch {
     static let version = "0.1.0"
 
@@ -9,34 +9,27 @@ enum CommandDispatch {
             FileHandle.standardError.write(Data(Help.topLevel.utf8))
             return 64
         }
-        let rest = Array(arguments.dropFirst())
         do {
             switch first {
             case "-h", "--help":
                 print(Help.topLevel, terminator: "")
-            case "--version", "version":
+            case "--version":
                 print("roomtap \(version)")
-            case "help":
-                guard let topic = rest.first else {
-                    print(Help.topLevel, terminator: "")
-                    return 0
-                }
-                guard let text = Help.text(for: topic) else {
-                    throw UsageError(description: "no help for '\(topic)': not a roomtap command", command: "")
-                }
-                print(text, terminator: "")
-            case "record":
-                try RecordCommand.run(rest)
-            case "repair":
-                try RepairCommand.run(rest)
-            case "timeline":
-                try TimelineCommand.run(rest)
-            case "watch":
-                try WatchCommand.run(rest)
-            case let verb where ControlVerbs.names.contains(verb):
-                try ControlVerbs.run(verb, rest)
             default:
-                throw UsageError(description: "unknown command '\(first)'", command: "")
+                guard let command = CommandTable.command(named: first) else {
+                    if Arguments.isOption(first) {
+                        throw UsageError(description: "unknown option '\(first)' for 'roomtap'", command: "")
+                    }
+                    throw UsageError(
+                        description: "unknown command '\(first)'; the commands are "
+                            + CommandTable.all.map(\.name).joined(separator: ", "), command: "")
+                }
+                let parsed = try Arguments.parse(Array(arguments.dropFirst()), for: command)
+                if parsed.wantsHelp {
+                    print(Help.text(for: command), terminator: "")
+                } else {
+                    try command.run(parsed)
+                }
             }
             return 0
         } catch let error as UsageError {
@@ -47,6 +40,22 @@ enum CommandDispatch {
             printError("\(error)")
             return 1
         }
+    }
+
+    /// `roomtap help [COMMAND]`: the top-level help, or the command's.
+    static func help(_ arguments: ParsedArguments) throws(UsageError) {
+        let topics = arguments.positionals
+        guard let topic = topics.first else {
+            print(Help.topLevel, terminator: "")
+            return
+        }
+        guard topics.count == 1 else {
+            throw UsageError(description: "unexpected argument '\(topics[1])'; give one command", command: "help")
+        }
+        guard let command = CommandTable.command(named: topic) else {
+            throw UsageError(description: "no help for '\(topic)': not a roomtap command", command: "")
+        }
+        print(Help.text(for: command), terminator: "")
     }
 
     /// One line on stderr, prefixed "roomtap: error: ".

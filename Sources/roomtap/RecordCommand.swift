@@ -11,6 +11,10 @@ enum RecordCommand {
         var channels = 1
         var allowTruncated = false
         var quiet = false
+        /// Print the summary as JSON on stdout (--json).
+        var json = false
+        /// Check and print the plan; create nothing (--dry-run).
+        var dryRun = false
         /// Live: addresses to listen on for Opus RTP.
         var listen: [ListenAddress] = []
         /// Live: an SDP file describing the room.
@@ -68,27 +72,25 @@ enum RecordCommand {
         var usesRealTimeClock: Bool { isLive || realtime || play != nil }
     }
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
-        var args = Arguments(arguments, command: "record")
-        if args.wantsHelp() {
-            print(Help.record, terminator: "")
-            return nil
-        }
+    /// The options of a parsed `record` command line, checked (ranges, combinations, names).
+    static func parse(_ args: ParsedArguments) throws(UsageError) -> Options {
         var options = Options()
         var files: [FileSpec] = []
-        for text in try args.values("--file") { files.append(try FileSpec.parse(text)) }
+        for text in args.values("--file") { files.append(try FileSpec.parse(text)) }
         options.files = files
-        options.mix = try args.flag("--mix")
-        options.force = try args.flag("--force")
-        options.allowTruncated = try args.flag("--allow-truncated")
-        options.quiet = try args.flag("--quiet")
-        if let channels = try args.value("--channels") {
+        options.mix = args.flag("--mix")
+        options.force = args.flag("--force")
+        options.allowTruncated = args.flag("--allow-truncated")
+        options.quiet = args.flag("--quiet")
+        options.json = args.flag("--json")
+        options.dryRun = args.flag("--dry-run")
+        if let channels = args.value("--channels") {
             guard channels == "1" || channels == "2" else {
                 throw UsageError(description: "--channels must be 1 or 2, not '\(channels)'", command: "record")
             }
             options.channels = Int(channels)!
         }
-        for text in try args.values("--listen") {
+        for text in args.values("--listen") {
             guard let address = ListenAddress(text) else {
                 throw UsageError(
                     description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 1-65535 "
@@ -96,8 +98,8 @@ enum RecordCommand {
             }
             options.listen.append(address)
         }
-        options.sdp = try args.value("--sdp")
-        options.roomFile = try args.value("--room")
+        options.sdp = args.value("--sdp")
+        options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {
             throw UsageError(description: "give --sdp or --room, not both", command: "record")
         }
@@ -111,7 +113,7 @@ enum RecordCommand {
                 description: "--jitter-max-ms (\(options.jitterMaxMilliseconds)) must be at least --jitter-ms "
                     + "(\(options.jitterMilliseconds))", command: "record")
         }
-        options.jitterFixed = try args.flag("--jitter-fixed")
+        options.jitterFixed = args.flag("--jitter-fixed")
         options.recordDelayMilliseconds =
             try integer(args.value("--record-delay"), "--record-delay", in: 20...5000) ?? 2000
         guard options.recordDelayMilliseconds >= options.jitterMilliseconds else {
@@ -120,35 +122,40 @@ enum RecordCommand {
                     + "(\(options.jitterMilliseconds)): the files wait at least as long as playback",
                 command: "record")
         }
-        if let text = try args.value("--duration") {
+        if let text = args.value("--duration") {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 7 * 86_400 else {
                 throw UsageError(
                     description: "--duration must be a number of seconds > 0, not '\(text)'", command: "record")
             }
             options.duration = seconds
         }
-        if let text = try args.value("--leave-after") {
+        if let text = args.value("--leave-after") {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 3600 else {
                 throw UsageError(
                     description: "--leave-after must be seconds between 0.1 and 3600, not '\(text)'", command: "record")
             }
             options.leaveAfter = seconds
         }
-        options.realtime = try args.flag("--realtime")
-        options.control = try args.value("--control")
-        options.agent = try AgentOptions.parse(&args)
-        options.play = try args.optionalValue("--play", default: "default")
-        options.playTrack = try args.value("--play-track")
+        options.realtime = args.flag("--realtime")
+        options.control = args.value("--control")
+        options.agent = try AgentOptions.parse(args)
+        options.play = args.value("--play")
+        options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }
-        options.mic = try args.optionalValue("--mic", default: "default")
-        if let name = try args.value("--mic-name") {
+        options.mic = args.value("--mic")
+        for (option, device) in [("--play", options.play), ("--mic", options.mic)] where device?.isEmpty == true {
+            throw UsageError(
+                description: "\(option)= names no device; give \(option)=DEVICE, or \(option) alone for the "
+                    + "default device", command: "record")
+        }
+        if let name = args.value("--mic-name") {
             guard options.mic != nil else {
                 throw UsageError(description: "--mic-name names the --mic track; give --mic too", command: "record")
             }
             options.micName = name
         }
-        let out = try args.value("--out")
-        let extra = try args.positionals()
+        let out = args.value("--out")
+        let extra = args.positionals
         guard extra.isEmpty else {
             throw UsageError(
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
@@ -220,18 +227,32 @@ enum RecordCommand {
         return value
     }
 
-    static func run(_ arguments: [String]) throws {
-        guard let options = try parse(arguments) else { return }
+    static func run(_ arguments: ParsedArguments) throws {
+        let options = try parse(arguments)
         let plan = try RecordingPlan.make(options)
+        if options.dryRun {
+            if options.json {
+                print(RecordPlanReport.json(plan).jsonText)
+            } else {
+                print(RecordPlanReport.text(plan), terminator: "")
+            }
+            return
+        }
         let recording = RoomRecording(plan: plan)
         let result: RoomRecording.Result
         do {
             result = try recording.run()
         } catch {
+            recording.closeControl(finished: nil)
             plan.removeCreatedDirectories()
             throw error
         }
-        if !options.quiet { print(result.summaryTable(), terminator: "") }
+        recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
+        if options.json {
+            print(RecordSummaryJSON.render(result).jsonText)
+        } else if !options.quiet {
+            print(result.summaryTable(), terminator: "")
+        }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
         if let first = result.errors.first {

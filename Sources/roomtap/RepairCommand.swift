@@ -4,13 +4,8 @@ import RoomTap
 /// `roomtap repair FILE...|DIR`: make WAV files cut short readable again; for a recording's
 /// directory, every WAV in it and then room.json brought up to what the files hold.
 enum RepairCommand {
-    static func run(_ arguments: [String]) throws {
-        var args = Arguments(arguments, command: "repair")
-        if args.wantsHelp() {
-            print(Help.repair, terminator: "")
-            return
-        }
-        let paths = try args.positionals()
+    static func run(_ args: ParsedArguments) throws {
+        let paths = args.positionals
         guard !paths.isEmpty else {
             throw UsageError(
                 description: "no files: give one or more WAV files, or a recording's directory, to repair",

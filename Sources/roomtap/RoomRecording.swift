@@ -39,6 +39,8 @@ final class RoomRecording: Sendable {
     }
 
     struct Result {
+        /// The final room.json (already written).
+        let report: RoomReport
         let outcomes: [TrackOutcome]
         let roomSamples: Int64
         let warnings: [String]
@@ -110,7 +112,7 @@ final class RoomRecording: Sendable {
         // having created nothing.
         if options.usesRealTimeClock || options.control != nil {
             do {
-                let server = try startControl(room: room, clock: realTimeClock)
+                let server = try startControl(room: room, clock: realTimeClock, started: startTime)
                 controlServer.withLock { $0 = server }
             } catch {
                 abandon(room)
@@ -212,10 +214,15 @@ final class RoomRecording: Sendable {
         let server = controlServer.withLock { $0 }
 
         let interrupted = Atomic<Bool>(false)
-        let signals = installStopSignals {
+        let handler = controlHandler.withLock { $0 }
+        // SIGINT, SIGTERM and the control socket's `stop` stop the room alike.
+        let stopRoom: @Sendable () -> Void = {
             interrupted.store(true, ordering: .relaxed)
+            handler?.noteStopping()
             if drain > 0 { room.stop(atSample: room.position + drain) } else { room.stop() }
         }
+        let signals = installStopSignals(stopRoom)
+        handler?.setStopAction(stopRoom)
         let expected = options.duration.map { Int64($0 * 48_000) } ?? (options.isLive ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil)
         let agent = roomAgent.withLock { $0 }
@@ -272,11 +279,13 @@ final class RoomRecording: Sendable {
             }
             usleep(drain > 0 ? 10_000 : 100_000)
         }
+        handler?.noteStopping()
         live?.stop()
         microphone?.close()
         agent?.stop()
         room.waitUntilFinished()
-        server?.stop()
+        // The control socket stays open until the recording is written (``closeControl(finished:)``),
+        // so that `roomtap stop` hears when it is done.
         if let live, !receptionChecked {
             // A room shorter than the wait: what its reception got, said once it ended.
             let received = receptionEnd ?? min(room.position, receiveUntil ?? .max)
@@ -289,7 +298,8 @@ final class RoomRecording: Sendable {
         }
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
-        try roomJSON.write(currentReport(.complete), overwrite: true)
+        let report = currentReport(.complete)
+        try roomJSON.write(report, overwrite: true)
 
         let state = shared.withLock { $0 }
         var warnings: [String] = []
@@ -315,7 +325,7 @@ final class RoomRecording: Sendable {
             }
         }
         return Result(
-            outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
+            report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
             errors: state.errors, plan: plan)
     }
 
@@ -453,12 +463,34 @@ final class RoomRecording: Sendable {
 
     // MARK: - The control socket
 
-    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`.
-    private func startControl(room: Room, clock: RealTimeClock?) throws -> ControlServer {
-        let path = ControlSocketPath.resolve(
-            explicit: plan.options.control, environment: ProcessInfo.processInfo.environment)
+    /// Closes the control socket after the recording: with `roomJSON` (room.json was written) its
+    /// watchers and the client that asked to `stop` first get the event
+    /// `{"event":"stopped","dir":..,"room_json":..}`; without it (the recording failed) the
+    /// connections just close. Idempotent; the thread that ran ``run()``.
+    func closeControl(finished roomJSON: String?) {
+        guard let server = controlServer.withLock({ $0 }) else { return }
+        if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
+            handler.publish(
+                .object([
+                    "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
+                ]))
+        }
+        server.stop()
+    }
+
+    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
+    /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
+    /// directory (after removing the sockets there that recorders killed with kill -9 left).
+    private func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
+        let environment = ProcessInfo.processInfo.environment
+        if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
+            RecorderDirectory.removeStale(environment: environment)
+        }
+        let path = ControlSocketPath.forRecorder(
+            explicit: plan.options.control, environment: environment, pid: getpid())
+        let directory = URL(fileURLWithPath: plan.outDirectory).standardizedFileURL.path
         let handler = RoomControlHandler(
-            room: room, controlPath: path, log: controlLog,
+            room: room, controlPath: path, directory: directory, started: started, log: controlLog,
             details: { [self] track in details(of: track) },
             status: { [self] in
                 let s = shared.withLock { $0 }

@@ -30,6 +30,54 @@ struct HelpAndUsageTests {
         #expect(outcome.stdout.contains("USAGE: roomtap repair FILE..."))
     }
 
+    /// A snapshot: the prose from Help.swift, the OPTIONS section generated from CommandTable.
+    @Test func timelineHelpSnapshot() throws {
+        let outcome = try roomtap(["timeline", "--help"], expect: 0)
+        #expect(
+            outcome.stdout == """
+                OVERVIEW: Draw who spoke when in a recording, as an SVG.
+
+                Reads DIR/room.json and the speaker WAVs of a finished recording (roomtap record --out DIR)
+                and draws one lane per speaker (the mix is left out) on the room's time axis: a bar where
+                the speaker talks (10 ms frames at -45 dBFS or louder; pauses up to 200 ms bridged, bursts
+                under 100 ms ignored), with the times as tooltips. Track controls listed in room.json (mute,
+                volume, solo) are drawn as markers. Open the file in a browser.
+
+                USAGE: roomtap timeline DIR [--out FILE] [--force]
+
+                OPTIONS:
+                  -o, --out FILE  Where to write the SVG (default DIR/timeline.svg).
+                  -f, --force     Overwrite FILE if it exists.
+                  -h, --help      Show this help.
+
+                """)
+    }
+
+    /// A snapshot of a generated OPTIONS section with a wrapped help text, between prose.
+    @Test func muteHelpOptionsSnapshot() throws {
+        let outcome = try roomtap(["mute", "--help"], expect: 0)
+        #expect(
+            outcome.stdout.hasSuffix(
+                """
+                Solo: the mix and playback hear only the named tracks; unsolo restores.
+
+                OPTIONS:
+                  --dir DIR       The recorder whose output directory is DIR (default: the only
+                                  recorder running).
+                  --control PATH  The recorder's control socket (default as for roomtap record).
+                  --json          Print the recorder's reply as JSON (tracks, status).
+                  --scope SCOPE   heard (default): the mix, playback, the agent; record or all: the
+                                  speaker's own file too.
+                  -h, --help      Show this help.
+
+                Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder
+                running (see roomtap list); with several it names them and asks which (exit 1). With no
+                recorder running: "no recorder is running ...; start one with roomtap record", exit 1.
+                The protocol (one JSON object per line) is in docs/CONTROL-PROTOCOL.md.
+
+                """), "\(outcome.stdout)")
+    }
+
     @Test(arguments: [
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["record", "--out", "x"], "no speakers"),

@@ -6,7 +6,9 @@ import Testing
     @Test(arguments: [
         "", "\n", #"{"id":1,"cmd":"volume","volume":"-6dB"}"#, #"{"cmd":"x","volume":11}\n[1]\n{"id":{}}"#,
         "\u{1}\u{FF}garbage\n\n\r\n", String(repeating: "a", count: 100) + "\nok", "-inf dB", "[[[[[[[[",
-        #"{"id":"\ud83d\ude00","cmd":"é","k":[1e300,-0.0,0.1]}"#,
+        #"{"id":"\ud83d\ude00","cmd":"é","k":[1e300,-0.0,0.1]}"#, #"{"id":7,"cmd":"stop"}"#,
+        #"{"pid":1e300,"tracks":-5,"uptime":1e308,"state":"weird","dir":3,"started":[]}"#,
+        #"{"pid":-2147483649,"tracks":1.5,"uptime":-1,"state":"stopping"}"#,
     ])
     func exercisesEveryPath(_ text: String) {
         Array(text.utf8).withUnsafeBytes { ControlFuzz.exercise($0) }

@@ -22,8 +22,8 @@ import Testing
     @Test func refusesAPerUserDirectoryOthersCanReach() throws {
         let runtime = ShortTemporaryDirectory()
         let environment = ["XDG_RUNTIME_DIR": runtime.path]
-        let path = ControlSocketPath.resolve(explicit: nil, environment: environment)
-        #expect(path == runtime.path + "/roomtap/default.sock")
+        let path = ControlSocketPath.recorderSocket(pid: getpid(), environment: environment)
+        #expect(path == runtime.path + "/roomtap/rec-\(getpid()).sock")
         mkdir(runtime.file("roomtap"), 0o755)
         chmod(runtime.file("roomtap"), 0o755)
         #expect(
@@ -55,7 +55,7 @@ import Testing
     @Test func createsTheMissingPerUserDirectory() throws {
         let runtime = ShortTemporaryDirectory()
         let environment = ["XDG_RUNTIME_DIR": runtime.path]
-        let path = ControlSocketPath.resolve(explicit: nil, environment: environment)
+        let path = ControlSocketPath.recorderSocket(pid: getpid(), environment: environment)
         let server = try ControlServer(path: path, handler: TestHandler(), environment: environment)
         defer { server.stop() }
         #expect(fileMode(runtime.file("roomtap")).map { $0 & 0o777 } == 0o700)

@@ -20,19 +20,19 @@ struct AgentOptions {
     var chunkMilliseconds = 40
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
-    static func parse(_ args: inout Arguments) throws(UsageError) -> AgentOptions? {
-        let enabled = try args.flag("--agent")
+    static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
+        let enabled = args.flag("--agent")
         var o = AgentOptions()
-        let file = try args.value("--agent-instructions")
-        let voice = try args.value("--agent-voice")
-        let hears = try args.value("--agent-hears")
-        let send = try args.value("--agent-send")
-        let model = try args.value("--agent-model")
-        let url = try args.value("--agent-url")
-        let threshold = try args.value("--agent-vad-threshold")
-        let silence = try args.value("--agent-vad-silence-ms")
-        let transcription = try args.value("--agent-transcription")
-        let chunk = try args.value("--agent-chunk-ms")
+        let file = args.value("--agent-instructions")
+        let voice = args.value("--agent-voice")
+        let hears = args.value("--agent-hears")
+        let send = args.value("--agent-send")
+        let model = args.value("--agent-model")
+        let url = args.value("--agent-url")
+        let threshold = args.value("--agent-vad-threshold")
+        let silence = args.value("--agent-vad-silence-ms")
+        let transcription = args.value("--agent-transcription")
+        let chunk = args.value("--agent-chunk-ms")
         let given = [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains {
             $0 != nil
         }

@@ -5,20 +5,16 @@ import RoomTap
 /// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one request
 /// (docs/CONTROL-PROTOCOL.md) and prints the reply: a table, or with --json the reply's result.
 enum ControlVerbs {
-    static let names = ["tracks", "status", "mute", "unmute", "volume", "solo", "unsolo", "agent"]
-
-    static func run(_ verb: String, _ arguments: [String]) throws {
-        var args = Arguments(arguments, command: verb)
-        if args.wantsHelp() {
-            print(Help.text(for: verb) ?? Help.control, terminator: "")
-            return
-        }
-        let explicit = try args.value("--control")
-        let json = try args.flag("--json")
-        let scope = verb == "mute" || verb == "volume" ? try args.value("--scope") : nil
-        let positionals = try args.positionals()
+    /// Sends `verb`'s request (its options and arguments as ``CommandTable`` declares them) and
+    /// prints the reply.
+    static func run(_ verb: String, _ args: ParsedArguments) throws {
+        let explicit = args.value("--control")
+        let dir = args.value("--dir")
+        let json = args.flag("--json")
+        let scope = verb == "mute" || verb == "volume" ? args.value("--scope") : nil
+        let positionals = args.positionals
         let (command, parameters) = try request(verb, positionals, scope: scope)
-        let client = try connect(explicit)
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         let result: JSONValue
         do { result = try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
         if json {
@@ -33,9 +29,8 @@ enum ControlVerbs {
         }
     }
 
-    /// Opens the recorder's control socket (--control, ROOMTAP_CONTROL, or the per-user default).
-    static func connect(_ explicit: String?) throws -> ControlClient {
-        let path = ControlSocketPath.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment)
+    /// Opens the control socket at `path` (see ``RecorderChoice/socketPath(control:dir:command:)``).
+    static func connect(_ path: String) throws -> ControlClient {
         do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
     }
 

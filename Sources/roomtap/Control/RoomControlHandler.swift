@@ -2,8 +2,9 @@ import Foundation
 import RoomTap
 import Synchronization
 
-/// The commands of the control socket (docs/CONTROL-PROTOCOL.md) acting on a running room: track
-/// listing and status, mute/unmute/volume/solo/unsolo, and the agent's commands.
+/// The commands of the control socket (docs/CONTROL-PROTOCOL.md) acting on a running room: who the
+/// recorder is (`hello`), track listing and status, mute/unmute/volume/solo/unsolo, `stop`, and the
+/// agent's commands.
 ///
 /// Thread: `handle` runs on the control server's thread. It only sets atomics on the tracks and
 /// reads counters, so it returns at once and never waits on the room clock. A change takes
@@ -27,18 +28,27 @@ final class RoomControlHandler: ControlHandler {
 
     let room: Room
     let controlPath: String
+    /// The output directory, absolute.
+    let directory: String
+    /// When the recorder started (wall clock, for `hello`).
+    let started: Date
     let log: ControlLog
     private let details: @Sendable (AudioTrack) -> TrackDetails
     private let status: @Sendable () -> StatusDetails
     private let publisher = Mutex<(@Sendable (JSONValue) -> Void)?>(nil)
     private let agentHandler = Mutex<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
+    private let stopAction = Mutex<(@Sendable () -> Void)?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    private let startedMonotonic = ContinuousClock.now
 
     init(
-        room: Room, controlPath: String, log: ControlLog, details: @escaping @Sendable (AudioTrack) -> TrackDetails,
-        status: @escaping @Sendable () -> StatusDetails
+        room: Room, controlPath: String, directory: String, started: Date, log: ControlLog,
+        details: @escaping @Sendable (AudioTrack) -> TrackDetails, status: @escaping @Sendable () -> StatusDetails
     ) {
         self.room = room
         self.controlPath = controlPath
+        self.directory = directory
+        self.started = started
         self.log = log
         self.details = details
         self.status = status
@@ -52,12 +62,23 @@ final class RoomControlHandler: ControlHandler {
         agentHandler.withLock { $0 = handler }
     }
 
+    /// What `stop` does: the same as SIGINT (the room stops, draining a network room's record
+    /// delay, and the recorder finalises its files). Until it is set (the room has not started),
+    /// `stop` answers `unavailable`. Any thread.
+    func setStopAction(_ action: @escaping @Sendable () -> Void) { stopAction.withLock { $0 = action } }
+
+    /// Records that the room is ending (asked to stop, or its end reached): `hello` then says
+    /// `stopping`. Idempotent; any thread.
+    func noteStopping() { stopping.store(true, ordering: .relaxed) }
+
     /// Sends an event to every watcher. Any thread.
     func publish(_ event: JSONValue) { publisher.withLock { $0 }?(event) }
 
     func handle(_ request: ControlRequest) -> ControlResponse {
         switch request.command {
         case "ping": return .ok(.object(["pong": .bool(true)]))
+        case "hello": return .ok(helloObject())
+        case "stop": return stop()
         case "tracks": return .ok(.object(["tracks": .array(visibleTracks().map(describe))]))
         case "status": return .ok(statusObject())
         case "mute", "unmute": return mute(request, enabled: request.command == "unmute")
@@ -73,8 +94,8 @@ final class RoomControlHandler: ControlHandler {
         default:
             return .failure(
                 .unknownCommand,
-                "unknown command '\(request.command)' (commands: ping, tracks, status, mute, unmute, volume, solo, "
-                    + "unsolo, watch, agent)")
+                "unknown command '\(request.command)' (commands: ping, hello, tracks, status, mute, unmute, volume, "
+                    + "solo, unsolo, watch, stop, agent)")
         }
     }
 
@@ -201,13 +222,56 @@ final class RoomControlHandler: ControlHandler {
         publish(.object(event))
     }
 
+    /// `stop`: starts the stop (once; a repeated `stop` changes nothing) and subscribes the client to
+    /// events, so that it hears `stopped` when room.json is written (the connection closes then).
+    private func stop() -> ControlResponse {
+        guard let action = stopAction.withLock({ $0 }) else {
+            return .failure(.unavailable, "the recorder is still starting; try again in a moment")
+        }
+        noteStopping()
+        action()
+        return .watch(
+            .object([
+                "stopping": .bool(true), "pid": .number(Double(getpid())), "dir": .string(directory),
+                "room_time": .number(roomTime),
+            ]))
+    }
+
+    private func helloObject() -> JSONValue {
+        let uptime = ContinuousClock.now - startedMonotonic
+        let seconds = Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
+        return .object([
+            "roomtap": .string(CommandDispatch.version), "pid": .number(Double(getpid())), "dir": .string(directory),
+            "control": .string(controlPath), "started": .string(Self.iso8601(started)),
+            "uptime": .number((seconds * 1000).rounded() / 1000), "room_time": .number(roomTime),
+            "tracks": .number(Double(room.tracks.count)),
+            "state": .string(state),
+        ])
+    }
+
+    /// `starting` until the room runs (and `stop` works), `recording`, then `stopping`.
+    private var state: String {
+        if stopping.load(ordering: .relaxed) { return "stopping" }
+        return stopAction.withLock { $0 } == nil ? "starting" : "recording"
+    }
+
+    /// `2026-12-01T00:10:00Z`.
+    static func iso8601(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
     private func statusObject() -> JSONValue {
         let s = status()
         return .object([
             "room_time": .number(roomTime), "tracks": .number(Double(room.tracks.count)),
             "sinks": .number(Double(s.sinks)), "dropped_frames": .number(Double(s.droppedFrames)),
             "late_ticks": .number(Double(s.lateTicks)), "files": .array(s.files.map(JSONValue.string)),
-            "control": .string(controlPath), "pid": .number(Double(getpid())),
+            "control": .string(controlPath), "pid": .number(Double(getpid())), "dir": .string(directory),
             "solo": .array(room.soloedTracks.map { .string($0.name) }),
         ])
     }

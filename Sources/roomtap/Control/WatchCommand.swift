@@ -17,23 +17,20 @@ enum WatchCommand {
         var ended: String?
     }
 
-    static func run(_ arguments: [String]) throws {
-        var args = Arguments(arguments, command: "watch")
-        if args.wantsHelp() {
-            print(Help.watch, terminator: "")
-            return
-        }
-        let explicit = try args.value("--control")
-        let json = try args.flag("--json")
-        let extra = try args.positionals()
+    static func run(_ args: ParsedArguments) throws {
+        let explicit = args.value("--control")
+        let dir = args.value("--dir")
+        let json = args.flag("--json")
+        let extra = args.positionals
         guard extra.isEmpty else {
             throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch")
         }
-        let events = try ControlVerbs.connect(explicit)
+        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "watch")
+        let events = try ControlVerbs.connect(path)
         if json || isatty(STDOUT_FILENO) == 0 || isatty(STDIN_FILENO) == 0 {
             try streamLines(events, json: json)
         } else {
-            try interactive(events: events, commands: try ControlVerbs.connect(explicit))
+            try interactive(events: events, commands: try ControlVerbs.connect(path))
         }
     }
 

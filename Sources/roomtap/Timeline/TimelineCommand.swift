@@ -4,15 +4,10 @@ import RoomTap
 /// `roomtap timeline DIR [--out FILE] [--force]`: draw who spoke when in a finished recording, as
 /// an SVG (default DIR/timeline.svg).
 enum TimelineCommand {
-    static func run(_ arguments: [String]) throws {
-        var args = Arguments(arguments, command: "timeline")
-        if args.wantsHelp() {
-            print(Help.timeline, terminator: "")
-            return
-        }
-        let out = try args.value("--out")
-        let force = try args.flag("--force")
-        let positionals = try args.positionals()
+    static func run(_ args: ParsedArguments) throws {
+        let out = args.value("--out")
+        let force = args.flag("--force")
+        let positionals = args.positionals
         guard let directory = positionals.first else {
             throw UsageError(description: "no directory: give the directory of a recording", command: "timeline")
         }

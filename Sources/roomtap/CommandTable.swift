@@ -1,0 +1,223 @@
+/// Every `roomtap` command and its options: the one table that parsing, validation, dispatch,
+/// `--help`, `help <command>`, the top-level COMMANDS list and the usage errors come from.
+/// To add a command: one entry in ``all`` (name, group, summary, options, help prose) and its
+/// run function.
+enum CommandTable {
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "record", group: .main,
+            summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",
+            options: recordOptions, helpIntro: Help.recordIntro, helpNotes: Help.recordNotes,
+            run: { try RecordCommand.run($0) }),
+        CommandSpec(
+            "repair", group: .main, summary: "Fix the header of WAV files cut short (killed recorder, full disk)",
+            takesPositionals: true, helpIntro: Help.repairIntro, run: { try RepairCommand.run($0) }),
+        CommandSpec(
+            "timeline", group: .main, summary: "Draw who spoke when in a recording, as an SVG",
+            options: [
+                OptionSpec(
+                    "--out", short: "o", .value, "FILE", help: "Where to write the SVG (default DIR/timeline.svg)."),
+                OptionSpec("--force", short: "f", .flag, help: "Overwrite FILE if it exists."),
+            ], takesPositionals: true, helpIntro: Help.timelineIntro, run: { try TimelineCommand.run($0) }),
+        control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
+        control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
+        control(
+            "mute", summary: "Mute a track (unmute to undo); --scope record keeps it off the record too",
+            scoped: true),
+        control("unmute", summary: "Undo a mute"),
+        control(
+            "volume", summary: "Set a track's volume: 0...10 (1 is unity) or dB (-6dB)", scoped: true),
+        control("solo", summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
+        control("unsolo", summary: "End the solo: every track is heard again"),
+        CommandSpec(
+            "watch", group: .control, summary: "Live level meters; keys to select, mute, change volume",
+            options: [
+                dirOption, controlOption,
+                OptionSpec("--json", .flag, help: "Print every event as one JSON line."),
+            ], helpIntro: Help.watchIntro, run: { try WatchCommand.run($0) }),
+        CommandSpec(
+            "agent", group: .control, summary: "Talk to the room's agent (say, instructions, mute, unmute)",
+            options: [dirOption, controlOption, jsonOption], takesPositionals: true, helpIntro: Help.agentIntro,
+            run: { try ControlVerbs.run("agent", $0) }),
+        CommandSpec(
+            "list", group: .control, summary: "List the running recorders: directory, pid, tracks, uptime, socket",
+            options: [
+                OptionSpec(
+                    "--json", .flag, help: "Print a JSON array: dir, socket, pid, tracks, uptime (s), started, state.")
+            ], helpIntro: Help.listIntro, run: { try ListCommand.run($0) }),
+        CommandSpec(
+            "stop", group: .control, summary: "Stop a recorder as Ctrl-C does (files finalised, room.json written)",
+            options: [
+                OptionSpec("--dir", .value, "DIR", help: "The recorder whose output directory is DIR."),
+                controlOption,
+            ], helpIntro: Help.stopIntro, run: { try StopCommand.run($0) }),
+        CommandSpec(
+            "help", group: .other, summary: "Show help for a command (roomtap help record)",
+            takesPositionals: true, helpIntro: "", run: { try CommandDispatch.help($0) }),
+        CommandSpec(
+            "version", group: .other, summary: "Show the version (also roomtap --version)",
+            helpIntro: "OVERVIEW: Show roomtap's version.\n\nUSAGE: roomtap version\n\n",
+            run: { _ in print("roomtap \(CommandDispatch.version)") }),
+    ]
+
+    /// The command called `name`, or nil.
+    static func command(named name: String) -> CommandSpec? { all.first { $0.name == name } }
+
+    // MARK: - The control verbs
+
+    static let controlOption = OptionSpec(
+        "--control", .value, "PATH", help: "The recorder's control socket (default as for roomtap record).")
+    static let dirOption = OptionSpec(
+        "--dir", .value, "DIR",
+        help: "The recorder whose output directory is DIR (default: the only\nrecorder running).")
+    static let jsonOption = OptionSpec("--json", .flag, help: "Print the recorder's reply as JSON (tracks, status).")
+
+    /// A verb that sends one request to a running recorder (docs/CONTROL-PROTOCOL.md).
+    private static func control(_ verb: String, summary: String, scoped: Bool = false) -> CommandSpec {
+        var options = [dirOption, controlOption, jsonOption]
+        if scoped {
+            options.append(
+                OptionSpec(
+                    "--scope", .value, "SCOPE",
+                    help: "heard (default): the mix, playback, the agent; record or all: the\n"
+                        + "speaker's own file too."))
+        }
+        return CommandSpec(
+            verb, group: .control, summary: summary, options: options,
+            takesPositionals: !["tracks", "status", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
+            helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0) })
+    }
+
+    // MARK: - record
+
+    private static let live = "LIVE OPTIONS"
+    private static let agent = "AGENT OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
+    private static let playback = "CONTROL AND PLAYBACK"
+
+    static let recordOptions: [OptionSpec] = [
+        OptionSpec(
+            "--file", .repeatable, "NAME=PATH[@SECONDS]",
+            help: "A speaker: track name, Ogg Opus file, optional start offset in\n"
+                + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker."),
+        OptionSpec(
+            "--out", short: "o", .value, "DIR",
+            help: "Output directory (created if missing). Writes DIR/<name>.wav per\n"
+                + "speaker, DIR/mix.wav with --mix, and DIR/room.json."),
+        OptionSpec("--mix", .flag, help: "Also write the mix of all speakers (limited, never clips)."),
+        OptionSpec(
+            "--channels", .value, "1|2",
+            help: "Channels of the speaker files (default 1; stereo sources are\ndown-mixed). 2 keeps stereo."),
+        OptionSpec(
+            "--force", short: "f", .flag,
+            help: "Replace an earlier recording in DIR: the files its room.json lists\n"
+                + "are removed first (never a link, never an input, nothing else)."),
+        OptionSpec(
+            "--allow-truncated", .flag,
+            help: "Record files that end mid-page or without an end-of-stream page\n"
+                + "(what is there is recorded); without it they are refused."),
+        OptionSpec("--quiet", short: "q", .flag, help: "No progress and no summary table."),
+        OptionSpec(
+            "--json", .flag,
+            help: "Print the summary as one JSON document on stdout instead of the\n"
+                + "table (see docs/CLI.md); progress stays on stderr."),
+        OptionSpec(
+            "--dry-run", .flag,
+            help: "Run every check, print the plan (tracks, sources, files, room\n"
+                + "length, what --force would remove) and create nothing."),
+        OptionSpec(
+            "--listen", .repeatable, "HOST:PORT", section: live,
+            help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
+                + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"
+                + "track: named by --sdp/--room, otherwise ssrc-<hex>."),
+        OptionSpec(
+            "--sdp", .value, "FILE", section: live,
+            help: "The room as SDP (RFC 8866), e.g. what ffmpeg -sdp_file writes: each\n"
+                + "m=audio port is listened on; a=label/a=ssrc/a=mid name participants."),
+        OptionSpec("--room", .value, "FILE", section: live, help: "The room as JSON (see docs/ROOM-FILE.md)."),
+        OptionSpec(
+            "--max-tracks", .value, "N", section: live,
+            help: "Most tracks (default 64): a flood of SSRCs cannot exhaust memory."),
+        OptionSpec(
+            "--record-delay", .value, "MS", section: live,
+            help: "How long after a stream's least-delayed packets its audio goes into\n"
+                + "the files (default 2000, 20-5000). The files never move with jitter:\n"
+                + "every packet arriving within this delay is decoded, a lost one is\n"
+                + "concealed whole. A stop drains it (files run MS longer)."),
+        OptionSpec(
+            "--jitter-ms", .value, "N", section: live,
+            help: "Live playout delay in milliseconds (default 60), for what is heard\n"
+                + "(--play, --agent): the initial and smallest; it adapts to the\n"
+                + "network's jitter up to --jitter-max-ms, only in silence, and never\n"
+                + "moves the files (see docs/CLI.md)."),
+        OptionSpec(
+            "--jitter-max-ms", .value, "N", section: live,
+            help: "Largest adaptive live delay in milliseconds (default 200)."),
+        OptionSpec("--jitter-fixed", .flag, section: live, help: "Keep the live delay at --jitter-ms (no adaptation)."),
+        OptionSpec(
+            "--leave-after", .value, "S", section: live,
+            help: "Seconds without packets before a participant counts as left\n"
+                + "(default 5); their file keeps the timeline (silence)."),
+        OptionSpec(
+            "--duration", .value, "S", section: live,
+            help: "Receive for S seconds of room time, then drain the record delay\n"
+                + "(otherwise: Ctrl-C / SIGTERM)."),
+        OptionSpec(
+            "--realtime", .flag, section: live,
+            help: "Play --file tracks at real time (a live clock), e.g. beside live ones."),
+        OptionSpec(
+            "--mic", .optionalValue(default: "default"), "[DEVICE]", section: live,
+            help: "Capture an ALSA device (default: \"default\") as a live track."),
+        OptionSpec("--mic-name", .value, "NAME", section: live, help: "The microphone's track name (default: local)."),
+        OptionSpec(
+            "--agent", .flag, section: agent,
+            help: "Attach an agent: it hears the room's humans (a mix-minus, after their\n"
+                + "mute/volume/solo), answers by voice, and its voice is the track\n"
+                + "'agent' (agent.wav, the mix, playback). Needs OPENAI_API_KEY (never\n"
+                + "printed or written). The room then runs on the real-time clock until\n"
+                + "Ctrl-C or --duration. Transcripts go to DIR/transcript.jsonl."),
+        OptionSpec(
+            "--agent-instructions", .value, "FILE", section: agent,
+            help: "The agent's instructions (see Samples/agents/)."),
+        OptionSpec(
+            "--agent-voice", .value, "V", section: agent,
+            help: "alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),\ncedar."),
+        OptionSpec(
+            "--agent-hears", .value, "all|NAME,...", section: agent,
+            help: "Which tracks the agent hears (default all humans)."),
+        OptionSpec(
+            "--agent-send", .value, "rtp://HOST:PORT", section: agent,
+            help: "Also send the agent's voice as Opus RTP (payload type 111), e.g. into\n"
+                + "the SFU or PBX the call runs on."),
+        OptionSpec("--agent-model", .value, "M", section: agent, help: "Realtime model (default gpt-realtime)."),
+        OptionSpec(
+            "--agent-url", .value, "URL", section: agent,
+            help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),
+        OptionSpec(
+            "--agent-vad-threshold", .value, "X", section: agent, help: "Server VAD threshold 0...1 (default 0.5)."),
+        OptionSpec(
+            "--agent-vad-silence-ms", .value, "N", section: agent, help: "Silence that ends a turn (default 500)."),
+        OptionSpec(
+            "--agent-transcription", .value, "MODEL|none", section: agent,
+            help: "Transcription of what the agent hears (default gpt-4o-mini-transcribe)."),
+        OptionSpec(
+            "--agent-chunk-ms", .value, "N", section: agent,
+            help: "Audio per input_audio_buffer.append, 20...100 ms (default 40)."),
+        OptionSpec(
+            "--control", .value, "PATH", section: playback,
+            help: "The control socket (default: $ROOMTAP_CONTROL, else a socket of this\n"
+                + "recorder's own, rec-PID.sock in $XDG_RUNTIME_DIR/roomtap, else in\n"
+                + "/tmp/roomtap-UID). Opened whenever the room runs on the real-time clock\n"
+                + "(live rooms, --realtime); --control also opens it for an offline room.\n"
+                + "Other roomtap commands (list, stop, tracks, mute, volume, solo, watch)\n"
+                + "talk to it."),
+        OptionSpec(
+            "--play", .optionalValue(default: "default"), "[DEVICE]", section: playback,
+            help: "Play the mix through ALSA (default device: \"default\"), as heard:\n"
+                + "after mute, volume and solo, at real time (files are paced as with\n"
+                + "--realtime). Underruns are recovered and counted. A DEVICE is taken\n"
+                + "from --play=DEVICE, or from the next argument unless it starts with '-'."),
+        OptionSpec(
+            "--play-track", .value, "NAME", section: playback,
+            help: "Play this track instead of the mix (implies --play)."),
+    ]
+}

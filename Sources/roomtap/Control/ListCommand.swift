@@ -1,0 +1,35 @@
+import Foundation
+import RoomTap
+
+/// `roomtap list [--json]`: the recorders running for this user (the sockets of the per-user
+/// runtime directory that answer), one line each: output directory, pid, tracks, uptime, socket.
+/// Stale sockets of recorders killed with kill -9 are removed on the way. Nothing running: nothing
+/// on stdout (`[]` with --json), a note on stderr, exit 0.
+enum ListCommand {
+    static func run(_ args: ParsedArguments) throws {
+        let json = args.flag("--json")
+        let environment = ProcessInfo.processInfo.environment
+        let scan = RecorderDirectory.scan(environment: environment)
+        for (socket, reason) in scan.unanswered {
+            CommandDispatch.printWarning("\(socket) did not answer: \(reason)")
+        }
+        if json {
+            print(JSONValue.array(scan.recorders.map(\.json)).jsonText)
+        } else {
+            for recorder in scan.recorders { print(line(recorder)) }
+        }
+        if scan.recorders.isEmpty {
+            let directory = ControlSocketPath.defaultDirectory(environment: environment)
+            FileHandle.standardError.write(Data("roomtap: no recorder is running (none in \(directory))\n".utf8))
+        }
+    }
+
+    /// `DIR  pid N  T track(s)  up H:MM:SS  SOCKET`, and `  starting` or `  stopping` then.
+    static func line(_ recorder: RunningRecorder) -> String {
+        let total = Int(recorder.uptime)
+        let uptime = String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+        let tracks = recorder.tracks == 1 ? "1 track" : "\(recorder.tracks) tracks"
+        return "\(recorder.directory)  pid \(recorder.pid)  \(tracks)  up \(uptime)  \(recorder.socket)"
+            + (recorder.state == "recording" ? "" : "  \(recorder.state)")
+    }
+}

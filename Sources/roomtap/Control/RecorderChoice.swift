@@ -1,0 +1,80 @@
+import Foundation
+import RoomTap
+
+/// Which running recorder a command talks to: `--control PATH`, `--dir DIR` (the recorder whose
+/// output directory is DIR), `$ROOMTAP_CONTROL`, else the only recorder in the per-user runtime
+/// directory (docs/CLI.md, "Which recorder").
+///
+/// Thread: the command's; blocks while asking the recorders who they are (2 s each at most).
+enum RecorderChoice {
+    /// The socket to talk to. Exit 64 for --control with --dir; exit 1 when no recorder runs, when
+    /// none records to DIR, or when several run and neither option says which.
+    static func socketPath(control: String?, dir: String?, command: String) throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let dir {
+            guard control == nil else {
+                throw UsageError(description: "give --control PATH or --dir DIR, not both", command: command)
+            }
+            return try recorder(recordingTo: dir, environment: environment).socket
+        }
+        if let configured = ControlSocketPath.configured(explicit: control, environment: environment) {
+            return configured
+        }
+        let recorders = RecorderDirectory.scan(environment: environment).recorders
+        switch recorders.count {
+        case 0: throw noRecorder(environment)
+        case 1: return recorders[0].socket
+        default:
+            throw RuntimeError(
+                description: "\(recorders.count) recorders are running: \(describe(recorders)); "
+                    + "say which with --dir DIR or --control PATH (see roomtap list)")
+        }
+    }
+
+    /// The recorder whose output directory is `dir` (the same directory: device and inode, not the
+    /// spelling), among those in the runtime directory and the one at $ROOMTAP_CONTROL.
+    static func recorder(recordingTo dir: String, environment: [String: String]) throws -> RunningRecorder {
+        var recorders = RecorderDirectory.scan(environment: environment).recorders
+        if let configured = ControlSocketPath.configured(explicit: nil, environment: environment),
+            !recorders.contains(where: { $0.socket == configured }),
+            let named = try? RecorderDirectory.hello(at: configured)
+        {
+            recorders.append(named)
+        }
+        guard let wanted = identity(of: dir) else {
+            throw RuntimeError(
+                description: "no recorder is recording to \(dir) (no such directory); check the path, or see "
+                    + "roomtap list")
+        }
+        if let match = recorders.first(where: { identity(of: $0.directory) == wanted }) { return match }
+        if recorders.isEmpty { throw noRecorder(environment) }
+        throw RuntimeError(
+            description: "no recorder is recording to \(dir) (running: \(describe(recorders))); check the path, "
+                + "or see roomtap list")
+    }
+
+    /// "no recorder is running ...", exit 1.
+    static func noRecorder(_ environment: [String: String]) -> RuntimeError {
+        RuntimeError(
+            description:
+                "no recorder is running (none in \(ControlSocketPath.defaultDirectory(environment: environment))"
+                + "); start one with roomtap record, or give --control PATH")
+    }
+
+    /// "DIR (pid N)", joined with commas.
+    static func describe(_ recorders: [RunningRecorder]) -> String {
+        recorders.map { "\($0.directory.isEmpty ? $0.socket : $0.directory) (pid \($0.pid))" }
+            .joined(separator: ", ")
+    }
+
+    private struct Identity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    private static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}

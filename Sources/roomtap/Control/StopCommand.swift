@@ -1,0 +1,61 @@
+import Foundation
+import RoomTap
+
+/// `roomtap stop [--control PATH | --dir DIR]`: asks a running recorder to stop exactly as Ctrl-C
+/// does (a network room drains its record delay, every WAV header is finalised, room.json is
+/// written) and waits until it has: the recorder announces `stopped` once room.json is written.
+/// Exit 0 then; 1 when no recorder answers, when it ended without finishing its recording, or when
+/// it has not finished within ``finishTimeout``. A recorder still starting is asked again for up
+/// to ``startTimeout``.
+enum StopCommand {
+    /// How long `stop` waits for the recorder to finish its files.
+    static let finishTimeout: Duration = .seconds(30)
+
+    /// How long `stop` keeps asking a recorder that is still starting (its room not yet running).
+    static let startTimeout: Duration = .seconds(10)
+
+    static func run(_ args: ParsedArguments) throws {
+        let explicit = args.value("--control")
+        let dir = args.value("--dir")
+        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "stop")
+        let client = try ControlVerbs.connect(path)
+        let reply = try askToStop(client)
+        let pid = reply["pid"]?.intValue.map { " (pid \($0))" } ?? ""
+        var stopped: JSONValue?
+        do {
+            try client.events(within: finishTimeout) { event in
+                guard event["event"]?.stringValue == "stopped" else { return true }
+                stopped = event
+                return false
+            }
+        } catch .disconnected(_) {
+            throw RuntimeError(
+                description: "the recorder\(pid) ended without finishing its recording (see its own output); "
+                    + "its WAV files can be fixed with roomtap repair")
+        } catch .timeout(_) {
+            throw RuntimeError(
+                description: "the recorder\(pid) did not finish within \(finishTimeout.components.seconds) s; "
+                    + "it may still be writing its files (see roomtap list) or be stuck")
+        } catch {
+            throw RuntimeError(description: "\(error)")
+        }
+        let directory = stopped?["dir"]?.stringValue ?? reply["dir"]?.stringValue ?? path
+        let roomJSON = stopped?["room_json"]?.stringValue ?? "room.json"
+        print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
+    }
+
+    /// Sends `stop`; a recorder still starting answers `unavailable`, and is asked again every
+    /// 50 ms for up to ``startTimeout``.
+    private static func askToStop(_ client: ControlClient) throws -> JSONValue {
+        let deadline = ContinuousClock.now + startTimeout
+        while true {
+            do {
+                return try client.request("stop")
+            } catch .failure(.unavailable, _) where ContinuousClock.now < deadline {
+                usleep(50_000)
+            } catch {
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+    }
+}
