@@ -98,7 +98,10 @@ enum Help {
         packet-loss concealment and counted; the timeline is kept. Live loss is recovered from
         Opus in-band FEC when the next packet carries it, concealed otherwise, and counted per
         track in room.json. Progress goes to stderr, the summary table to stdout. Ctrl-C stops the
-        room and finalises every file (exit 0).
+        room and finalises every file (exit 0). room.json is kept current while recording
+        ("state": "recording"; after a kill -9, roomtap repair DIR); a file that cannot be
+        written (disk full) keeps what it got, the others go on, and room.json lists the error
+        under "errors" (exit 1). A listen address that gets nothing for 3 s is warned about.
 
         EXAMPLES:
           roomtap record --file alice=a.opus --file bob=b.opus@2.5 --out out/standup --mix
@@ -114,7 +117,15 @@ enum Help {
         RIFF/RF64 sizes so every complete sample frame in the file is readable, and trims a
         trailing partial sample frame. The audio bytes are not touched. Running it twice is safe.
 
+        Given a recording's directory (roomtap record --out DIR), it repairs every WAV in it and
+        then brings DIR/room.json up to what the files hold: each track's samples from its file,
+        the room's length from the longest, "state": "repaired". room.json is kept current while
+        recording, so after a kill -9 it still says which file is whose ("state": "recording").
+        A directory without room.json (an older recording) gets its WAVs repaired only. Do not
+        repair a recording that is still running.
+
         USAGE: roomtap repair FILE...
+               roomtap repair DIR
 
 
         """

@@ -247,10 +247,6 @@ enum RecordCommand {
             plan.removeCreatedDirectories()
             throw error
         }
-        do { try result.report.write(to: plan.roomJSONPath, overwrite: options.force) } catch {
-            recording.closeControl(finished: nil)
-            throw error
-        }
         recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
@@ -258,5 +254,12 @@ enum RecordCommand {
             print(result.summaryTable(), terminator: "")
         }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
+        // Files that failed (disk full): the run went on and room.json lists them; one line here.
+        if let first = result.errors.first {
+            let more = result.errors.count - 1
+            throw RuntimeError(
+                description: first.error
+                    + (more > 0 ? " (and \(more) more error(s): see errors in \(plan.roomJSONPath))" : ""))
+        }
     }
 }

@@ -1,26 +1,23 @@
+import Foundation
 import RoomTap
 
-/// `roomtap repair FILE...`: make WAV files cut short readable again.
+/// `roomtap repair FILE...|DIR`: make WAV files cut short readable again; for a recording's
+/// directory, every WAV in it and then room.json brought up to what the files hold.
 enum RepairCommand {
     static func run(_ args: ParsedArguments) throws {
-        let files = args.positionals
-        guard !files.isEmpty else {
-            throw UsageError(description: "no files: give one or more WAV files to repair", command: "repair")
+        let paths = args.positionals
+        guard !paths.isEmpty else {
+            throw UsageError(
+                description: "no files: give one or more WAV files, or a recording's directory, to repair",
+                command: "repair")
         }
         var failures: [String] = []
-        for path in files {
-            do {
-                let report = try WAVRepair.repair(path: path)
-                if report.changed {
-                    print(
-                        "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
-                            + (report.bytesTrimmed > 0
-                                ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
-                } else {
-                    print("\(path): intact: \(report.samplesAfter) samples")
-                }
-            } catch {
-                failures.append(error.description)
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                repairDirectory(path, failures: &failures)
+            } else {
+                _ = repairFile(path, failures: &failures)
             }
         }
         if failures.count == 1 { throw RuntimeError(description: failures[0]) }
@@ -28,5 +25,92 @@ enum RepairCommand {
             for failure in failures.dropLast() { CommandDispatch.printError(failure) }
             throw RuntimeError(description: failures.last!)
         }
+    }
+
+    /// Repairs one WAV and prints its line; returns what it did, nil (and a failure) when it could not.
+    private static func repairFile(_ path: String, failures: inout [String]) -> WAVRepair.Report? {
+        do {
+            let report = try WAVRepair.repair(path: path)
+            if report.changed {
+                print(
+                    "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
+                        + (report.bytesTrimmed > 0
+                            ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
+            } else {
+                print("\(path): intact: \(report.samplesAfter) samples")
+            }
+            return report
+        } catch {
+            failures.append(error.description)
+            return nil
+        }
+    }
+
+    /// Every WAV directly in `directory` (regular files; links are left alone), then its room.json.
+    private static func repairDirectory(_ directory: String, failures: inout [String]) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            failures.append("cannot list \(directory): \(error.localizedDescription)")
+            return
+        }
+        var repaired: [String: WAVRepair.Report] = [:]
+        for name in names where name.lowercased().hasSuffix(".wav") && !name.hasPrefix(".") {
+            let path = RecordingPlan.join(directory, name)
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            repaired[name] = repairFile(path, failures: &failures)
+        }
+        let roomJSON = RecordingPlan.join(directory, "room.json")
+        do {
+            guard let report = try RoomReport.read(from: roomJSON) else {
+                print("\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
+                return
+            }
+            try update(report, at: roomJSON, from: repaired)
+        } catch {
+            failures.append("\(error)")
+        }
+    }
+
+    /// Brings room.json up to what the repaired files hold, when it is not already: each track's
+    /// `samples` and `samplesWritten` from its file, the room's length from the longest file,
+    /// `"state": "repaired"` (and `stoppedEarly` for a recording that was cut). A report of a
+    /// finished recording whose files were all intact is left as it is, so a second run changes
+    /// nothing. Tracks whose file is missing keep their figures (and are named on stderr).
+    private static func update(_ report: RoomReport, at path: String, from repaired: [String: WAVRepair.Report])
+        throws
+    {
+        let wasCut = report.state == RoomReport.State.recording.rawValue
+        let filesChanged = report.tracks.contains { repaired[$0.file]?.changed == true }
+        guard wasCut || filesChanged else {
+            print("\(path): intact: \(report.tracks.count) track(s), state \(report.state ?? "complete")")
+            return
+        }
+        var updated = report
+        var longest: Int64?
+        for index in updated.tracks.indices {
+            let file = updated.tracks[index].file
+            guard let samples = repaired[file]?.samplesAfter else {
+                CommandDispatch.printWarning(
+                    "\(path) lists \(file), which is not a readable WAV in the directory; its figures were left "
+                        + "as they were")
+                continue
+            }
+            updated.tracks[index].samples = samples
+            updated.tracks[index].samplesWritten = samples
+            longest = max(longest ?? 0, samples)
+        }
+        if let longest {
+            updated.durationSamples = longest
+            updated.durationSeconds = Double(longest) / Double(AudioFrame.sampleRate)
+        }
+        updated.state = RoomReport.State.repaired.rawValue
+        if wasCut { updated.stoppedEarly = true }
+        try updated.write(to: path, overwrite: true)
+        print(
+            "\(path): updated: \(updated.tracks.count) track(s), "
+                + String(format: "%.2f s", updated.durationSeconds) + " of room, state repaired")
     }
 }

@@ -10,8 +10,23 @@ import Synchronization
 /// its longest file; sinks wait rather than drop. Live (--listen/--sdp/--room, or --realtime) it
 /// runs on a ``RealTimeClock`` until SIGINT/SIGTERM or --duration; sinks drop (and count) rather
 /// than ever hold the clock.
+///
+/// room.json is written when the clock starts (`"state": "recording"`), rewritten by the main
+/// loop (never the clock's thread) at every track join or leave, every control change, every
+/// file that fails and at least every ``reportInterval``, and written a last time at the end
+/// (`"state": "complete"`), also when files failed (their errors under `errors`).
+///
+/// A file that cannot be written (disk full, EIO, a file size limit) keeps the audio written
+/// until then in a valid WAV; the other tracks keep recording (a live room warns at once); the
+/// run ends as usual and then fails (exit 1) with the error, room.json listing every such file.
 final class RoomRecording: Sendable {
     let plan: RecordingPlan
+
+    /// Longest wait between two rewrites of room.json while the room runs.
+    static let reportInterval: Duration = .seconds(10)
+    /// Room time after which a listen address that has received nothing is reported (a warning
+    /// per address; room.json `network.received`).
+    static let nothingReceivedAfter: Int64 = 3 * 48_000
 
     /// One track's outcome.
     struct TrackOutcome {
@@ -24,10 +39,13 @@ final class RoomRecording: Sendable {
     }
 
     struct Result {
+        /// The final room.json (already written).
         let report: RoomReport
         let outcomes: [TrackOutcome]
         let roomSamples: Int64
         let warnings: [String]
+        /// Files that could not be created or written (also in room.json `errors`).
+        let errors: [RoomReport.Failure]
         let plan: RecordingPlan
 
         func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, roomSamples: roomSamples) }
@@ -40,7 +58,9 @@ final class RoomRecording: Sendable {
         var naming: OutputNaming
         var sinks: [TrackID: WAVFileSink] = [:]
         var outcomes: [TrackOutcome] = []
-        var errors: [String] = []
+        var errors: [RoomReport.Failure] = []
+        /// Tracks whose file failed, with the failure already in `errors`.
+        var failedTracks: Set<TrackID> = []
         var created: [String] = []
         /// The input file of each file track's source.
         var inputsBySource: [ObjectIdentifier: String] = [:]
@@ -54,6 +74,8 @@ final class RoomRecording: Sendable {
     private let controlServer = Mutex<ControlServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
+    /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
+    private let reportDue = Atomic<Bool>(false)
 
     init(plan: RecordingPlan) {
         self.plan = plan
@@ -64,6 +86,9 @@ final class RoomRecording: Sendable {
     func run() throws -> Result {
         let options = plan.options
         let startTime = Date()
+        // A file size limit (ulimit -f) then fails a write with EFBIG, handled like a full disk,
+        // instead of killing the process before it could write room.json.
+        signal(SIGXFSZ, SIG_IGN)
         let writerOptions = {
             var o = WAVWriter.Options()
             o.overwrite = options.force
@@ -182,7 +207,7 @@ final class RoomRecording: Sendable {
         }
         if let firstError = shared.withLock({ $0.errors.first }) {
             abandon(room)
-            throw RuntimeError(description: firstError)
+            throw RuntimeError(description: firstError.error)
         }
         // A network room's record runs `drain` behind what arrives: at a stop (--duration, a
         // signal) reception ends and the room runs that much longer, so no file loses the audio
@@ -205,17 +230,58 @@ final class RoomRecording: Sendable {
         let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
         let expected =
             options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
-        let progress = ProgressReporter(total: expected, quiet: options.quiet)
+        let progress = ProgressReporter(total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil)
+        let agent = roomAgent.withLock { $0 }
+        let live = liveRoom.withLock { $0 }
+        let roomJSON = RoomJSONWriter(path: plan.roomJSONPath)
+        let currentReport = { (state: RoomReport.State) in
+            self.report(
+                state: state, room: room, startTime: startTime, clock: realTimeClock, live: live, agent: agent,
+                interrupted: interrupted.load(ordering: .relaxed), controls: server != nil)
+        }
         room.start()
         microphone?.start()
-        let agent = roomAgent.withLock { $0 }
         agent?.start()
-        let live = liveRoom.withLock { $0 }
         live?.start()
+        // room.json as the clock starts (written after, so the start stays where startTime says):
+        // from now on DIR says which file is whose. A room that cannot have it does not record.
+        do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
+            live?.stop()
+            microphone?.close()
+            agent?.stop()
+            for source in signals { source.cancel() }
+            abandon(room)
+            throw error
+        }
+        var lastReport = ContinuousClock.now
+        var lastFailureCheck = ContinuousClock.now
+        var controlsReported = 0
+        var receptionChecked = false
+        var receptionEnd: Int64?
         while room.isRunning {
             progress.update(room.position, tracks: room.tracks.count)
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
                 live?.stop()  // draining: nothing more is received
+                receptionEnd = receptionEnd ?? min(room.position, receiveUntil ?? .max)
+            }
+            if let live, !receptionChecked, receptionEnd == nil, room.position >= Self.nothingReceivedAfter {
+                receptionChecked = true
+                warnNothingReceived(live, seconds: Double(Self.nothingReceivedAfter) / 48_000)
+            }
+            if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
+                lastFailureCheck = .now
+                noteFailedFiles(announce: options.isLive)
+            }
+            let controls = server == nil ? 0 : controlLog.all.count
+            if reportDue.exchange(false, ordering: .acquiringAndReleasing) || controls != controlsReported
+                || ContinuousClock.now - lastReport >= Self.reportInterval
+            {
+                controlsReported = controls
+                lastReport = .now
+                roomJSON.submit(currentReport(.recording))
+            }
+            if let failure = roomJSON.takeFailure() {
+                CommandDispatch.printWarning("\(failure); the recording goes on and room.json is tried again")
             }
             usleep(drain > 0 ? 10_000 : 100_000)
         }
@@ -226,18 +292,22 @@ final class RoomRecording: Sendable {
         room.waitUntilFinished()
         // The control socket stays open until the recording is written (``closeControl(finished:)``),
         // so that `roomtap stop` hears when it is done.
-        var playbackStats: RoomReport.Playback?
+        if let live, !receptionChecked {
+            // A room shorter than the wait: what its reception got, said once it ended.
+            let received = receptionEnd ?? min(room.position, receiveUntil ?? .max)
+            warnNothingReceived(live, seconds: Double(received) / 48_000)
+        }
         if let player = playback.withLock({ $0 }) {
-            do { try player.close() } catch { shared.withLock { $0.errors.append("\(error)") } }
-            playbackStats = RoomReport.Playback(
-                device: options.play ?? "default", track: options.playTrack ?? "mix", underruns: player.underruns,
-                droppedFrames: player.dropped)
+            do { try player.close() } catch {
+                shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) }
+            }
         }
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
+        let report = currentReport(.complete)
+        try roomJSON.write(report, overwrite: true)
 
         let state = shared.withLock { $0 }
-        if let firstError = state.errors.first { throw RuntimeError(description: firstError) }
         var warnings: [String] = []
         if interrupted.load(ordering: .relaxed) && !options.isLive {
             let of = streamed ? "" : String(format: " of %.2f s", Double(plan.expectedSamples) / 48_000)
@@ -256,18 +326,78 @@ final class RoomRecording: Sendable {
                     "\(outcome.track.name): \(source.holes) damaged stretch(es) and \(source.decodeErrors) "
                         + "undecodable packet(s) concealed (\(source.concealedSamples / 48) ms)")
             }
-            if outcome.droppedFrames > 0 {
+            if outcome.droppedFrames > 0 && !state.failedTracks.contains(outcome.track.id) {
                 warnings.append("\(outcome.track.name): \(outcome.droppedFrames) frame(s) could not be written")
             }
         }
-        let outcomes = state.outcomes.sorted {
-            ($0.track.isDerived ? 1 : 0, $0.track.id) < ($1.track.isDerived ? 1 : 0, $1.track.id)
+        return Result(
+            report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
+            errors: state.errors, plan: plan)
+    }
+
+    // MARK: - room.json
+
+    /// The report as things stand: the tracks that have left with their final figures, the
+    /// tracks still in the room with their figures so far. Main thread (not the clock's).
+    private func report(
+        state: RoomReport.State, room: Room, startTime: Date, clock: RealTimeClock?, live: LiveRoom?,
+        agent: RoomAgent?, interrupted: Bool, controls: Bool
+    ) -> RoomReport {
+        let participants = Dictionary(
+            (live?.participants ?? []).map { (ObjectIdentifier($0.track), $0) }, uniquingKeysWith: { a, _ in a })
+        let s = shared.withLock { $0 }
+        var outcomes = s.outcomes
+        for track in room.tracks {
+            guard let sink = s.sinks[track.id] else { continue }
+            outcomes.append(
+                TrackOutcome(
+                    track: track, path: sink.path, source: track.source as? OggOpusFileSource,
+                    live: participants[ObjectIdentifier(track)], samplesWritten: sink.samplesWritten,
+                    droppedFrames: sink.droppedFrames))
         }
-        let report = RoomReport.make(
-            plan: plan, startTime: startTime, roomSamples: room.position, outcomes: outcomes,
-            interrupted: interrupted.load(ordering: .relaxed), clock: realTimeClock, live: live,
-            controls: server == nil ? nil : controlLog.all, playback: playbackStats, agent: agent?.report)
-        return Result(report: report, outcomes: outcomes, roomSamples: room.position, warnings: warnings, plan: plan)
+        let playback = self.playback.withLock { $0 }.map { player in
+            RoomReport.Playback(
+                device: plan.options.play ?? "default", track: plan.options.playTrack ?? "mix",
+                underruns: player.underruns, droppedFrames: player.dropped)
+        }
+        return RoomReport.make(
+            plan: plan, state: state, startTime: startTime, roomSamples: room.position,
+            outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: clock, live: live,
+            controls: controls ? controlLog.all : nil, playback: playback, agent: agent?.report, errors: s.errors)
+    }
+
+    /// Speakers first, then derived tracks (the mix), each by id.
+    private static func ordered(_ outcomes: [TrackOutcome]) -> [TrackOutcome] {
+        outcomes.sorted { ($0.track.isDerived ? 1 : 0, $0.track.id) < ($1.track.isDerived ? 1 : 0, $1.track.id) }
+    }
+
+    /// Moves the failure of every file whose writing has stopped (disk full, EIO) into the
+    /// errors, once per file, and makes room.json due. `announce`: also a warning line each (a
+    /// live room, which may go on for hours). Main thread.
+    private func noteFailedFiles(announce: Bool) {
+        let found: [RoomReport.Failure] = shared.withLock { s in
+            var found: [RoomReport.Failure] = []
+            for (id, sink) in s.sinks where !s.failedTracks.contains(id) {
+                guard let failure = sink.failure else { continue }
+                s.failedTracks.insert(id)
+                found.append(.init(file: (sink.path as NSString).lastPathComponent, error: "\(failure)"))
+            }
+            s.errors += found
+            return found
+        }
+        guard !found.isEmpty else { return }
+        reportDue.store(true, ordering: .releasing)
+        guard announce else { return }
+        for failure in found { CommandDispatch.printWarning("\(failure.error); the other tracks keep recording") }
+    }
+
+    /// One warning per listen address that has received nothing in `seconds` of the room.
+    private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
+        let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        for socket in live.receiver.sockets where socket.datagramsReceived == 0 {
+            CommandDispatch.printWarning(
+                "nothing received on \(socket.address) after \(after) s; check the sender's destination and firewall")
+        }
     }
 
     // MARK: - Room event handlers (on the thread that adds or removes tracks)
@@ -310,8 +440,11 @@ final class RoomRecording: Sendable {
                 $0.created.append(path)
             }
         } catch {
-            shared.withLock { $0.errors.append(error.description) }
+            shared.withLock {
+                $0.errors.append(.init(file: (path as NSString).lastPathComponent, error: error.description))
+            }
         }
+        reportDue.store(true, ordering: .releasing)
     }
 
     private func closeSink(of track: AudioTrack) {
@@ -327,8 +460,11 @@ final class RoomRecording: Sendable {
             samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames)
         shared.withLock { s in
             s.outcomes.append(outcome)
-            if let closeError { s.errors.append(closeError) }
+            if let closeError, s.failedTracks.insert(track.id).inserted {
+                s.errors.append(.init(file: (sink.path as NSString).lastPathComponent, error: closeError))
+            }
         }
+        reportDue.store(true, ordering: .releasing)
     }
 
     // MARK: - The control socket

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import RoomTap
 
 /// `DIR/room.json`: what was recorded. The schema is documented in docs/CLI.md.
@@ -79,6 +80,34 @@ struct RoomReport: Codable {
         var droppedUnlistedPort: Int
         var lateTicks: Int
         var maxTickLatenessMs: Double
+        /// Datagrams (RTP and RTCP) each listen address received, in the order of `listen`; 0 means
+        /// nothing ever arrived there (see ``RoomRecording/nothingReceivedAfter``).
+        var received: [ListenReceived]?
+    }
+
+    /// One listen address and the datagrams it received.
+    struct ListenReceived: Codable {
+        var listen: String
+        var packets: Int
+    }
+
+    /// Something that went wrong while recording: a file that could not be created or written
+    /// (its name in DIR, when there is one) and the one-line error.
+    struct Failure: Codable {
+        var file: String?
+        var error: String
+    }
+
+    /// `state`: how far the recording got.
+    enum State: String {
+        /// The recorder was running when this was written; a room.json still saying so after the
+        /// recorder has gone was cut short (kill -9, power loss): `roomtap repair DIR` brings it up
+        /// to what the files hold.
+        case recording
+        /// The recorder ended and wrote this as its final report.
+        case complete
+        /// `roomtap repair DIR` rewrote it from the files of a recording that was cut short.
+        case repaired
     }
 
     struct FrameCounts: Codable {
@@ -116,6 +145,8 @@ struct RoomReport: Codable {
     }
 
     var roomtap: String
+    /// "recording", "complete" or "repaired" (see ``State``); absent in reports of older versions.
+    var state: String?
     var startTime: String
     var clock: String
     var sampleRate: Int
@@ -131,11 +162,15 @@ struct RoomReport: Codable {
     var playback: Playback?
     /// The Realtime agent (--agent): settings (never the key) and what it did.
     var agent: RoomAgent.Report?
+    /// What went wrong (files that could not be written); empty when nothing did. Absent in
+    /// reports of older versions.
+    var errors: [Failure]?
 
     static func make(
-        plan: RecordingPlan, startTime: Date, roomSamples: Int64, outcomes: [RoomRecording.TrackOutcome],
-        interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?, controls: [ControlLog.Change]? = nil,
-        playback: Playback? = nil, agent: RoomAgent.Report? = nil
+        plan: RecordingPlan, state: State, startTime: Date, roomSamples: Int64,
+        outcomes: [RoomRecording.TrackOutcome], interrupted: Bool, clock: RealTimeClock?, live: LiveRoom?,
+        controls: [ControlLog.Change]? = nil, playback: Playback? = nil, agent: RoomAgent.Report? = nil,
+        errors: [Failure] = []
     ) -> RoomReport {
         let specs = Dictionary(plan.inputs.map { ($0.wavPath, $0) }, uniquingKeysWith: { a, _ in a })
         let tracks = outcomes.map { outcome -> Track in
@@ -173,12 +208,12 @@ struct RoomReport: Codable {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return RoomReport(
-            roomtap: CommandDispatch.version, startTime: formatter.string(from: startTime),
+            roomtap: CommandDispatch.version, state: state.rawValue, startTime: formatter.string(from: startTime),
             clock: clock == nil ? "virtual" : "realtime",
             sampleRate: AudioFrame.sampleRate, frameSamples: AudioFrame.samplesPerChannel,
             durationSamples: roomSamples, durationSeconds: Double(roomSamples) / 48_000, stoppedEarly: interrupted,
             tracks: tracks, network: live.map { network($0, clock: clock) }, controls: controls, playback: playback,
-            agent: agent)
+            agent: agent, errors: errors)
     }
 
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {
@@ -205,23 +240,71 @@ struct RoomReport: Codable {
             rtcpPackets: r.rtcpPackets, invalidRTP: r.invalidTotal,
             droppedUnknownPayloadType: live.dropped(.unknownPayloadType),
             droppedTooManyTracks: live.dropped(.tooManyTracks), droppedUnlistedPort: live.dropped(.unlistedPort),
-            lateTicks: clock?.lateTicks ?? 0, maxTickLatenessMs: Double(clock?.maxLatenessNanoseconds ?? 0) / 1e6)
+            lateTicks: clock?.lateTicks ?? 0, maxTickLatenessMs: Double(clock?.maxLatenessNanoseconds ?? 0) / 1e6,
+            received: live.receiver.sockets.map {
+                ListenReceived(listen: $0.address.description, packets: $0.datagramsReceived)
+            })
     }
 
-    /// Writes the report through a temporary file and a rename, so a reader never sees half of it.
-    func write(to path: String, overwrite: Bool) throws {
+    /// The report as room.json holds it: pretty-printed JSON with sorted keys and a final newline.
+    func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(self) + Data("\n".utf8)
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    /// Reads a room.json; nil when there is none at `path`. Throws a one-line error for a file that
+    /// cannot be read or is not a report.
+    static func read(from path: String) throws -> RoomReport? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        do {
+            return try JSONDecoder().decode(RoomReport.self, from: data)
+        } catch {
+            throw RuntimeError(description: "\(path) is not a roomtap room.json (\(error.localizedDescription))")
+        }
+    }
+
+    /// Writes the report atomically (see ``writeAtomically(_:to:overwrite:)``).
+    func write(to path: String, overwrite: Bool) throws {
+        try Self.writeAtomically(try encoded(), to: path, overwrite: overwrite)
+    }
+
+    /// Writes `data` to `path` so that a reader (or a crash) never sees half of it: a temporary
+    /// file beside it (created with O_EXCL|O_NOFOLLOW, so never through a link), written, fsynced,
+    /// then renamed over `path` (which replaces a link at `path` rather than writing through it).
+    /// Without `overwrite` an existing `path` is an error. One-line errors; the temporary file
+    /// never stays behind. Any thread, one writer per path at a time.
+    static func writeAtomically(_ data: Data, to path: String, overwrite: Bool) throws {
         if !overwrite && FileManager.default.fileExists(atPath: path) {
             throw RuntimeError(description: "\(path) already exists; pass --force to overwrite it")
         }
         let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+        unlink(temporary)  // a leftover of a killed run with the same pid (a link is removed, not followed)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
             throw RuntimeError(description: "cannot write \(temporary): \(String(cString: strerror(errno)))")
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        var failure: Int32 = 0
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    failure = n < 0 ? errno : ENOSPC
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure == 0 && fsync(fd) != 0 && errno != EINVAL { failure = errno }
+        if close(fd) != 0 && failure == 0 && errno != EINTR { failure = errno }
+        guard failure == 0, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(failure != 0 ? failure : errno))
             unlink(temporary)
             throw RuntimeError(description: "cannot write \(path): \(reason)")
         }

@@ -3,7 +3,9 @@ import RoomTap
 
 /// The table `record` prints when it ends: one row per track.
 enum SummaryTable {
+    /// The table, or one line when there is no track at all (a live room nothing reached).
     static func render(outcomes: [RoomRecording.TrackOutcome], roomSamples: Int64) -> String {
+        guard !outcomes.isEmpty else { return "no tracks: nothing was received, so no file was written\n" }
         var rows = [["TRACK", "DURATION", "SAMPLES", "CONCEALED", "SILENT", "FILE"]]
         for outcome in outcomes {
             let samples = outcome.samplesWritten

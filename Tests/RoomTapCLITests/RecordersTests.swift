@@ -135,13 +135,13 @@ struct RecordersTests {
         #expect(
             stopA.stdout
                 == "stopped the recorder of \(absolute(outA)) (pid \(a.pid)); wrote \(absolute(outA))/room.json\n")
-        #expect(FileManager.default.fileExists(atPath: outA.appendingPathComponent("room.json").path))
+        #expect(state(outA) == "complete", "stop returns once the final room.json is written")
         #expect(a.wait(timeout: 30).status == 0)
         try expectFinalised(outA.appendingPathComponent("alice.wav").path)
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: outA.appendingPathComponent("room.json")))
         #expect((report as? [String: Any])?["stoppedEarly"] as? Bool == true, "stopped as by Ctrl-C")
         #expect(b.isRunning, "the other recorder keeps recording")
-        #expect(!FileManager.default.fileExists(atPath: outB.appendingPathComponent("room.json").path))
+        #expect(state(outB) == "recording", "its room.json is the one kept while recording")
         let left = list(runtime) ?? []
         #expect(left.count == 1 && left.first?["pid"] as? Int == Int(b.pid), "list: \(left)")
         #expect(runtime.socketFiles == ["rec-\(b.pid).sock"], "the stopped recorder's socket is removed")
@@ -151,7 +151,7 @@ struct RecordersTests {
         #expect(tracks.status == 0 && tracks.stdout.contains("alice"), "\(tracks.stderr)")
         let stopB = try run(["stop"], runtime)
         #expect(stopB.status == 0, "\(stopB.stderr)")
-        #expect(FileManager.default.fileExists(atPath: outB.appendingPathComponent("room.json").path))
+        #expect(state(outB) == "complete")
         #expect(b.wait(timeout: 30).status == 0)
         try expectFinalised(outB.appendingPathComponent("alice.wav").path)
         #expect(runtime.socketFiles.isEmpty)
@@ -216,6 +216,12 @@ struct RecordersTests {
         let listed = try run(["list", "--json"], runtime)
         #expect(listed.status == 0 && listed.stdout == "[]\n", "\(listed.stdout) \(listed.stderr)")
         #expect(runtime.socketFiles.isEmpty, "list removed the stale socket")
+    }
+
+    /// room.json's `state` in `out` (nil without a readable room.json).
+    private func state(_ out: URL) -> String? {
+        guard let data = try? Data(contentsOf: out.appendingPathComponent("room.json")) else { return nil }
+        return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["state"] as? String
     }
 }
 

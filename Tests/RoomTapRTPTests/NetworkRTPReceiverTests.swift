@@ -81,6 +81,25 @@ struct NetworkRTPReceiverTests {
         #expect(receiver.statistics.invalid(.csrcOverflow) == 1)
     }
 
+    /// Each socket counts what arrived on it, so a listen address nothing reaches can be told.
+    @Test func eachSocketCountsItsOwnDatagrams() throws {
+        let sockets = [
+            try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0)),
+            try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0)),
+        ]
+        let receiver = RTPReceiver(sockets: sockets, delegate: Collector())
+        receiver.start()
+        for i in 0..<7 {
+            send(RTPPacketBuilder(sequenceNumber: UInt16(i), ssrc: 5, payload: [0xF8]).bytes(), to: sockets[0].address)
+        }
+        send(RTCPPacketBuilder.bye(ssrcs: [5], reason: "bye"), to: sockets[0].address)
+        let arrived = waitUntil { receiver.statistics.datagrams == 8 }
+        receiver.stop()
+        #expect(arrived)
+        #expect(sockets[0].datagramsReceived == 8, "RTP and RTCP alike")
+        #expect(sockets[1].datagramsReceived == 0)
+    }
+
     @Test func randomDatagramsNeverReachTheDelegateAsGarbage() throws {
         let address = try #require(ListenAddress("127.0.0.1:27112"))
         let collector = Collector()

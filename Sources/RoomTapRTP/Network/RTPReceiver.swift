@@ -199,10 +199,13 @@ public final class RTPReceiver: Sendable {
                 return
             }
             calls += 1
+            var received = 0
+            defer { socket.noteReceived(received) }
             for k in 0..<UInt32(count) {
                 var length: UInt32 = 0
                 let bytes = roomtap_recv_batch_datagram(batch, k, &length)
                 guard length > 0 else { continue }
+                received += 1
                 let arrival = roomtap_recv_batch_arrival(batch, k)
                 handle(UnsafeRawBufferPointer(start: bytes, count: Int(length)), on: address, arrival)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A bound UDP socket for receiving RTP/RTCP (one per listen address).
 ///
@@ -15,6 +16,7 @@ public final class UDPSocket: @unchecked Sendable {
     let fd: Int32
     private let closeLock = NSLock()
     private var closed = false
+    private let receivedCount = Atomic<Int>(0)
 
     /// A bind failure, as one line that says what to do.
     public struct BindError: Error, CustomStringConvertible, Sendable {
@@ -78,8 +80,16 @@ public final class UDPSocket: @unchecked Sendable {
         guard ready > 0 else { return ready == 0 || errno == EINTR ? 0 : nil }
         let n = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
         if n < 0 { return isClosed ? nil : 0 }
+        if n > 0 { noteReceived(1) }
         return n
     }
+
+    /// Datagrams read from this socket so far (RTP, RTCP and invalid ones alike; empty ones not),
+    /// by ``receive`` or by an ``RTPReceiver``. Any thread.
+    public var datagramsReceived: Int { receivedCount.load(ordering: .relaxed) }
+
+    /// Counts `count` datagrams read from the socket. The reading thread; no allocation.
+    func noteReceived(_ count: Int) { receivedCount.add(count, ordering: .relaxed) }
 
     /// True after `close`.
     public var isClosed: Bool {
