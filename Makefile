@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs
 
 all: build
 
@@ -67,6 +67,12 @@ test: deps
 	  failed=$$(grep -E '^✘ Test .* failed after' .build/test.log | grep -vc '^✘ Test run' || true); \
 	  passed=$$(( $${total:-0} - failed )); \
 	  echo "$$passed passed, $$failed failed"; exit $$status
+
+# The examples in docs/CLI.md are real runs (DocExamplesTests checks them in `make test`):
+# this rewrites them from the program as it is now. Review the diff, then commit it.
+docs: deps
+	$(SWIFT) build -c release --build-tests
+	ROOMTAP_UPDATE_DOCS=1 $(SWIFT) test -c release --skip-build --filter DocExamplesTests
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20

@@ -91,8 +91,8 @@ struct TimelineRoom: Decodable {
         let path = (directory as NSString).appendingPathComponent("room.json")
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RuntimeError(
-                description: "\(path) not found: \(directory) is not a finished roomtap recording "
-                    + "(roomtap record --out DIR writes room.json when it ends)")
+                description: "\(path) not found: \(directory) is not a roomtap recording "
+                    + "(roomtap record --out DIR writes room.json as it starts)")
         }
         do {
             return try JSONDecoder().decode(TimelineRoom.self, from: data)
