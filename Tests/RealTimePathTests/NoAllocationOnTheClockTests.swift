@@ -89,7 +89,7 @@ extension AllocationCounting {
             for sink in pooled { try sink.close() }
             #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
             #expect(
-                roomtap_counted_allocations() == 0,
+                !allocationCountsAsserted || roomtap_counted_allocations() == 0,
                 "the clock thread allocated \(roomtap_counted_allocations()) times in \(lastFrame + 1) ticks")
             for sink in queued { try sink.close() }
         }
@@ -100,7 +100,9 @@ extension AllocationCounting {
             let array = [Int](repeating: 1, count: Int.random(in: 100...200))
             roomtap_count_allocations_on_this_thread(0)
             #expect(array.count >= 100)
-            #expect(roomtap_counted_allocations() >= 1, "the counter must be able to fail the test above")
+            #expect(
+                !allocationCountsAsserted || roomtap_counted_allocations() >= 1,
+                "the counter must be able to fail the test above")
         }
     }
 }
