@@ -53,7 +53,8 @@ struct DocExamplesTests {
 
     private func prettyJSON(_ text: String) throws -> String {
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 }

@@ -7,17 +7,9 @@ import Testing
         let directory = ShortTemporaryDirectory()
         let path = directory.file("mute.sock")
         // A socket that listens but never answers (the kernel completes the connection).
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = boundUnixSocket(at: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0 && listen(fd, 4) == 0)
+        #expect(fd >= 0 && listen(fd, 4) == 0)
 
         let client = try ControlClient(path: path)
         let start = Date()

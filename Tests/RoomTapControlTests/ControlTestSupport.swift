@@ -151,3 +151,23 @@ func fileMode(_ path: String) -> mode_t? {
     var info = stat()
     return lstat(path, &info) == 0 ? info.st_mode : nil
 }
+
+/// A Unix stream socket bound to `path` (not listening): its descriptor, or -1 when the bind
+/// failed. Tests use it for the socket files a crashed recorder leaves, or a listener that never
+/// answers.
+func boundUnixSocket(at path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard bound == 0 else {
+        close(fd)
+        return -1
+    }
+    return fd
+}

@@ -22,16 +22,8 @@ import Testing
 
     /// A socket file at `path` that nobody listens on, as a recorder killed with kill -9 leaves it.
     private func leaveStaleSocket(at path: String) {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
+        let fd = boundUnixSocket(at: path)
+        #expect(fd >= 0)
         close(fd)
     }
 
