@@ -63,6 +63,16 @@ struct RecordingPlan {
                     + "may read standard input (-); save the other streams to files",
                 command: "record")
         }
+        if let spec = piped.first, options.usesRealTimeClock {
+            // The room clock's thread must never wait: a pipe that falls behind would stall every
+            // track of a live room (its reads are on that thread, as a file's are).
+            throw UsageError(
+                description: "--file \(spec.name)=- (standard input) can only be recorded offline, where the room "
+                    + "waits for the stream; a room on the real-time clock (live participants, --realtime, "
+                    + "--play, --mic, --agent) cannot wait for a pipe: send the stream as RTP "
+                    + "(ffmpeg ... -f rtp rtp://127.0.0.1:PORT) to a --listen address instead",
+                command: "record")
+        }
         for spec in options.files {
             if spec.isStandardInput {
                 inputs.append(try standardInput(spec, options, naming: &naming))

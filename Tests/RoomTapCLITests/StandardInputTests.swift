@@ -143,4 +143,18 @@ struct StandardInputTests {
         #expect(said.contains("roomtap: error: --file alice=- reads Ogg Opus from standard input, which is a terminal"))
         #expect(!FileManager.default.fileExists(atPath: out.path + "/y"), "nothing created")
     }
+
+    /// The room clock's thread never waits on a pipe: a room on the real-time clock refuses
+    /// standard input with one line, before creating anything.
+    @Test func aRoomOnTheRealTimeClockRefusesStandardInput() throws {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        for extra in [["--realtime"], ["--listen", "127.0.0.1:\(port)"]] {
+            let refused = try roomtap(
+                ["record", "--file", "alice=-", "--out", out.path.appending("/z")] + extra, expect: 64)
+            #expect(refused.stderrLines.count == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("--file alice=- (standard input) can only be recorded offline"))
+            #expect(!FileManager.default.fileExists(atPath: out.path + "/z"), "nothing created")
+        }
+    }
 }
