@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize
 
 all: build
 
@@ -73,6 +73,17 @@ test: deps
 docs: deps
 	$(SWIFT) build -c release --build-tests
 	ROOMTAP_UPDATE_DOCS=1 $(SWIFT) test -c release --skip-build --filter DocExamplesTests
+
+# The whole suite under AddressSanitizer, then ThreadSanitizer (release builds of their own, in
+# .build/asan and .build/tsan). The real-time-path suites run too; only their allocation counts
+# are not asserted (a sanitizer owns malloc; ROOMTAP_ALLOCATION_COUNTING=0 says so explicitly).
+sanitize: deps
+	for s in address thread; do \
+	  SWIFT_BACKTRACE=enable=no $(SWIFT) build -c release --sanitize=$$s --build-tests --build-path .build/$$s || exit 1; \
+	  SWIFT_BACKTRACE=enable=no ROOMTAP_ALLOCATION_COUNTING=0 ASAN_OPTIONS=detect_leaks=0 \
+	    $(SWIFT) test -c release --sanitize=$$s --build-path .build/$$s --skip-build 2>&1 | tee .build/sanitize-$$s.log \
+	    | grep -E '^(✘|✔ Test run)|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|SUMMARY'; \
+	done
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20

@@ -101,7 +101,8 @@ enum CommandTable {
             help: "A speaker: track name, Ogg Opus file, optional start offset in\n"
                 + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.\n"
                 + "PATH - reads an Ogg Opus stream from standard input as it\n"
-                + "arrives (one --file at most; e.g. ffmpeg ... -f ogg - | roomtap ...)."),
+                + "arrives (one --file at most, offline rooms only; e.g.\n"
+                + "ffmpeg ... -f ogg - | roomtap record --file alice=- ...)."),
         OptionSpec(
             "--out", short: "o", .value, "DIR",
             help: "Output directory (created if missing). Writes DIR/<name>.wav per\n"
