@@ -77,6 +77,7 @@ fuzz: deps
 bench: deps
 	$(SWIFT) build -c release --product roomtap
 	$(SWIFT) build -c release --product roomtap-bench
+	$(SWIFT) build -c release --product roomtap-minimal
 	.build/release/roomtap-bench
 	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
 	bash Benchmarks/instructions.sh

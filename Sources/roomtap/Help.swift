@@ -69,6 +69,8 @@ enum Help {
                           Record files that end mid-page or without an end-of-stream page
                           (what is there is recorded); without it they are refused.
           --quiet         No progress and no summary table.
+          --threads N     Threads decoding the speakers, 1-64 (default: one per core, at
+                          most one per speaker). The files are the same for any N.
           -h, --help      Show this help.
 
         LIVE OPTIONS:

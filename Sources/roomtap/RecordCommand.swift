@@ -40,6 +40,8 @@ enum RecordCommand {
         var micName = "local"
         /// The Realtime agent (--agent and its options).
         var agent: AgentOptions?
+        /// Render threads (--threads); nil: one per core, at most one per track.
+        var threads: Int?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -82,6 +84,7 @@ enum RecordCommand {
         options.force = try args.flag("--force")
         options.allowTruncated = try args.flag("--allow-truncated")
         options.quiet = try args.flag("--quiet")
+        options.threads = try integer(args.value("--threads"), "--threads", in: 1...Room.maxRenderThreads)
         if let channels = try args.value("--channels") {
             guard channels == "1" || channels == "2" else {
                 throw UsageError(description: "--channels must be 1 or 2, not '\(channels)'", command: "record")

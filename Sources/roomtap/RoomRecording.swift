@@ -71,11 +71,14 @@ final class RoomRecording: Sendable {
             return o
         }()
         let realTimeClock = options.usesRealTimeClock ? RealTimeClock() : nil
-        // Live rooms render on two threads where there are two cores (decoding is most of a tick);
-        // offline rooms keep one, which is what the CPU-time benchmark measures.
+        // Decoding is most of a tick: render on every core (--threads), never more threads than
+        // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
+        // 10 ms tick is short enough on one thread).
+        let cores = ProcessInfo.processInfo.activeProcessorCount
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
-            renderThreads: realTimeClock != nil && ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1,
+            renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
+            parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
             timing: options.timing)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
