@@ -25,7 +25,8 @@ final class Speaker {
     var streamReady = false
     var headers = 0
     var decoder: OpaquePointer?
-    var preSkip = 0
+    var preSkip = 0  // from OpusHead
+    var skipLeft = 0  // pre-skip samples not yet dropped
     var playable = Int64.max  // known at the end-of-stream page
     var produced: Int64 = 0  // playable samples taken so far
     var ended = false
@@ -52,6 +53,7 @@ final class Speaker {
                 if headers < 2 {
                     if headers == 0 {
                         preSkip = Int(packet.packet[10]) | Int(packet.packet[11]) << 8
+                        skipLeft = preSkip
                         var error: Int32 = 0
                         decoder = opus_decoder_create(48_000, 1, &error)
                     }
@@ -92,8 +94,8 @@ final class Speaker {
                 let n = Int(opus_decode(decoder!, packet.packet, Int32(packet.bytes), pcm, 5760, 0))
                 pcmStart = 0
                 pcmEnd = max(0, n)
-                let skip = min(preSkip, pcmEnd)  // pre-skip: the first samples are not playable
-                preSkip -= skip
+                let skip = min(skipLeft, pcmEnd)  // pre-skip: the first samples are not playable
+                skipLeft -= skip
                 pcmStart = skip
                 continue
             }
