@@ -18,7 +18,7 @@ import Synchronization
 /// streamed while rendering.
 ///
 /// Thread: create anywhere; after it is handed to a room, `render` and `isFinished` run on the room
-/// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 64 KiB
+/// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 16 KiB
 /// chunk at a time, blocking in `read(2)`) when the decoder needs more bytes — fine for an offline
 /// room on a virtual clock; for a live room pre-load or buffer the file elsewhere. The counters
 /// (``concealedSamples``, ``decodeErrors``, ``holes``) are atomics, readable from any thread, and
@@ -33,7 +33,7 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
 
     // Room clock's thread only.
     private let decoder: OggOpusStreamDecoder
-    private var nextFileSample: Int64 = 0
+    @exclusivity(unchecked) private var nextFileSample: Int64 = 0
     // Published for any thread.
     private let renderedEnd = Atomic<Int64>(0)
     private let concealedCounter = Atomic<Int>(0)

@@ -55,6 +55,9 @@ final class RoomRecording: Sendable {
     /// Every control change, for room.json.
     let controlLog: ControlLog
 
+    /// Queue length of an offline room's WAV files, in 10 ms frames.
+    static let offlineQueueFrames = 32
+
     init(plan: RecordingPlan) {
         self.plan = plan
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
@@ -79,7 +82,9 @@ final class RoomRecording: Sendable {
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
             renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
             parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
-            timing: options.timing)
+            timing: options.timing,
+            // The meters are read over the control socket only.
+            metersTracks: options.usesRealTimeClock || options.control != nil)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -291,9 +296,11 @@ final class RoomRecording: Sendable {
         do {
             // Live rooms: 1 s of queue per file (the writer pool drains it every 50 ms; a disk stalled
             // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
+            // Offline rooms wait for a full queue rather than drop, so a short one loses nothing:
+            // 32 frames (30 KiB a speaker), a few milliseconds of a fast room's rendering.
             let sink = try WAVFileSink(
                 path: path, channels: track.channels, options: options, policy: policy,
-                capacity: policy == .drop ? 100 : 256)
+                capacity: policy == .drop ? 100 : Self.offlineQueueFrames)
             track.addSink(sink)
             shared.withLock {
                 $0.sinks[track.id] = sink

@@ -25,15 +25,15 @@ final class RenderPool: @unchecked Sendable {
     /// The tick's hand-over word: a count of ticks (shifted left 8) and the helpers taking part in
     /// the latest one (the low 8 bits), read together so a helper never mixes two ticks.
     private let epoch = Atomic<UInt64>(0)
-    private var ticks: UInt64 = 0  // clock thread
+    @exclusivity(unchecked) private var ticks: UInt64 = 0  // clock thread
     private let pending = Atomic<Int>(0)
     private let quit = Atomic<Bool>(false)
     private let helperParkers: [Parker]
     private let clockParker = Parker()
     // Written by the clock before `epoch` is bumped; read by the active helpers after.
-    private var plan: Unmanaged<RenderPlan>?
-    private var roomSample: Int64 = 0
-    private var soloActive = false
+    @exclusivity(unchecked) private var plan: Unmanaged<RenderPlan>?
+    @exclusivity(unchecked) private var roomSample: Int64 = 0
+    @exclusivity(unchecked) private var soloActive = false
 
     /// Starts `threadCount - 1` helper threads (1 ... 64 threads in all).
     init(threadCount: Int) {

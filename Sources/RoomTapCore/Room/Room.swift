@@ -53,6 +53,9 @@ public final class Room: Sendable {
     public let parallelThreshold: Int
     /// How the record relates to the live playout (network rooms record later than they play).
     public let timing: RoomTiming
+    /// Whether every track's ``AudioTrack/meter`` is measured each frame (a pass over its samples):
+    /// true unless the room was made without, e.g. offline with nobody to read the meters.
+    public let metersTracks: Bool
     /// The default ``parallelThreshold``: where splitting a live tick starts to pay.
     public static let defaultParallelThreshold = 8
     /// The most render threads a room uses.
@@ -62,13 +65,15 @@ public final class Room: Sendable {
     /// of at least `parallelThreshold` source tracks renders them on that many threads each tick
     /// (never more threads than source tracks; see ``RenderPool``): offline rooms on every core,
     /// live rooms to keep a large tick short. `timing` says how late the record is against the
-    /// live playout (see ``RoomTiming``; the default: the record is the live audio).
+    /// live playout (see ``RoomTiming``; the default: the record is the live audio). With
+    /// `metersTracks` false the tracks' meters are not measured (they read as silence).
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
         renderThreads: Int = 1, parallelThreshold: Int = Room.defaultParallelThreshold,
-        timing: RoomTiming = RoomTiming()
+        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true
     ) {
         self.clock = clock
+        self.metersTracks = metersTracks
         self.timing = timing
         self.renderThreads = max(1, min(Self.maxRenderThreads, renderThreads))
         self.parallelThreshold = max(2, parallelThreshold)
@@ -99,7 +104,8 @@ public final class Room: Sendable {
     private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
         let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
             let track = AudioTrack(
-                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing)
+                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing,
+                metered: metersTracks)
             c.nextID += 1
             c.tracks.append(track)
             return (track, c.events.onTrackAdded)
