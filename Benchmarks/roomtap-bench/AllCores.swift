@@ -41,7 +41,10 @@ enum AllCores {
         print("\nroomtap record on every core (\(cores) here) vs roomtap-minimal (one thread), outputs on tmpfs,")
         print("best of \(repeats), alternating; load average before: \(loadAverage())")
         var rows: [[String]] = [
-            ["room", "minimal wall", "roomtap wall", "speedup", "minimal CPU", "roomtap CPU", "CPU ratio", "RSS min", "RSS roomtap"]
+            [
+                "room", "minimal wall", "roomtap wall", "speedup", "minimal CPU", "roomtap CPU", "CPU ratio", "RSS min",
+                "RSS roomtap",
+            ]
         ]
         for speakers in [8, 64] {
             let room = (0..<speakers).map { files[$0 % files.count] }

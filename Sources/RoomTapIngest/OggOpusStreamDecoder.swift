@@ -41,7 +41,8 @@ package final class OggOpusStreamDecoder {
     @exclusivity(unchecked) private var windowConcealed = false
     // Production state.
     @exclusivity(unchecked) private var cursor: Int64 = 0  // stream position of the next sample produced
-    @exclusivity(unchecked) private var keepEnd: Int64 = 0  // stream position after which the current page's samples are dropped
+    // Stream position after which the current page's samples are dropped.
+    @exclusivity(unchecked) private var keepEnd: Int64 = 0
     @exclusivity(unchecked) private var packetIndex = 0
     @exclusivity(unchecked) private var pageLoaded = false
     @exclusivity(unchecked) private var gapRemaining: Int64 = 0

@@ -126,7 +126,8 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         // Counted as recorded: a frame silenced off the record (scope record) counts as muted.
         statistics.record(state.recordedGain.isSilent && !status.isZero ? .muted : status)
         if metered {
-            meter.measure(live.samples, status: live.status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
+            meter.measure(
+                live.samples, status: live.status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
         }
         guard !state.sinks.isEmpty else { return }
         var heardReady = false
