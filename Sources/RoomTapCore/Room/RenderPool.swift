@@ -19,8 +19,10 @@ import Synchronization
 final class RenderPool: @unchecked Sendable {
     /// Render threads, the clock's included.
     let threadCount: Int
-    /// Spins before a waiting thread sleeps (a few microseconds).
-    static let spins = 4_000
+    /// Spins before a waiting thread sleeps (a few microseconds): `ROOMTAP_RENDER_SPINS` in the
+    /// environment overrides it (read once, for measuring the hand-over; 0 sleeps at once).
+    let spins: Int
+    static let defaultSpins = 4_000
 
     /// The tick's hand-over word: a count of ticks (shifted left 8) and the helpers taking part in
     /// the latest one (the low 8 bits), read together so a helper never mixes two ticks.
@@ -38,6 +40,9 @@ final class RenderPool: @unchecked Sendable {
     /// Starts `threadCount - 1` helper threads (1 ... 64 threads in all).
     init(threadCount: Int) {
         self.threadCount = max(1, min(64, threadCount))
+        spins =
+            ProcessInfo.processInfo.environment["ROOMTAP_RENDER_SPINS"].flatMap { Int($0) }.map { max(0, $0) }
+            ?? Self.defaultSpins
         helperParkers = (1..<self.threadCount).map { _ in Parker() }
         for index in 1..<self.threadCount {
             let thread = Thread { [self] in helperLoop(index) }
@@ -60,7 +65,7 @@ final class RenderPool: @unchecked Sendable {
         epoch.store(ticks << 8 | UInt64(helpers), ordering: .releasing)
         for h in 0..<helpers { helperParkers[h].unpark() }
         Self.renderShare(of: plan, thread: 0, at: roomSample, soloActive: soloActive)
-        clockParker.park(spins: Self.spins) { pending.load(ordering: .acquiring) == 0 }
+        clockParker.park(spins: spins) { pending.load(ordering: .acquiring) == 0 }
     }
 
     /// Ends the helper threads once they are idle. Idempotent; clock thread.
@@ -83,7 +88,7 @@ final class RenderPool: @unchecked Sendable {
         let parker = helperParkers[index - 1]
         var seen: UInt64 = 0
         while true {
-            parker.park(spins: Self.spins) { epoch.load(ordering: .acquiring) != seen }
+            parker.park(spins: spins) { epoch.load(ordering: .acquiring) != seen }
             seen = epoch.load(ordering: .acquiring)
             if quit.load(ordering: .acquiring) { break }
             // Helpers beyond this tick's plan sit it out (and are not waited for).
