@@ -45,8 +45,10 @@ final class RenderPool: @unchecked Sendable {
             ?? Self.defaultSpins
         helperParkers = (1..<self.threadCount).map { _ in Parker() }
         for index in 1..<self.threadCount {
-            let thread = Thread { [self] in helperLoop(index) }
-            thread.name = "roomtap.render"
+            let thread = Thread { [self] in
+                SinkWorkerPool.nameCurrentThread("roomtap.render")
+                helperLoop(index)
+            }
             thread.qualityOfService = .userInteractive
             thread.start()
         }

@@ -165,13 +165,13 @@ public final class Room: Sendable {
         guard first else { return }
         clockRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
+            SinkWorkerPool.nameCurrentThread("roomtap.clock")  // (Thread.name set before start is lost on Linux)
             if renderThreads > 1 { clockSide.pool = RenderPool(threadCount: renderThreads) }
             clock.run { index in tick(index) }
             clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)
             clockDone.signal()
         }
-        thread.name = "roomtap.clock"
         thread.qualityOfService = .userInteractive
         thread.start()
     }
