@@ -23,7 +23,7 @@ import Synchronization
 /// room on a virtual clock; for a live room pre-load or buffer the file elsewhere. The counters
 /// (``concealedSamples``, ``decodeErrors``, ``holes``) are atomics, readable from any thread, and
 /// may lag one frame.
-public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
+public final class OggOpusFileSource: SizedSource, @unchecked Sendable {
     /// The preflight look at the file (headers, length, damage), taken at init.
     public let info: OggOpusFileInfo
     /// Room sample (48 kHz) at which the file's playable sample 0 plays.
@@ -72,6 +72,9 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         self.channels = decoder.channels
         self.offset = offset
     }
+
+    /// The file's playable samples: what rendering it decodes (the room balances by it).
+    public var renderWork: Int64 { info.durationSamples }
 
     /// Room sample just after the file's last playable sample (`offset + info.durationSamples`).
     public var endRoomSample: Int64 { offset + info.durationSamples }

@@ -33,6 +33,20 @@ struct RenderPoolTests {
         var isFinished: Bool { rendered.load(ordering: .relaxed) >= 2 }
     }
 
+    /// A source of known size (as a file is), rendering silence for a few frames.
+    final class SizedProbe: SizedSource, @unchecked Sendable {
+        let channels = 1
+        let renderWork: Int64
+        private let rendered = Atomic<Int>(0)
+        init(work: Int64) { renderWork = work }
+        func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+            samples.update(repeating: 0)
+            rendered.add(1, ordering: .relaxed)
+            return .silence
+        }
+        var isFinished: Bool { rendered.load(ordering: .relaxed) >= 4 }
+    }
+
     @Test(arguments: [1, 2, 3, 4, 8])
     func everyTrackGetsEveryFrameWithItsContent(renderThreads: Int) {
         let room = Room(clock: VirtualClock(), renderThreads: renderThreads, parallelThreshold: 2)
@@ -93,6 +107,26 @@ struct RenderPoolTests {
         // Round-robin: track i on thread i % threads; the mix on the clock's, with track 0.
         for i in 0..<8 { #expect(threads[i] == threads[i % renderThreads], "track \(i)") }
         #expect(mixSink.seen == owners[0])
+    }
+
+    /// Long and short files alternating: round-robin would give one thread every long file; the
+    /// plan deals them out by size, so both threads get one long file and the same total.
+    @Test func filesAreSharedByTheirSizeNotTheirCount() {
+        let room = Room(clock: VirtualClock(), renderThreads: 2, parallelThreshold: 2)
+        let work: [Int64] = [100, 10, 100, 10, 10, 10]
+        let sinks = work.enumerated().map { i, work in
+            let track = room.addTrack(name: "t\(i)", source: SizedProbe(work: work))
+            let sink = ThreadRecordingSink()
+            track.addSink(sink)
+            return sink
+        }
+        room.run()
+        let threads = sinks.map { $0.seen.first ?? 0 }
+        #expect(sinks.allSatisfy { $0.seen.count == 1 })
+        #expect(Set(threads).count == 2)
+        #expect(threads[0] != threads[2], "both long files on one thread")
+        let load = Dictionary(zip(threads, work).map { ($0, $1) }, uniquingKeysWith: +)
+        #expect(Set(load.values) == [120], "unequal shares: \(load.values)")
     }
 
     @Test func aLiveSizedRoomBelowTheThresholdRendersOnOneThread() {

@@ -53,3 +53,14 @@ public protocol StaggeredSource: FrameSource {
     /// Decode one frame ahead (true) or just in time (false) from the next render on.
     func decodeAhead(_ ahead: Bool)
 }
+
+/// A source whose amount of work is known before it renders (a file: its playable length). A room
+/// rendering on several threads gives them equal shares of this work (see ``RenderPlan``) rather
+/// than equal numbers of tracks.
+///
+/// Thread: `renderWork` is read on the control side (any thread) when tracks are added or
+/// removed; it must not change.
+public protocol SizedSource: FrameSource {
+    /// The work of the whole source, in samples (per channel) it decodes.
+    var renderWork: Int64 { get }
+}
