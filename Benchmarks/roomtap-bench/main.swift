@@ -12,6 +12,10 @@ if options.agentOnly {
     print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
     exit(0)
 }
+if options.coresOnly {
+    try AllCores.report(files: try BenchFiles.prepare(count: 8, seconds: options.seconds), repeats: options.repeats)
+    exit(0)
+}
 if options.impairmentOnly || (options.liveSearch && options.liveSenders == nil) {
     print("exact live (3 speakers, 10 s, through a seeded bad network into roomtap record --listen):")
     for rtcp in [false, true] {
@@ -35,10 +39,6 @@ if let senders = options.liveSenders {
     exit(outcome.passed ? 0 : 1)
 }
 let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
-if options.coresOnly {
-    try AllCores.report(files: files, repeats: options.repeats)
-    exit(0)
-}
 print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
 print(
     "CPU time = user + system of the measured process (roomtap record --threads 1); best of \(options.repeats) runs each\n"

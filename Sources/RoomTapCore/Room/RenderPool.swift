@@ -19,10 +19,11 @@ import Synchronization
 final class RenderPool: @unchecked Sendable {
     /// Render threads, the clock's included.
     let threadCount: Int
-    /// Spins before a waiting thread sleeps (a few microseconds): `ROOMTAP_RENDER_SPINS` in the
+    /// Spins before a waiting thread sleeps (tens of microseconds: on a VM, waking a sleeping core
+    /// takes about as long as a small room's tick): `ROOMTAP_RENDER_SPINS` in the
     /// environment overrides it (read once, for measuring the hand-over; 0 sleeps at once).
     let spins: Int
-    static let defaultSpins = 4_000
+    static let defaultSpins = 50_000
 
     /// The tick's hand-over word: a count of ticks (shifted left 8) and the helpers taking part in
     /// the latest one (the low 8 bits), read together so a helper never mixes two ticks.
