@@ -94,9 +94,11 @@ fuzz: deps
 bench: deps
 	$(SWIFT) build -c release --product roomtap
 	$(SWIFT) build -c release --product roomtap-bench
+	$(SWIFT) build -c release --product roomtap-minimal
 	.build/release/roomtap-bench
 	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
-	bash Benchmarks/instructions.sh
+	SPEAKERS=8 bash Benchmarks/instructions.sh
+	SPEAKERS=64 bash Benchmarks/instructions.sh
 
 lint:
 	$(SWIFT) format lint --recursive --strict Package.swift Sources Tests Samples Benchmarks Fuzz

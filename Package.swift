@@ -65,6 +65,10 @@ let package = Package(
         .executableTarget(
             name: "roomtap-bench", dependencies: ["RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
+        // The yardstick of `make bench`: the smallest one-thread program for the offline job.
+        .executableTarget(
+            name: "roomtap-minimal", dependencies: ["COpus", "COgg"], path: "Benchmarks/roomtap-minimal",
+            swiftSettings: strict),
         .executableTarget(
             name: "roomtap-fuzz", dependencies: ["RoomTap"], path: "Fuzz/roomtap-fuzz",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),

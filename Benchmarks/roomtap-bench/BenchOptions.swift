@@ -15,6 +15,8 @@ struct BenchOptions {
     var agentOnly = false
     /// With --live: one UDP port per participant, and --play listening live.
     var liveLayout = LiveCapacity.Layout()
+    /// Only the every-core comparison with roomtap-minimal.
+    var coresOnly = false
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -32,11 +34,12 @@ struct BenchOptions {
             case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
             case "--impairment": options.impairmentOnly = true
+            case "--cores": options.coresOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --agent | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

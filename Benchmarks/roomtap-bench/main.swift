@@ -12,6 +12,10 @@ if options.agentOnly {
     print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
     exit(0)
 }
+if options.coresOnly {
+    try AllCores.report(files: try BenchFiles.prepare(count: 8, seconds: options.seconds), repeats: options.repeats)
+    exit(0)
+}
 if options.impairmentOnly || (options.liveSearch && options.liveSenders == nil) {
     print("exact live (3 speakers, 10 s, through a seeded bad network into roomtap record --listen):")
     for rtcp in [false, true] {
@@ -36,7 +40,9 @@ if let senders = options.liveSenders {
 }
 let files = try BenchFiles.prepare(count: 8, seconds: options.seconds)
 print("roomtap-bench: \(files.count) distinct \(Int(options.seconds)) s speech-like Ogg Opus files (24 kbit/s, 20 ms)")
-print("CPU time = user + system of the measured process; best of \(options.repeats) runs each\n")
+print(
+    "CPU time = user + system of the measured process (roomtap record --threads 1); best of \(options.repeats) runs each\n"
+)
 
 var rows: [[String]] = [
     [
@@ -53,7 +59,7 @@ for (speakers, mix) in [(8, false), (8, true), (64, false)] {
     for _ in 0..<options.repeats {
         bares.append(BareDecode.cpuSeconds(files: room))
         roundRobins.append(BareDecode.cpuSeconds(files: room, order: .roundRobin))
-        runs.append(try RecorderRun.measure(files: room, mix: mix))
+        runs.append(try RecorderRun.measure(files: room, mix: mix, threads: 1))
     }
     let bare = bares.min()!
     let roundRobin = roundRobins.min()!
@@ -80,6 +86,8 @@ for row in rows {
 print(
     "\nx = seconds of audio per CPU second; ratio = roomtap throughput / bare libopus decode throughput (target >= 0.85)"
 )
+
+try AllCores.report(files: files, repeats: options.repeats)
 
 // The live capacity search: N senders at real time, doubling then bisecting to the largest N that
 // passes (no late tick, every packet received, complete files).

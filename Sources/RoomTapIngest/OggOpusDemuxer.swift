@@ -46,32 +46,34 @@ package final class OggOpusDemuxer {
 
     private let reader: OggPacketReader
     private let durations: UnsafeMutableBufferPointer<Int32>
-    private var started = false
-    private var startGranule: Int64 = 0
-    private var lastValidDuration = OggOpusDemuxer.defaultPacketDuration
-    private var pendingHole = false
-    private var pendingMissing: Int64 = 0
-    private var unexplainedHoles = 0
+    // Confined to one thread, read every frame by the decoder: exclusivity is not checked at run
+    // time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var startGranule: Int64 = 0
+    @exclusivity(unchecked) private var lastValidDuration = OggOpusDemuxer.defaultPacketDuration
+    @exclusivity(unchecked) private var pendingHole = false
+    @exclusivity(unchecked) private var pendingMissing: Int64 = 0
+    @exclusivity(unchecked) private var unexplainedHoles = 0
 
     /// Stream position just after the last page handed out (the end of the timeline so far).
-    package private(set) var position: Int64 = 0
+    @exclusivity(unchecked) package private(set) var position: Int64 = 0
     /// True once the end-of-stream page was handed out or the data ended.
-    package private(set) var ended = false
+    @exclusivity(unchecked) package private(set) var ended = false
     /// True if the selected stream's end-of-stream page was seen.
-    package private(set) var sawEndOfStream = false
+    @exclusivity(unchecked) package private(set) var sawEndOfStream = false
     /// Audio pages handed out.
-    package private(set) var audioPages = 0
+    @exclusivity(unchecked) package private(set) var audioPages = 0
     /// Audio packets handed out.
-    package private(set) var audioPackets = 0
+    @exclusivity(unchecked) package private(set) var audioPackets = 0
 
     // The current page (valid after `nextPage()` returned true, until the next call):
     /// Stream position of the first sample of the page's first packet.
-    package private(set) var pageStart: Int64 = 0
+    @exclusivity(unchecked) package private(set) var pageStart: Int64 = 0
     /// Stream position after the last sample to keep from this page (less than the decoded end
     /// only on a trimmed end-of-stream page).
-    package private(set) var pageEnd: Int64 = 0
+    @exclusivity(unchecked) package private(set) var pageEnd: Int64 = 0
     /// Samples missing between the previous page's end and `pageStart` (to conceal).
-    package private(set) var gapBefore: Int64 = 0
+    @exclusivity(unchecked) package private(set) var gapBefore: Int64 = 0
 
     /// Reads and checks the headers. Throws ``IngestError`` for anything that is not a usable Ogg
     /// Opus stream (see ``IngestError/Reason``). Reads only the first pages.

@@ -1,7 +1,7 @@
 /// A preflight look at an Ogg Opus file, taken before any output is created: headers, playable
 /// length and damage.
 ///
-/// ``inspect(path:)`` reads the whole file once through libogg (64 KiB at a time, so an hour-long
+/// ``inspect(path:)`` reads the whole file once through libogg (16 KiB at a time, so an hour-long
 /// file costs a few megabytes of reading and no more memory) without decoding audio: it walks the
 /// pages exactly as the decoder will (see ``OggOpusDemuxer``), so `durationSamples` is the number
 /// of samples ``OggOpusFileSource`` renders.

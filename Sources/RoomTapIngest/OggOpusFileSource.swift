@@ -21,12 +21,12 @@ import Synchronization
 /// its last sample, as for a file.
 ///
 /// Thread: create anywhere; after it is handed to a room, `render` and `isFinished` run on the room
-/// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 64 KiB
+/// clock's thread only. `render` does not allocate, lock or log; it reads the file (one 16 KiB
 /// chunk at a time, blocking in `read(2)`) when the decoder needs more bytes — fine for an offline
 /// room on a virtual clock; for a live room pre-load or buffer the file elsewhere. The counters
 /// (``concealedSamples``, ``decodeErrors``, ``holes``) are atomics, readable from any thread, and
 /// may lag one frame.
-public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
+public final class OggOpusFileSource: SizedSource, @unchecked Sendable {
     /// The preflight look at the file (headers, length, damage), taken at init.
     public let info: OggOpusFileInfo
     /// Room sample (48 kHz) at which the file's playable sample 0 plays.
@@ -36,10 +36,10 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
 
     // Room clock's thread only.
     private let decoder: OggOpusStreamDecoder
-    private var nextFileSample: Int64 = 0
+    @exclusivity(unchecked) private var nextFileSample: Int64 = 0
     private let isStream: Bool
     /// A stream's playable length, once it ended (room clock's thread).
-    private var streamEnd: Int64?
+    @exclusivity(unchecked) private var streamEnd: Int64?
     // A stream's length and truncation, published when it ended (-1: not yet), and its samples
     // rendered so far.
     private let publishedStreamEnd = Atomic<Int64>(-1)
@@ -111,6 +111,10 @@ public final class OggOpusFileSource: FrameSource, @unchecked Sendable {
         let end = publishedStreamEnd.load(ordering: .acquiring)
         return end >= 0 ? end : streamedSamples.load(ordering: .relaxed)
     }
+
+    /// The file's playable samples: what rendering it decodes (the room balances by it); nil for a
+    /// stream, whose length is known only when it ends.
+    public var renderWork: Int64? { isStream ? nil : info.durationSamples }
 
     /// The file ends mid-page or without an end-of-stream page (a stream: known once it ended).
     /// Any thread.

@@ -15,7 +15,7 @@
 /// allocated at init and doubles as the FIFO: a packet (or PLC step) is decoded into it and read out
 /// across as many 10 ms frames as it spans; the next one is decoded only once it is drained.
 ///
-/// Thread: confined to one thread. `read` does not allocate, but may read one chunk (64 KiB) from
+/// Thread: confined to one thread. `read` does not allocate, but may read one chunk (16 KiB) from
 /// the byte source when the demuxer needs more data — acceptable for offline files, and the only
 /// blocking call on this path.
 package final class OggOpusStreamDecoder {
@@ -34,25 +34,28 @@ package final class OggOpusStreamDecoder {
     private let scratch: UnsafeMutablePointer<Int16>
     private let scratchFrames = OpusPacketDecoder.maxFrameSamples
     // The window of `scratch` not yet read, in frames, and whether it is concealment.
-    private var windowStart = 0
-    private var windowEnd = 0
-    private var windowConcealed = false
+    // Confined to one thread, touched every frame: exclusivity is not checked at run time
+    // (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    @exclusivity(unchecked) private var windowStart = 0
+    @exclusivity(unchecked) private var windowEnd = 0
+    @exclusivity(unchecked) private var windowConcealed = false
     // Production state.
-    private var cursor: Int64 = 0  // stream position of the next sample produced
-    private var keepEnd: Int64 = 0  // stream position after which the current page's samples are dropped
-    private var packetIndex = 0
-    private var pageLoaded = false
-    private var gapRemaining: Int64 = 0
-    private var gapConcealed: Int64 = 0
-    private var finished = false
+    @exclusivity(unchecked) private var cursor: Int64 = 0  // stream position of the next sample produced
+    // Stream position after which the current page's samples are dropped.
+    @exclusivity(unchecked) private var keepEnd: Int64 = 0
+    @exclusivity(unchecked) private var packetIndex = 0
+    @exclusivity(unchecked) private var pageLoaded = false
+    @exclusivity(unchecked) private var gapRemaining: Int64 = 0
+    @exclusivity(unchecked) private var gapConcealed: Int64 = 0
+    @exclusivity(unchecked) private var finished = false
 
     /// Playable samples (per channel) handed out by `read` so far.
-    package private(set) var samplesRead: Int64 = 0
+    @exclusivity(unchecked) package private(set) var samplesRead: Int64 = 0
     /// Samples (per channel) that stand in for lost or undecodable audio: PLC, or zeros in a long
     /// gap. Only samples inside the playable range count.
-    package private(set) var concealedSamples = 0
+    @exclusivity(unchecked) package private(set) var concealedSamples = 0
     /// Packets libopus failed to decode (concealed for their duration).
-    package private(set) var decodeErrors = 0
+    @exclusivity(unchecked) package private(set) var decodeErrors = 0
     /// Damaged places met so far (see ``OggOpusDemuxer/damageCount``).
     package var holes: Int { demuxer.damageCount }
     /// True once the stream has no more samples.

@@ -15,8 +15,9 @@ import COgg
 /// and the stream's packet storage are grown to their worst case up front (libogg otherwise grows
 /// them on the first large page); it may block in `read(2)` for one chunk.
 package final class OggPacketReader {
-    /// Bytes requested from the source per read.
-    package static let chunkSize = 64 * 1024
+    /// Bytes requested from the source per read (16 KiB: a few reads a minute of speech, and a
+    /// small resident sync buffer per speaker).
+    package static let chunkSize = 16 * 1024
     /// Most packets that can complete on one page (one lacing value each).
     package static let maxPacketsPerPage = 255
     /// The largest Ogg page: 27-byte header, 255 lacing values, 255 * 255 body bytes.

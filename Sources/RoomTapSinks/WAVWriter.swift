@@ -69,22 +69,24 @@ public final class WAVWriter: FrameConsumer {
         case finished
     }
 
-    private var state = State.open
+    // Confined to the consumer thread, touched every frame: exclusivity is not checked at run time
+    // (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    @exclusivity(unchecked) private var state = State.open
     private var fd: Int32
     private var header: WAVHeader
     private let rf64Threshold: UInt64
     private let refreshSamples: Int64
     private let refreshDuration: Duration
     private let buffer: UnsafeMutableRawBufferPointer
-    private var buffered = 0
+    @exclusivity(unchecked) private var buffered = 0
     private let scratch: UnsafeMutablePointer<Int16>
     /// Data bytes in the file (written by write(2), or a hole the file was extended over).
-    private var dataBytesWritten: Int64 = 0
+    @exclusivity(unchecked) private var dataBytesWritten: Int64 = 0
     /// Data bytes the header on disk states.
-    private var dataBytesInHeader: Int64 = 0
-    private var nextRoomSample: Int64
-    private var samplesSinceRefresh: Int64 = 0
-    private var lastRefresh: ContinuousClock.Instant
+    @exclusivity(unchecked) private var dataBytesInHeader: Int64 = 0
+    @exclusivity(unchecked) private var nextRoomSample: Int64
+    @exclusivity(unchecked) private var samplesSinceRefresh: Int64 = 0
+    @exclusivity(unchecked) private var lastRefresh: ContinuousClock.Instant
     private let writtenCounter = Atomic<Int64>(0)
     /// End (exclusive room sample) of the last frame offered to the sink, set from the clock's thread.
     private let offeredEnd = Atomic<Int64>(.min)

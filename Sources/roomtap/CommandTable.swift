@@ -121,6 +121,10 @@ enum CommandTable {
                 + "(what is there is recorded); without it they are refused."),
         OptionSpec("--quiet", short: "q", .flag, help: "No progress and no summary table."),
         OptionSpec(
+            "--threads", .value, "N",
+            help: "Threads decoding the speakers, 1-64 (default: one per core, at\n"
+                + "most one per speaker). The files are the same for any N."),
+        OptionSpec(
             "--json", .flag,
             help: "Print the summary as one JSON document on stdout instead of the\n"
                 + "table (see docs/CLI.md); progress stays on stderr."),

@@ -44,6 +44,8 @@ enum RecordCommand {
         var micName = "local"
         /// The Realtime agent (--agent and its options).
         var agent: AgentOptions?
+        /// Render threads (--threads); nil: one per core, at most one per track.
+        var threads: Int?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -84,6 +86,7 @@ enum RecordCommand {
         options.quiet = args.flag("--quiet")
         options.json = args.flag("--json")
         options.dryRun = args.flag("--dry-run")
+        options.threads = try integer(args.value("--threads"), "--threads", in: 1...Room.maxRenderThreads)
         if let channels = args.value("--channels") {
             guard channels == "1" || channels == "2" else {
                 throw UsageError(description: "--channels must be 1 or 2, not '\(channels)'", command: "record")

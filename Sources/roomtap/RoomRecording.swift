@@ -77,6 +77,9 @@ final class RoomRecording: Sendable {
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
     private let reportDue = Atomic<Bool>(false)
 
+    /// Queue length of an offline room's WAV files, in 10 ms frames.
+    static let offlineQueueFrames = 32
+
     init(plan: RecordingPlan) {
         self.plan = plan
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
@@ -96,12 +99,17 @@ final class RoomRecording: Sendable {
             return o
         }()
         let realTimeClock = options.usesRealTimeClock ? RealTimeClock() : nil
-        // Live rooms render on two threads where there are two cores (decoding is most of a tick);
-        // offline rooms keep one, which is what the CPU-time benchmark measures.
+        // Decoding is most of a tick: render on every core (--threads), never more threads than
+        // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
+        // 10 ms tick is short enough on one thread).
+        let cores = ProcessInfo.processInfo.activeProcessorCount
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
-            renderThreads: realTimeClock != nil && ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1,
-            timing: options.timing)
+            renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
+            parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
+            timing: options.timing,
+            // The meters are read over the control socket only.
+            metersTracks: options.usesRealTimeClock || options.control != nil)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -431,9 +439,11 @@ final class RoomRecording: Sendable {
         do {
             // Live rooms: 1 s of queue per file (the writer pool drains it every 50 ms; a disk stalled
             // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
+            // Offline rooms wait for a full queue rather than drop, so a short one loses nothing:
+            // 32 frames (30 KiB a speaker), a few milliseconds of a fast room's rendering.
             let sink = try WAVFileSink(
                 path: path, channels: track.channels, options: options, policy: policy,
-                capacity: policy == .drop ? 100 : 256)
+                capacity: policy == .drop ? 100 : Self.offlineQueueFrames)
             track.addSink(sink)
             shared.withLock {
                 $0.sinks[track.id] = sink

@@ -31,13 +31,16 @@ extension AllocationCounting {
         }
 
         /// As a file room; and as a network room's record follows its live audio (delay lines for
-        /// the audio and the controls, live and record mixes).
-        @Test(arguments: [false, true])
-        func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheClockThread(delayedRecord: Bool) throws {
+        /// the audio and the controls, live and record mixes); on the clock's thread alone, and
+        /// with the render pool (three threads, one track each: every render thread is counted).
+        @Test(arguments: [(false, 1), (true, 1), (false, 3), (true, 3)])
+        func aRoomOfFilesAMixAndQueuedSinksMakesNoAllocationOnTheRenderThreads(
+            delayedRecord: Bool, renderThreads: Int
+        ) throws {
             let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Samples/room")
             let timing = delayedRecord ? RoomTiming(recordDelayFrames: 20, livePlayout: true) : RoomTiming()
-            let room = Room(clock: VirtualClock(), timing: timing)
+            let room = Room(clock: VirtualClock(), renderThreads: renderThreads, parallelThreshold: 2, timing: timing)
             var tracks: [AudioTrack] = []
             var queued: [QueuedSink] = []
             for (name, offset) in [("alice", Int64(0)), ("bob", Int64(120_000)), ("carol", Int64(0))] {
@@ -51,11 +54,14 @@ extension AllocationCounting {
             }
             let mix = room.addMix(name: "mix", inputs: tracks, channels: 2)
             let lastFrame: Int64 = 504_000 / 480 - 1
-            // Attached to the first track, so counting covers everything every later track does.
-            let counter = CountingSwitch(lastFrame: lastFrame)
-            tracks[0].removeSink(queued[0])
-            tracks[0].addSink(counter)
-            tracks[0].addSink(queued[0])
+            // The first sink of every source track, so counting covers everything every render
+            // thread does after it (the clock's thread renders track 0 first, then the mix).
+            let counters = tracks.map { _ in CountingSwitch(lastFrame: lastFrame) }
+            for (track, (counter, sink)) in zip(tracks, zip(counters, queued)) {
+                track.removeSink(sink)
+                track.addSink(counter)
+                track.addSink(sink)
+            }
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait))
             mix.addSink(QueuedSink(consumer: Discard(), channels: 2, policy: .wait), tap: .live)
             // Sinks on the shared writer pool (as WAV files are): waking a worker must not allocate either.
@@ -87,10 +93,10 @@ extension AllocationCounting {
             stop.store(true, ordering: .relaxed)
             try heard.close()
             for sink in pooled { try sink.close() }
-            #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1))
+            for counter in counters { #expect(counter.frames.load(ordering: .relaxed) == Int(lastFrame + 1)) }
             #expect(
                 !allocationCountsAsserted || roomtap_counted_allocations() == 0,
-                "the clock thread allocated \(roomtap_counted_allocations()) times in \(lastFrame + 1) ticks")
+                "the render threads allocated \(roomtap_counted_allocations()) times in \(lastFrame + 1) ticks")
             for sink in queued { try sink.close() }
         }
 

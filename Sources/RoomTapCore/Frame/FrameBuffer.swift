@@ -7,10 +7,12 @@ public final class FrameBuffer {
     public let samples: UnsafeMutableBufferPointer<Int16>
     /// 1 or 2.
     public let channels: Int
+    // Confined to one thread at a time, written every frame: exclusivity is not checked at run
+    // time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
     /// Room-timeline index of the first sample of the frame now held.
-    public var roomSample: Int64 = 0
+    @exclusivity(unchecked) public var roomSample: Int64 = 0
     /// Status of the frame now held.
-    public var status: FrameStatus = .silence
+    @exclusivity(unchecked) public var status: FrameStatus = .silence
 
     /// Allocates zeroed storage for one frame of `channels` channels.
     public init(channels: Int) {

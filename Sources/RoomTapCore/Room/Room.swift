@@ -35,38 +35,52 @@ public final class Room: Sendable {
     private let soloActive = Atomic<Bool>(false)
     private let soloList = Mutex<[AudioTrack]>([])
     private let control = Mutex(Control())
-    private let routing = Mutex<[AudioTrack]>([])
+    private let routing: Mutex<RenderPlan>
     private let clockDone = DispatchSemaphore(value: 0)
     /// State owned by the room clock's thread.
-    nonisolated(unsafe) private let clockSide = ClockSide()
+    nonisolated(unsafe) private let clockSide: ClockSide
 
     private final class ClockSide {
-        var tracks: [AudioTrack] = []
-        /// Tracks before the first derived one (`tracks` holds source tracks first).
-        var sourceCount = 0
+        var plan: RenderPlan
         var generation: UInt64 = 0
-        var helper: RenderHelper?
+        var pool: RenderPool?
+        init(plan: RenderPlan) { self.plan = plan }
     }
 
-    /// Render threads per tick (1, or 2 to split the source tracks with a helper thread).
+    /// Render threads per tick, the clock's included (1 ... 64; see ``RenderPool``).
     public let renderThreads: Int
+    /// Source tracks from which the room renders on more than one thread.
+    public let parallelThreshold: Int
     /// How the record relates to the live playout (network rooms record later than they play).
     public let timing: RoomTiming
-    /// Source tracks from which a second render thread is used.
-    static let helperThreshold = 8
+    /// Whether every track's ``AudioTrack/meter`` is measured each frame (a pass over its samples):
+    /// true unless the room was made without, e.g. offline with nobody to read the meters.
+    public let metersTracks: Bool
+    /// The default ``parallelThreshold``: where splitting a live tick starts to pay.
+    public static let defaultParallelThreshold = 8
+    /// The most render threads a room uses.
+    public static let maxRenderThreads = 64
 
-    /// Creates a room driven by `clock`. `renderThreads` 2 lets a large room (8 or more source
-    /// tracks) render its tracks on two threads each tick: for live rooms on machines with two or
-    /// more cores. `timing` says how late the record is against the live playout (see
-    /// ``RoomTiming``; the default: the record is the live audio).
+    /// Creates a room driven by `clock`. With `renderThreads` above 1 (clamped to 1 ... 64) a room
+    /// of at least `parallelThreshold` source tracks renders them on that many threads each tick
+    /// (never more threads than source tracks; see ``RenderPool``): offline rooms on every core,
+    /// live rooms to keep a large tick short. `timing` says how late the record is against the
+    /// live playout (see ``RoomTiming``; the default: the record is the live audio). With
+    /// `metersTracks` false the tracks' meters are not measured (they read as silence).
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
-        renderThreads: Int = 1, timing: RoomTiming = RoomTiming()
+        renderThreads: Int = 1, parallelThreshold: Int = Room.defaultParallelThreshold,
+        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true
     ) {
         self.clock = clock
+        self.metersTracks = metersTracks
         self.timing = timing
-        self.renderThreads = max(1, min(2, renderThreads))
+        self.renderThreads = max(1, min(Self.maxRenderThreads, renderThreads))
+        self.parallelThreshold = max(2, parallelThreshold)
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
+        let empty = RenderPlan(tracks: [], poolThreads: 1, parallelThreshold: 2)
+        routing = Mutex(empty)
+        clockSide = ClockSide(plan: empty)
         control.withLock { $0.events = events }
     }
 
@@ -90,7 +104,8 @@ public final class Room: Sendable {
     private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
         let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
             let track = AudioTrack(
-                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing)
+                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing,
+                metered: metersTracks)
             c.nextID += 1
             c.tracks.append(track)
             return (track, c.events.onTrackAdded)
@@ -150,13 +165,13 @@ public final class Room: Sendable {
         guard first else { return }
         clockRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
-            if renderThreads > 1 { clockSide.helper = RenderHelper() }
+            SinkWorkerPool.nameCurrentThread("roomtap.clock")  // (Thread.name set before start is lost on Linux)
+            if renderThreads > 1 { clockSide.pool = RenderPool(threadCount: renderThreads) }
             clock.run { index in tick(index) }
-            clockSide.helper?.stop()
+            clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)
             clockDone.signal()
         }
-        thread.name = "roomtap.clock"
         thread.qualityOfService = .userInteractive
         thread.start()
     }
@@ -207,8 +222,9 @@ public final class Room: Sendable {
     @discardableResult
     private func publishRouting() -> UInt64 {
         let ordered = control.withLock { c in c.tracks.filter { !$0.isDerived } + c.tracks.filter { $0.isDerived } }
+        let plan = RenderPlan(tracks: ordered, poolThreads: renderThreads, parallelThreshold: parallelThreshold)
         return routing.withLock { r in
-            r = ordered
+            r = plan
             return routingGeneration.add(1, ordering: .releasing).newValue
         }
     }
@@ -233,23 +249,18 @@ public final class Room: Sendable {
         let side = clockSide
         let generation = routingGeneration.load(ordering: .acquiring)
         if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {
-            side.tracks = fresh
-            side.sourceCount = fresh.firstIndex { $0.isDerived } ?? fresh.count
+            side.plan = fresh
+            for entry in fresh.staggering { entry.source.decodeAhead(entry.ahead) }
             side.generation = generation
             appliedGeneration.store(generation, ordering: .releasing)
         }
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
-        let tracks = side.tracks
-        let sources = side.sourceCount
+        let plan = side.plan
+        let tracks = plan.tracks
+        let sources = plan.sourceCount
         let solo = soloActive.load(ordering: .acquiring)
-        if let helper = side.helper, sources >= Self.helperThreshold {
-            helper.begin(tracks: tracks, sourceCount: sources, roomSample: roomSample, soloActive: solo)
-            var i = 0
-            while i < sources {
-                tracks[i].renderFrame(at: roomSample, soloActive: solo)
-                i += 2
-            }
-            helper.finish()
+        if plan.threads > 1, let pool = side.pool {
+            pool.render(plan, at: roomSample, soloActive: solo)
         } else {
             for i in 0..<sources { tracks[i].renderFrame(at: roomSample, soloActive: solo) }
         }

@@ -23,16 +23,23 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     public let isDerived: Bool
     /// Mute and volume (Sora's `audioEnabled` and `remoteAudioVolume`), settable from any thread.
     public let controls = TrackControls()
-    /// Level and talking, measured on the raw audio.
+    /// Level and talking, measured on the raw audio (in a room that meters its tracks: see
+    /// ``Room/metersTracks``; otherwise it reads as silence).
     public let meter = TrackMeter()
+    /// Whether ``meter`` is measured every frame.
+    let metered: Bool
 
     private let sinkGeneration = Atomic<UInt64>(0)
     private let sinkList = Mutex<[SinkEntry]>([])
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
 
-    init(id: TrackID, name: String, source: any FrameSource, isDerived: Bool, timing: RoomTiming = RoomTiming()) {
+    init(
+        id: TrackID, name: String, source: any FrameSource, isDerived: Bool, timing: RoomTiming = RoomTiming(),
+        metered: Bool = true
+    ) {
         self.id = id
+        self.metered = metered
         self.name = name
         self.channels = source.channels
         self.source = source
@@ -118,7 +125,10 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         live.roomSample = roomSample
         // Counted as recorded: a frame silenced off the record (scope record) counts as muted.
         statistics.record(state.recordedGain.isSilent && !status.isZero ? .muted : status)
-        meter.measure(live.samples, status: live.status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
+        if metered {
+            meter.measure(
+                live.samples, status: live.status, frameIndex: roomSample / Int64(AudioFrame.samplesPerChannel))
+        }
         guard !state.sinks.isEmpty else { return }
         var heardReady = false
         var recordedReady = false
@@ -226,16 +236,18 @@ final class TrackRenderState {
     let live: FrameBuffer
     let heard: FrameBuffer
     let recorded: FrameBuffer
+    // Touched every frame by the one thread rendering the track: exclusivity is not checked at
+    // run time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
     /// What is heard times what is recorded, on the record's time (mixes of the record use it: a
     /// track off the record is not in the recorded mix either).
-    var recordMixGain = GainRamp()
-    var recordedGain = GainRamp()
+    @exclusivity(unchecked) var recordMixGain = GainRamp()
+    @exclusivity(unchecked) var recordedGain = GainRamp()
     /// What is heard now (`.heard` taps and live mixes).
-    var liveHeardGain = GainRamp()
+    @exclusivity(unchecked) var liveHeardGain = GainRamp()
     /// Carries control changes to the record's time; nil when the record is the live audio.
     let gainDelay: GainDelayLine?
-    var sinks: [SinkEntry] = []
-    var sinkGeneration: UInt64 = 0
+    @exclusivity(unchecked) var sinks: [SinkEntry] = []
+    @exclusivity(unchecked) var sinkGeneration: UInt64 = 0
 
     init(source: any FrameSource, timing: RoomTiming) {
         let channels = source.channels

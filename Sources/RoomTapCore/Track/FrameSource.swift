@@ -39,3 +39,29 @@ public protocol LivePlayoutSource: FrameSource {
     /// Fills `samples` with the live playout of the frame at room sample `roomSample`.
     func renderLive(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus
 }
+
+/// A source that decodes in steps of two frames (20 ms Opus packets) and can take each step one
+/// frame early without changing what it renders (a network stream's record playout).
+///
+/// Streams sent together decode on the same ticks; the room asks every other track a render thread
+/// owns to decode ahead (see ``RenderPlan``), so that each thread's decodes fall half on even and
+/// half on odd ticks, halving its busiest tick.
+///
+/// Thread: `decodeAhead` is called on the room clock's thread whenever the room's tracks change,
+/// before the track's next render (which may be on another render thread of the room).
+public protocol StaggeredSource: FrameSource {
+    /// Decode one frame ahead (true) or just in time (false) from the next render on.
+    func decodeAhead(_ ahead: Bool)
+}
+
+/// A source whose amount of work is known before it renders (a file: its playable length). A room
+/// rendering on several threads gives them equal shares of this work (see ``RenderPlan``) rather
+/// than equal numbers of tracks.
+///
+/// Thread: `renderWork` is read on the control side (any thread) when tracks are added or
+/// removed; it must not change.
+public protocol SizedSource: FrameSource {
+    /// The work of the whole source, in samples (per channel) it decodes; nil when not known
+    /// before it renders (a stream).
+    var renderWork: Int64? { get }
+}

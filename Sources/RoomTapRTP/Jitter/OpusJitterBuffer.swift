@@ -28,7 +28,7 @@ import Synchronization
 /// ``noteSenderReport(ntp:rtpTimestamp:)`` on one receive thread; `render` and `renderLive` on the
 /// room clock's thread; ``statistics``, ``lastArrival``, ``markEnded()``, ``isEnded`` anywhere.
 /// Nothing allocates after init.
-public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
+public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchecked Sendable {
     /// Packets the ring holds without a record delay (sequence numbers ahead of playout).
     public static let ringCapacity = 512
     /// A sequence jump larger than this (either way) is a sender restart.
@@ -87,8 +87,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     ///     (see ``RecordPlayout``); nil: no record playout, `render` is the live one.
     ///   - livePlayout: with a record delay, whether to run the live playout too (a second
     ///     decoder); without one the live view is the record.
-    ///   - recordLookahead: the record decodes one frame ahead (give it to every other stream of a
-    ///     room so their decodes fall on alternate ticks; see ``RecordPlayout/lookahead``).
+    ///   - recordLookahead: the record decodes one frame ahead at first (a room sets it per render
+    ///     thread with ``decodeAhead(_:)``; see ``RecordPlayout/lookahead``).
     ///   - senderClock: the room's sender-report mapping; nil: arrival anchoring only.
     ///   - driftDeadbandSamples: the live drift correction dead band (default 240 = 5 ms).
     ///   - maxConcealmentMilliseconds: longest open-ended PLC (default 200 ms).
@@ -189,6 +189,11 @@ public final class OpusJitterBuffer: LivePlayoutSource, @unchecked Sendable {
     /// the stream was placed, as a negative number); 0 before the record started. Room clock's
     /// thread, or after the room stopped.
     public var recordOffset: Int64 { record?.offset ?? 0 }
+
+    /// Moves the record's decodes one frame earlier (true) or back (false): the room staggers the
+    /// streams each render thread owns (see ``StaggeredSource``). What the record holds does not
+    /// change; a packet must arrive that much earlier to make it. Room clock's thread.
+    public func decodeAhead(_ ahead: Bool) { record?.lookahead = ahead ? Int64(AudioFrame.samplesPerChannel) : 0 }
 
     /// Marks the participant as gone (timeout, RTCP BYE): the live playout renders silence from
     /// the next frame on; the record plays out what it holds, then silence (no concealment). A

@@ -31,10 +31,12 @@ final class RecordPlayout {
     /// The record delay after the stream's least-delayed arrival, in samples (48 kHz).
     let lag: Int64
     /// Samples decoded ahead of the frame being played (0 or one frame). Streams sent together
-    /// decode their 20 ms packets on the same tick; giving half of them one frame of lookahead
-    /// moves their decodes to the other tick, halving the busiest tick of a large room. The
-    /// record is the same (only when it is decoded moves); its delay is that much shorter.
-    let lookahead: Int64
+    /// decode their 20 ms packets on the same tick; giving half of the streams each render thread
+    /// owns one frame of lookahead moves their decodes to the other tick, halving the thread's
+    /// busiest tick (the room sets it: ``OpusJitterBuffer/decodeAhead(_:)``). The record is the
+    /// same (only when it is decoded moves); its delay is that much shorter. Changing it is safe
+    /// at any frame: a shorter lookahead finds the samples already decoded.
+    var lookahead: Int64
     let line: PlayoutDecoder
     private let ring: JitterPacketRing
     private let state: JitterStreamState

@@ -186,15 +186,13 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     }
 
     private func makeParticipant(name: String, port: UInt16, description: ParticipantDescription?) -> LiveParticipant? {
-        // Records of streams 2, 3, 6, 7, ... decode a frame ahead: with the render threads taking
-        // even and odd tracks, each thread's 20 ms decodes are spread over both ticks.
-        let lookahead = lock.withLock { everyone.count / 2 % 2 == 1 }
+        // Which records decode a frame ahead is the room's choice (by render thread: see
+        // StaggeredSource), made when the track joins.
         guard
             let buffer = OpusJitterBuffer(
                 channels: options.channels, targetDelayMilliseconds: options.jitterMilliseconds,
                 maxDelayMilliseconds: options.jitterMaxMilliseconds, adaptive: !options.jitterFixed,
                 recordDelayMilliseconds: options.recordDelayMilliseconds, livePlayout: options.livePlayout,
-                recordLookahead: lookahead,
                 senderClock: senderClock, arrivalToRoom: clock.roomTimeMapping)
         else { return nil }
         let track = room.addTrack(name: name, source: buffer)
