@@ -186,8 +186,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     public var hasLivePlayout: Bool { record != nil && live != nil }
 
     /// The record's anchor refinement (samples: how much earlier than its first packet's arrival
-    /// the stream was placed, as a negative number); 0 before the record started. Room clock's
-    /// thread, or after the room stopped.
+    /// the stream was placed, as a negative number); 0 before the record started. Any thread
+    /// (room.json is rewritten while the room runs).
     public var recordOffset: Int64 { record?.offset ?? 0 }
 
     /// Moves the record's decodes one frame earlier (true) or back (false): the room staggers the

@@ -1,4 +1,5 @@
 import RoomTapCore
+import Synchronization
 
 /// The record playout of one stream: what goes into the files. Packets play at a fixed *record
 /// delay* after the stream's least-delayed packets, and nothing that adapts ever moves them.
@@ -41,6 +42,8 @@ final class RecordPlayout {
     private let ring: JitterPacketRing
     private let state: JitterStreamState
     private var started = false
+    /// ``offset`` as published for other threads (room.json is written while the room runs).
+    private let publishedOffset = Atomic<Int64>(0)
     private var drift: Int64 = 0
     private var correction: DriftCorrection
 
@@ -56,8 +59,8 @@ final class RecordPlayout {
         self.state = state
     }
 
-    /// The anchor refinement fixed when the stream started (samples; 0 before).
-    var offset: Int64 { line.offset }
+    /// The anchor refinement fixed when the stream started (samples; 0 before). Any thread.
+    var offset: Int64 { publishedOffset.load(ordering: .relaxed) }
 
     /// Renders the record's 10 ms at room sample `roomSample`. Room clock's thread only.
     func render(into out: UnsafeMutablePointer<Int16>, at roomSample: Int64) -> FrameStatus {
@@ -99,6 +102,7 @@ final class RecordPlayout {
         started = true
         line.nextSequence = earliest
         line.offset = offset
+        publishedOffset.store(offset, ordering: .relaxed)
         line.playout.reset(at: roomSample - lag)
         return true
     }
