@@ -78,12 +78,13 @@ docs: deps
 # .build/asan and .build/tsan). The real-time-path suites run too; only their allocation counts
 # are not asserted (a sanitizer owns malloc; ROOMTAP_ALLOCATION_COUNTING=0 says so explicitly).
 sanitize: deps
-	for s in address thread; do \
+	set -o pipefail; status=0; for s in address thread; do \
 	  SWIFT_BACKTRACE=enable=no $(SWIFT) build -c release --sanitize=$$s --build-tests --build-path .build/$$s || exit 1; \
 	  SWIFT_BACKTRACE=enable=no ROOMTAP_ALLOCATION_COUNTING=0 ASAN_OPTIONS=detect_leaks=0 \
 	    $(SWIFT) test -c release --sanitize=$$s --build-path .build/$$s --skip-build 2>&1 | tee .build/sanitize-$$s.log \
-	    | grep -E '^(✘|✔ Test run)|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|SUMMARY'; \
-	done
+	    | grep -E '^(✘ Test run|✔ Test run)|ERROR: AddressSanitizer|SUMMARY' || status=1; \
+	  echo "$$s: $$(grep -c 'WARNING: ThreadSanitizer' .build/sanitize-$$s.log) ThreadSanitizer reports (see .build/sanitize-$$s.log)"; \
+	done; exit $$status
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20
