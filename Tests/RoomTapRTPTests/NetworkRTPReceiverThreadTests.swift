@@ -10,6 +10,8 @@ import Testing
 @Suite("Network: one receive thread for all sockets", .serialized)
 struct NetworkRTPReceiverThreadTests {
     /// What the delegate saw: each RTP packet with the port it came in on and the thread it ran on.
+    /// Tests wait on this, not on the receiver's statistics: a packet is counted before it is
+    /// handed to the delegate.
     final class Recorder: RTPReceiverDelegate, @unchecked Sendable {
         struct Packet: Equatable {
             let port: UInt16
@@ -104,7 +106,7 @@ struct NetworkRTPReceiverThreadTests {
             }
             sender.send(RTPPacketBuilder(sequenceNumber: UInt16(i), ssrc: 0xB0057, payload: payload(i)).bytes())
         }
-        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2_000 })
+        #expect(waitUntil(timeout: .seconds(10)) { recorder.snapshot.packets.count == 2_000 })
         #expect(receiver.statistics.datagrams == 2_000)
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == (0..<2_000).map { UInt16($0) }, "every datagram, once, in order")
@@ -124,7 +126,7 @@ struct NetworkRTPReceiverThreadTests {
         }
         receiver.start()
         defer { receiver.stop() }
-        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2_000 })
+        #expect(waitUntil(timeout: .seconds(10)) { recorder.snapshot.packets.count == 2_000 })
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == (0..<2_000).map { UInt16($0) })
         #expect(packets.allSatisfy { $0.payload == payload(Int($0.sequence)) })
@@ -145,7 +147,7 @@ struct NetworkRTPReceiverThreadTests {
         send([], to: socket.address)
         send(RTPPacketBuilder(sequenceNumber: 2, ssrc: 1, payload: exact).bytes(), to: socket.address)
         send(RTPPacketBuilder(sequenceNumber: 3, ssrc: 1, payload: [0xF8, 1, 2]).bytes(), to: socket.address)
-        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 3 })
+        #expect(waitUntil(timeout: .seconds(10)) { recorder.snapshot.packets.count == 3 })
         let packets = recorder.snapshot.packets
         #expect(packets.map(\.sequence) == [1, 2, 3])
         #expect(packets.first?.payload == Array(long.prefix(RTPReceiver.maxDatagram - 12)), "cut at maxDatagram")
@@ -164,7 +166,7 @@ struct NetworkRTPReceiverThreadTests {
         receiver.start()
         defer { receiver.stop() }
         send(RTPPacketBuilder(sequenceNumber: 1, ssrc: 1, payload: [0xF8]).bytes(), to: sockets[1].address)
-        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 1 })
+        #expect(waitUntil(timeout: .seconds(10)) { recorder.snapshot.packets.count == 1 })
         let thread = try #require(recorder.snapshot.threads.first)
         sockets[0].close()
         let cpuBefore = cpuNanoseconds(of: thread)
@@ -172,7 +174,7 @@ struct NetworkRTPReceiverThreadTests {
         let cpu = cpuNanoseconds(of: thread) - cpuBefore
         #expect(cpu < 20_000_000, "the receive thread idles after a close (\(cpu) ns of CPU in 200 ms)")
         send(RTPPacketBuilder(sequenceNumber: 2, ssrc: 1, payload: [0xF8]).bytes(), to: sockets[1].address)
-        #expect(waitUntil(timeout: .seconds(10)) { receiver.statistics.rtpPackets == 2 })
+        #expect(waitUntil(timeout: .seconds(10)) { recorder.snapshot.packets.count == 2 })
     }
 
     @Test func stopWakesTheThreadAtOnceAndWorksBeforeStart() throws {
