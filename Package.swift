@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -34,8 +36,11 @@ let package = Package(
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
         .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
-        // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
-        .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        // Sinks that do I/O: WAV/RF64 files (crash-safe), repair; FLAC (libFLAC) and Ogg Opus (libopus +
+        // libogg) files, any rate (libsoxr), loudness (libebur128).
+        .target(
+            name: "RoomTapSinks", dependencies: ["RoomTapCore", "CFLAC", "COpus", "COgg", "CSoxr", "CEBUR128"],
+            swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
         .target(name: "RoomTapControl", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.

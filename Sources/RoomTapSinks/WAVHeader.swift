@@ -67,8 +67,9 @@ struct WAVHeader {
     /// True once ``setSizes(dataBytes:rf64:)`` was asked for RF64.
     private(set) var isRF64 = false
 
-    /// Builds the header of an empty file (sizes zero, RIFF form).
-    init(channels: Int, sampleRate: Int, bext: BroadcastExtension) {
+    /// Builds the header of an empty file (sizes zero, RIFF form). `extraChunks`: whole chunks
+    /// (e.g. a `LIST`/`INFO` chunk) placed between `bext` and `data`.
+    init(channels: Int, sampleRate: Int, bext: BroadcastExtension, extraChunks: [UInt8] = []) {
         blockAlign = 2 * channels
         let bextBody = bext.encoded()
         var b: [UInt8] = []
@@ -90,6 +91,7 @@ struct WAVHeader {
         b.append(.bext)
         b.appendLE32(UInt32(bextBody.count))
         b.append(contentsOf: bextBody)
+        b.append(contentsOf: extraChunks)
         b.append(.data)
         b.appendLE32(0)
         dataSizeOffset = b.count - 4

@@ -228,7 +228,7 @@ public final class WAVWriter: FrameConsumer {
     /// Records that a frame ending at room sample `end` (exclusive) was offered to the sink in front
     /// of this writer, so that ``finish()`` pads silence up to it if the queue dropped the last
     /// frames. Any thread; does not allocate or block.
-    func noteOffered(end: Int64) { offeredEnd.store(end, ordering: .releasing) }
+    public func noteOffered(end: Int64) { offeredEnd.store(end, ordering: .releasing) }
 
     // MARK: - Internals
 
@@ -375,7 +375,7 @@ public final class WAVWriter: FrameConsumer {
         return fd
     }
 
-    private static func openError(path: String, code: Int32) -> WAVError {
+    static func openError(path: String, code: Int32) -> WAVError {
         let reason = PosixFile.describe(code)
         switch code {
         case EEXIST:
