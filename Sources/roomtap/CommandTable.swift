@@ -19,6 +19,15 @@ enum CommandTable {
                     "--out", short: "o", .value, "FILE", help: "Where to write the SVG (default DIR/timeline.svg)."),
                 OptionSpec("--force", short: "f", .flag, help: "Overwrite FILE if it exists."),
             ], takesPositionals: true, helpIntro: Help.timelineIntro, run: { try TimelineCommand.run($0) }),
+        CommandSpec(
+            "export", group: .main,
+            summary: "Convert a recording: FLAC, Opus, any rate, multichannel, normalized mix",
+            options: ExportCommand.options, takesPositionals: true, helpIntro: Help.exportIntro,
+            run: { try ExportCommand.run($0) }),
+        CommandSpec(
+            "transcript", group: .main, summary: "Turn an agent's transcript into WebVTT, SRT, text or Audacity labels",
+            options: TranscriptCommand.options, takesPositionals: true, helpIntro: Help.transcriptIntro,
+            run: { try TranscriptCommand.run($0) }),
         control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(

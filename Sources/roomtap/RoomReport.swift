@@ -134,6 +134,45 @@ struct RoomReport: Codable {
         var source: Source?
         var inputs: [String]?
         var rtp: RTPStatistics?
+        /// The file's format and rate when not 48 kHz WAV (`--format`, `--rate`, `export`).
+        var format: String? = nil
+        var fileSampleRate: Int? = nil
+        /// Integrated loudness and true peak of the file's audio (`--loudness`, `export`).
+        var loudness: Loudness? = nil
+        /// `export --normalize`: the gain this speaker got in the mix, dB.
+        var mixGainDB: Double? = nil
+    }
+
+    /// EBU R 128 integrated loudness (LUFS; nil: silence, below the -70 LUFS gate) and the highest
+    /// true peak of any channel (dBTP; nil: digital silence), measured at 48 kHz by libebur128.
+    struct Loudness: Codable {
+        var integratedLUFS: Double?
+        var truePeakDBTP: Double?
+
+        init(_ result: LoudnessMeter.Result) {
+            integratedLUFS = result.integratedLUFS.map { ($0 * 100).rounded() / 100 }
+            truePeakDBTP = result.truePeakDBTP.map { ($0 * 100).rounded() / 100 }
+        }
+    }
+
+    /// One file with a channel per speaker (`--multichannel`).
+    struct Multichannel: Codable {
+        var file: String
+        var format: String
+        var sampleRate: Int
+        /// The speakers, in channel order.
+        var channels: [String]
+    }
+
+    /// What `roomtap export` made, and from what.
+    struct Export: Codable {
+        /// The recording's directory.
+        var from: String
+        var format: String
+        var sampleRate: Int
+        var bitrate: Int?
+        /// `--normalize`: the integrated loudness each speaker was brought to in the mix, LUFS.
+        var normalizeLUFS: Double?
     }
 
     /// ALSA playback (--play).
@@ -165,6 +204,10 @@ struct RoomReport: Codable {
     /// What went wrong (files that could not be written); empty when nothing did. Absent in
     /// reports of older versions.
     var errors: [Failure]?
+    /// `--multichannel`: the file with a channel per speaker.
+    var multichannel: Multichannel? = nil
+    /// Present in the report `roomtap export` writes.
+    var export: Export? = nil
 
     static func make(
         plan: RecordingPlan, state: State, startTime: Date, roomSamples: Int64,
