@@ -141,6 +141,17 @@ enum CommandTable {
             "--dry-run", .flag,
             help: "Run every check, print the plan (tracks, sources, files, room\n"
                 + "length, what --force would remove) and create nothing."),
+    ]
+        + OutputFormat.options + [
+        OptionSpec(
+            "--loudness", .flag, section: OutputFormat.section,
+            help: "Measure each file's integrated loudness (EBU R 128, LUFS) and true\n"
+                + "peak (dBTP) on the writer threads, into room.json (tracks[].loudness)."),
+        OptionSpec(
+            "--multichannel", .value, "FILE", section: OutputFormat.section,
+            help: "When the room ends, also write one file with a channel per speaker\n"
+                + "(room order; WAV/RF64, or FLAC for a .flac name), channel names in\n"
+                + "its LIST/INFO chunk (WAV) or Vorbis comments (FLAC) and room.json."),
         OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"

@@ -46,6 +46,12 @@ enum RecordCommand {
         var agent: AgentOptions?
         /// Render threads (--threads); nil: one per core, at most one per track.
         var threads: Int?
+        /// Format and rate of the files (--format, --rate, --bitrate).
+        var output = OutputFormat()
+        /// Measure each file's loudness and true peak into room.json (--loudness).
+        var loudness = false
+        /// One file with a channel per speaker, written when the room ends (--multichannel).
+        var multichannel: String?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -86,6 +92,21 @@ enum RecordCommand {
         options.quiet = args.flag("--quiet")
         options.json = args.flag("--json")
         options.dryRun = args.flag("--dry-run")
+        options.output = try OutputFormat.parse(args, command: "record")
+        options.loudness = args.flag("--loudness")
+        options.multichannel = args.value("--multichannel")
+        if let file = options.multichannel {
+            guard options.output.isDefault else {
+                throw UsageError(
+                    description: "--multichannel is made from 48 kHz WAV speaker files; drop --format/--rate, or "
+                        + "record WAV and run roomtap export --multichannel", command: "record")
+            }
+            guard AudioFileFormat.fromExtension(of: file) != .opus else {
+                throw UsageError(
+                    description: "--multichannel \(file): a multichannel file is WAV or FLAC; name it .wav or .flac",
+                    command: "record")
+            }
+        }
         options.threads = try integer(args.value("--threads"), "--threads", in: 1...Room.maxRenderThreads)
         if let channels = args.value("--channels") {
             guard channels == "1" || channels == "2" else {

@@ -105,19 +105,19 @@ struct RecordingPlan {
         if options.agent != nil { _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment) }
         let out = options.out
         let missingDirectories = try checkDirectory(out)
-        for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + ".wav") }
+        for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }
         var describedPaths: [String: String] = [:]
         for participant in description?.participants ?? [] {
             let name = participant.name ?? "port-\(participant.port)"
-            describedPaths[name] = join(out, naming.claim(name) + ".wav")
+            describedPaths[name] = join(out, naming.claim(name) + options.output.dotExtension)
         }
-        let mixPath = options.mix ? join(out, "mix.wav") : nil
-        let agentPath = options.agent != nil ? join(out, "agent.wav") : nil
+        let mixPath = options.mix ? join(out, "mix" + options.output.dotExtension) : nil
+        let agentPath = options.agent != nil ? join(out, "agent" + options.output.dotExtension) : nil
         let transcriptPath = options.agent != nil ? join(out, "transcript.jsonl") : nil
         let roomJSON = join(out, "room.json")
         let outputs =
             inputs.map(\.wavPath) + describedPaths.values.sorted()
-            + [mixPath, agentPath, transcriptPath, roomJSON].compactMap { $0 }
+            + [mixPath, agentPath, transcriptPath, roomJSON, options.multichannel].compactMap { $0 }
         let inputFiles = try identities(of: inputs, options)
         for path in outputs { try checkReplaceable(path, inputs: inputFiles) }
         if !options.force {
@@ -203,9 +203,11 @@ struct RecordingPlan {
 
     /// The path for a track that appears while a live room runs: a fresh sanitised name; without
     /// --force, with a suffix past any file already on disk (nothing is overwritten); never a link.
-    static func livePath(for name: String, naming: inout OutputNaming, in directory: String, force: Bool) -> String {
+    static func livePath(
+        for name: String, naming: inout OutputNaming, in directory: String, force: Bool, dotExtension: String = ".wav"
+    ) -> String {
         while true {
-            let path = join(directory, naming.claim(name) + ".wav")
+            let path = join(directory, naming.claim(name) + dotExtension)
             guard let info = lstatOrNil(path) else { return path }
             if force && info.st_mode & S_IFMT == S_IFREG { return path }
         }
@@ -307,7 +309,8 @@ struct RecordingPlan {
         if report["agent"] != nil { names.append("transcript.jsonl") }
         for name in names {
             let plain = !name.contains("/") && !name.contains("\0") && !name.hasPrefix(".")
-            guard plain && (name.hasSuffix(".wav") || name == "transcript.jsonl") else {
+            let audio = [".wav", ".flac", ".opus"].contains { name.hasSuffix($0) }
+            guard plain && (audio || name == "transcript.jsonl") else {
                 throw RuntimeError(
                     description: "\(roomJSON) lists '\(name)', not a file roomtap writes in DIR; --force removes "
                         + "only an earlier recording's own files: remove room.json or choose another --out")

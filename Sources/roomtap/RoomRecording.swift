@@ -36,6 +36,8 @@ final class RoomRecording: Sendable {
         let live: LiveParticipant?
         let samplesWritten: Int64
         let droppedFrames: Int
+        /// With --loudness, once the file is finished.
+        var loudness: LoudnessMeter.Result? = nil
     }
 
     struct Result {
@@ -56,7 +58,7 @@ final class RoomRecording: Sendable {
         var mixPath: String?
         var mixer: Mixer?
         var naming: OutputNaming
-        var sinks: [TrackID: WAVFileSink] = [:]
+        var sinks: [TrackID: AudioFileSink] = [:]
         var outcomes: [TrackOutcome] = []
         var errors: [RoomReport.Failure] = []
         /// Tracks whose file failed, with the failure already in `errors`.
@@ -312,7 +314,16 @@ final class RoomRecording: Sendable {
         }
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
-        let report = currentReport(.complete)
+        var report = currentReport(.complete)
+        if let multichannel = options.multichannel {
+            do {
+                report.multichannel = try writeMultichannel(to: multichannel, report: report, startTime: startTime)
+            } catch {
+                let failure = RoomReport.Failure(file: (multichannel as NSString).lastPathComponent, error: "\(error)")
+                shared.withLock { $0.errors.append(failure) }
+                report.errors = (report.errors ?? []) + [failure]
+            }
+        }
         try roomJSON.write(report, overwrite: true)
 
         let state = shared.withLock { $0 }
@@ -344,6 +355,26 @@ final class RoomRecording: Sendable {
     }
 
     // MARK: - room.json
+
+    /// --multichannel: the speaker files of the finished room, a channel each in room order (by
+    /// track id), into one WAV or FLAC (by the name) at 48 kHz. Main thread, after the room ended.
+    private func writeMultichannel(to path: String, report: RoomReport, startTime: Date) throws
+        -> RoomReport.Multichannel
+    {
+        let speakers = report.tracks.filter { $0.kind == "speaker" }.sorted { $0.id < $1.id }
+        guard !speakers.isEmpty else {
+            throw RuntimeError(description: "\(path): the room had no speakers, so no multichannel file was written")
+        }
+        let format: AudioFileFormat = AudioFileFormat.fromExtension(of: path) == .flac ? .flac : .wav
+        var options = EncodedFileWriter.Options()
+        options.format = format
+        options.overwrite = plan.options.force
+        options.metadata = AudioFileMetadata(
+            roomStartTime: startTime, title: "roomtap room", channelNames: speakers.map(\.name))
+        _ = try ExportMixing.interleave(
+            speakers.map { RecordingPlan.join(plan.outDirectory, $0.file) }, to: path, options: options)
+        return .init(file: path, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
+    }
 
     /// The report as things stand: the tracks that have left with their final figures, the
     /// tracks still in the room with their figures so far. Main thread (not the clock's).
@@ -421,7 +452,8 @@ final class RoomRecording: Sendable {
             if let path = s.pathsBySource[ObjectIdentifier(track.source)] { return path }
             if let path = plan.describedPaths[track.name] { return path }
             return RecordingPlan.livePath(
-                for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force)
+                for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force,
+                dotExtension: plan.options.output.dotExtension)
         }
         if isOurMix, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
         agent?.trackAdded(track)
@@ -441,8 +473,20 @@ final class RoomRecording: Sendable {
             // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
             // Offline rooms wait for a full queue rather than drop, so a short one loses nothing:
             // 32 frames (30 KiB a speaker), a few milliseconds of a fast room's rendering.
-            let sink = try WAVFileSink(
-                path: path, channels: track.channels, options: options, policy: policy,
+            let writer: any AudioFileWriter
+            if plan.options.output.isDefault && !plan.options.loudness {
+                writer = try WAVWriter(path: path, channels: track.channels, options: options)
+            } else {
+                let metadata = AudioFileMetadata(
+                    roomStartTime: options.roomStartTime, timelineOrigin: options.timelineOrigin,
+                    title: options.description)
+                writer = try EncodedFileWriter(
+                    path: path, channels: track.channels,
+                    options: plan.options.output.writerOptions(
+                        overwrite: options.overwrite, metadata: metadata, loudness: plan.options.loudness))
+            }
+            let sink = AudioFileSink(
+                writer: writer, channels: track.channels, policy: policy,
                 capacity: policy == .drop ? 100 : Self.offlineQueueFrames)
             track.addSink(sink)
             shared.withLock {
@@ -467,7 +511,8 @@ final class RoomRecording: Sendable {
         let live = liveRoom.withLock { $0 }?.participants.first { $0.track === track }
         let outcome = TrackOutcome(
             track: track, path: sink.path, source: track.source as? OggOpusFileSource, live: live,
-            samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames)
+            samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames,
+            loudness: (sink.writer as? EncodedFileWriter)?.loudness)
         shared.withLock { s in
             s.outcomes.append(outcome)
             if let closeError, s.failedTracks.insert(track.id).inserted {

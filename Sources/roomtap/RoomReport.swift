@@ -221,7 +221,7 @@ struct RoomReport: Codable {
             let input = specs[outcome.path]
             let source = outcome.source
             let mixInputs = (outcome.track.source as? Mixer)?.inputs.map(\.name)
-            return Track(
+            var track = Track(
                 id: outcome.track.id.rawValue,
                 name: outcome.track.name,
                 kind: outcome.track.isDerived ? "mix" : "speaker",
@@ -247,6 +247,12 @@ struct RoomReport: Codable {
                 },
                 inputs: mixInputs,
                 rtp: outcome.live.map(rtpStatistics))
+            if !plan.options.output.isDefault {
+                track.format = plan.options.output.format.rawValue
+                track.fileSampleRate = plan.options.output.sampleRate
+            }
+            track.loudness = outcome.loudness.map(Loudness.init)
+            return track
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

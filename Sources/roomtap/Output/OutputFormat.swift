@@ -8,6 +8,9 @@ struct OutputFormat: Equatable {
     /// Opus bits per second per file.
     var bitrate: Int = 32_000
 
+    /// `.wav`, `.flac` or `.opus`.
+    var dotExtension: String { "." + format.fileExtension }
+
     /// Plain 48 kHz WAV, what ``WAVWriter`` writes.
     var isDefault: Bool { format == .wav && sampleRate == AudioFrame.sampleRate }
 
@@ -29,7 +32,7 @@ struct OutputFormat: Equatable {
     ]
 
     /// The format the arguments ask for. `command`: for the usage errors.
-    static func parse(_ args: ParsedArguments, command: String) throws -> OutputFormat {
+    static func parse(_ args: ParsedArguments, command: String) throws(UsageError) -> OutputFormat {
         var result = OutputFormat()
         if let text = args.value("--format") {
             guard let format = AudioFileFormat(rawValue: text.lowercased()) else {
