@@ -17,6 +17,8 @@ struct BenchOptions {
     var liveLayout = LiveCapacity.Layout()
     /// Only the every-core comparison with roomtap-minimal.
     var coresOnly = false
+    /// Only the cost of the output formats (FLAC, Opus, --rate 16000, --loudness) against WAV.
+    var formatsOnly = false
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -35,11 +37,12 @@ struct BenchOptions {
             case "--agent": options.agentOnly = true
             case "--impairment": options.impairmentOnly = true
             case "--cores": options.coresOnly = true
+            case "--formats": options.formatsOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --formats | --agent | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

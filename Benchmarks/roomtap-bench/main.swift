@@ -12,6 +12,12 @@ if options.agentOnly {
     print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
     exit(0)
 }
+if options.formatsOnly {
+    try OutputFormats.report(
+        files: try BenchFiles.prepare(count: 8, seconds: options.seconds), repeats: options.repeats,
+        seconds: options.seconds)
+    exit(0)
+}
 if options.coresOnly {
     try AllCores.report(files: try BenchFiles.prepare(count: 8, seconds: options.seconds), repeats: options.repeats)
     exit(0)
@@ -86,6 +92,8 @@ for row in rows {
 print(
     "\nx = seconds of audio per CPU second; ratio = roomtap throughput / bare libopus decode throughput (target >= 0.85)"
 )
+
+try OutputFormats.report(files: files, repeats: options.repeats, seconds: options.seconds)
 
 try AllCores.report(files: files, repeats: options.repeats)
 

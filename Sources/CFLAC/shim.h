@@ -68,4 +68,36 @@ static inline int roomtap_flac_add_comment(FLAC__StreamMetadata *block, const ch
     if (!FLAC__metadata_object_vorbiscomment_entry_from_name_value_pair(&entry, name, value)) return 0;
     return FLAC__metadata_object_vorbiscomment_append_comment(block, entry, false) ? 1 : 0;
 }
+
+#include <FLAC/stream_decoder.h>
+
+/// What a counting decode found: samples per channel in the frames decoded, errors reported.
+typedef struct {
+    uint64_t samples;
+    unsigned sample_rate;
+    int errors;
+} roomtap_flac_count;
+
+static FLAC__StreamDecoderWriteStatus roomtap_flac_count_write(
+    const FLAC__StreamDecoder *decoder, const FLAC__Frame *frame, const FLAC__int32 *const buffer[],
+    void *client_data) {
+    (void)decoder; (void)buffer;
+    roomtap_flac_count *count = (roomtap_flac_count *)client_data;
+    count->samples += frame->header.blocksize;
+    count->sample_rate = frame->header.sample_rate;
+    return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE;
+}
+
+static void roomtap_flac_count_error(
+    const FLAC__StreamDecoder *decoder, FLAC__StreamDecoderErrorStatus status, void *client_data) {
+    (void)decoder; (void)status;
+    ((roomtap_flac_count *)client_data)->errors += 1;
+}
+
+/// Starts `decoder` on the file at `path`, counting into `count` (no MD5 check, no metadata).
+static inline FLAC__StreamDecoderInitStatus roomtap_flac_init_count(
+    FLAC__StreamDecoder *decoder, const char *path, roomtap_flac_count *count) {
+    return FLAC__stream_decoder_init_file(
+        decoder, path, roomtap_flac_count_write, NULL, roomtap_flac_count_error, count);
+}
 #endif

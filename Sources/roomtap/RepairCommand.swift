@@ -27,10 +27,24 @@ enum RepairCommand {
         }
     }
 
-    /// Repairs one WAV and prints its line; returns what it did, nil (and a failure) when it could not.
-    private static func repairFile(_ path: String, failures: inout [String]) -> WAVRepair.Report? {
+    /// What a repair did to one file, for room.json: whether it changed, and its length in room samples.
+    struct Repaired {
+        var changed: Bool
+        var roomSamples: Int64
+    }
+
+    /// Repairs one WAV (or FLAC: STREAMINFO, see ``FLACRepair``) and prints its line; returns what
+    /// it did, nil (and a failure) when it could not.
+    private static func repairFile(_ path: String, failures: inout [String]) -> Repaired? {
         do {
-            let report = try WAVRepair.repair(path: path)
+            var rate = AudioFrame.sampleRate
+            let report: WAVRepair.Report
+            if path.lowercased().hasSuffix(".flac") {
+                (report, rate) = try FLACRepair.repair(path: path)
+            } else {
+                report = try WAVRepair.repair(path: path)
+                rate = (try? WAVFile.inspect(path: path).sampleRate) ?? rate
+            }
             if report.changed {
                 print(
                     "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
@@ -39,7 +53,9 @@ enum RepairCommand {
             } else {
                 print("\(path): intact: \(report.samplesAfter) samples")
             }
-            return report
+            return Repaired(
+                changed: report.changed,
+                roomSamples: report.samplesAfter * Int64(AudioFrame.sampleRate) / Int64(max(rate, 1)))
         } catch {
             failures.append(error.description)
             return nil
@@ -55,8 +71,8 @@ enum RepairCommand {
             failures.append("cannot list \(directory): \(error.localizedDescription)")
             return
         }
-        var repaired: [String: WAVRepair.Report] = [:]
-        for name in names where name.lowercased().hasSuffix(".wav") && !name.hasPrefix(".") {
+        var repaired: [String: Repaired] = [:]
+        for name in names where [".wav", ".flac"].contains(where: name.lowercased().hasSuffix) && !name.hasPrefix(".") {
             let path = RecordingPlan.join(directory, name)
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
@@ -79,7 +95,7 @@ enum RepairCommand {
     /// `"state": "repaired"` (and `stoppedEarly` for a recording that was cut). A report of a
     /// finished recording whose files were all intact is left as it is, so a second run changes
     /// nothing. Tracks whose file is missing keep their figures (and are named on stderr).
-    private static func update(_ report: RoomReport, at path: String, from repaired: [String: WAVRepair.Report])
+    private static func update(_ report: RoomReport, at path: String, from repaired: [String: Repaired])
         throws
     {
         let wasCut = report.state == RoomReport.State.recording.rawValue
@@ -92,7 +108,7 @@ enum RepairCommand {
         var longest: Int64?
         for index in updated.tracks.indices {
             let file = updated.tracks[index].file
-            guard let samples = repaired[file]?.samplesAfter else {
+            guard let samples = repaired[file]?.roomSamples else {
                 CommandDispatch.printWarning(
                     "\(path) lists \(file), which is not a readable WAV in the directory; its figures were left "
                         + "as they were")

@@ -162,6 +162,17 @@ struct OutputFormatTests {
         #expect(back.count > 2 * 48_000, "\(back.count) samples decode from the killed recording")
         let peak = back.map { abs(Int($0)) }.max() ?? 0
         #expect(peak > 1000, "the decoded audio is the speech sent, not silence")
+
+        // repair DIR: STREAMINFO states the frames the file holds, `flac -t` passes, room.json agrees.
+        let repair = try roomtap(["repair", out.path], expect: 0)
+        #expect(repair.stdout.contains("\(name): repaired"), "\(repair.stdout)")
+        let total = try #require(Int(try tool("metaflac", ["--show-total-samples", flac]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        _ = try tool("flac", ["-s", "-t", flac])
+        let again = out.appendingPathComponent("again.wav").path
+        _ = try tool("flac", ["-s", "-d", flac, "-o", again])
+        #expect(try samples(again).count == total && total > 2 * 48_000)
+        let track = try #require((try roomJSON(out)["tracks"] as? [[String: Any]])?.first)
+        #expect(track["samplesWritten"] as? Int == total)
     }
 
     /// `export`: FLAC at 16 kHz of every speaker and the mix, loudness in OUT/room.json (the same
