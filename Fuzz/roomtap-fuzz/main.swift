@@ -5,7 +5,8 @@
 //
 // Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
 // volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
-// the Opus TOC; SDP and the JSON room file), to OpusHead.parse, OpusTags.parse, and through the
+// the Opus TOC; SDP and the JSON room file), to OpusHead.parse, OpusTags.parse, the transcript.jsonl
+// parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -34,6 +35,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     RealtimeEventFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
+    // transcript.jsonl → subtitles: never a crash; what parses renders in every format.
+    if let lines = try? TranscriptLine.parse(String(decoding: bytes, as: UTF8.self), source: "fuzz") {
+        for format in TranscriptFormat.allCases { _ = format.render(lines) }
+    }
     // The first byte picks the output channels and the offset, so both paths are fuzzed.
     let selector = size > 0 ? Int(data[0]) : 0
     let channels = selector & 1 == 0 ? 1 : 2

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTap
 
 /// `roomtap transcript DIR|FILE [--format vtt|srt|txt|audacity] [--out FILE] [--force]`: turns an
 /// agent's transcript.jsonl (docs/AGENT.md) into subtitles or labels, on stdout or into FILE.
@@ -39,7 +40,10 @@ enum TranscriptCommand {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
-        let lines = try TranscriptLine.parse(String(decoding: data, as: UTF8.self), source: path)
+        let lines: [TranscriptLine]
+        do { lines = try TranscriptLine.parse(String(decoding: data, as: UTF8.self), source: path) } catch {
+            throw RuntimeError(description: error.description)
+        }
         let text = format.render(lines)
         guard let out = args.value("--out") else {
             print(text, terminator: "")

@@ -1,26 +1,39 @@
 import Foundation
 
+/// A transcript.jsonl that cannot be read: one line naming the file and line.
+public struct TranscriptError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
 /// One line of transcript.jsonl (docs/AGENT.md): room time in seconds, who spoke, what was said.
-struct TranscriptLine: Equatable {
-    var start: Double
-    var end: Double
-    var speaker: String
-    var text: String
+/// Parsed from outside input (a file anyone may hand `roomtap transcript`): fuzzed.
+public struct TranscriptLine: Equatable, Sendable {
+    public var start: Double
+    public var end: Double
+    public var speaker: String
+    public var text: String
+
+    public init(start: Double, end: Double, speaker: String, text: String) {
+        self.start = start
+        self.end = end
+        self.speaker = speaker
+        self.text = text
+    }
 
     /// Parses transcript.jsonl: one JSON object per line, blank lines skipped. Throws a one-line
     /// error naming the line for anything else. The lines come back ordered by start time (stable),
     /// an end before its start raised to the start.
-    static func parse(_ text: String, source: String) throws -> [TranscriptLine] {
+    public static func parse(_ text: String, source: String) throws(TranscriptError) -> [TranscriptLine] {
         var lines: [TranscriptLine] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                let start = (object["start"] as? NSNumber)?.doubleValue, start.isFinite, start >= 0,
-                let end = (object["end"] as? NSNumber)?.doubleValue, end.isFinite,
+                let start = (object["start"] as? NSNumber)?.doubleValue, start.isFinite, start >= 0, start < 1e9,
+                let end = (object["end"] as? NSNumber)?.doubleValue, end.isFinite, end < 1e9,
                 let text = object["text"] as? String
             else {
-                throw RuntimeError(
+                throw TranscriptError(
                     description: "\(source):\(number + 1): not a transcript line (want {\"start\": s, \"end\": s, "
                         + "\"speaker\": name, \"text\": words}); fix or remove that line")
             }
@@ -31,8 +44,8 @@ struct TranscriptLine: Equatable {
     }
 }
 
-/// The subtitle and label formats `roomtap transcript` writes.
-enum TranscriptFormat: String, CaseIterable {
+/// The subtitle and label formats `roomtap transcript` writes. Thread: values, any thread.
+public enum TranscriptFormat: String, CaseIterable, Sendable {
     /// WebVTT (https://www.w3.org/TR/webvtt1/): a cue per line, the speaker as a voice span.
     case vtt
     /// SubRip: numbered cues, `HH:MM:SS,mmm`, the speaker as a prefix.
@@ -43,9 +56,10 @@ enum TranscriptFormat: String, CaseIterable {
     case audacity
 
     /// The file name extension of the format.
-    var fileExtension: String { self == .audacity ? "txt" : rawValue }
+    public var fileExtension: String { self == .audacity ? "txt" : rawValue }
 
-    func render(_ lines: [TranscriptLine]) -> String {
+    /// The lines in this format (a whole document).
+    public func render(_ lines: [TranscriptLine]) -> String {
         switch self {
         case .vtt:
             var out = "WEBVTT\n"
