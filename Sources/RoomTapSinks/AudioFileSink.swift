@@ -20,7 +20,8 @@ public final class AudioFileSink: AudioTrackSink, @unchecked Sendable {
     ) {
         self.writer = writer
         if let pool {
-            sink = QueuedSink(consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy, pool: pool)
+            sink = QueuedSink(
+                consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy, pool: pool)
         } else {
             sink = QueuedSink(
                 consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy,

@@ -48,7 +48,8 @@ struct BroadcastExtension: Equatable {
     /// samples into the room.
     init(description: String, channels: Int, roomStartTime: Date?, timelineOrigin: Int64, sampleRate: Int) {
         self.description = description
-        codingHistory = "A=PCM,F=\(sampleRate),W=16,M=\(channels == 1 ? "mono" : channels == 2 ? "stereo" : "multitrack"),T=roomtap\r\n"
+        codingHistory =
+            "A=PCM,F=\(sampleRate),W=16,M=\(channels == 1 ? "mono" : channels == 2 ? "stereo" : "multitrack"),T=roomtap\r\n"
         var reference = max(0, timelineOrigin)
         if let start = roomStartTime {
             let t = start.timeIntervalSince1970

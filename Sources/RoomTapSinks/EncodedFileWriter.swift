@@ -124,7 +124,8 @@ public final class EncodedFileWriter: AudioFileWriter {
             frame.copy(into: scratch, channels: channels)
             source = UnsafePointer(scratch)
         } else {
-            throw WAVError(path: path, message: "a \(frame.channels)-channel frame for a \(channels)-channel file",
+            throw WAVError(
+                path: path, message: "a \(frame.channels)-channel frame for a \(channels)-channel file",
                 kind: .invalidArgument)
         }
         try append(source + skip * channels, frames: AudioFrame.samplesPerChannel - skip)

@@ -7,7 +7,8 @@ enum CommandTable {
         CommandSpec(
             "record", group: .main,
             summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",
-            options: recordOptions, helpIntro: Help.recordIntro, helpNotes: Help.recordNotes,
+            options: recordOptions + OutputFormat.recordOptions, helpIntro: Help.recordIntro,
+            helpNotes: Help.recordNotes,
             run: { try RecordCommand.run($0) }),
         CommandSpec(
             "repair", group: .main, summary: "Fix the header of WAV files cut short (killed recorder, full disk)",
@@ -141,17 +142,6 @@ enum CommandTable {
             "--dry-run", .flag,
             help: "Run every check, print the plan (tracks, sources, files, room\n"
                 + "length, what --force would remove) and create nothing."),
-    ]
-        + OutputFormat.options + [
-        OptionSpec(
-            "--loudness", .flag, section: OutputFormat.section,
-            help: "Measure each file's integrated loudness (EBU R 128, LUFS) and true\n"
-                + "peak (dBTP) on the writer threads, into room.json (tracks[].loudness)."),
-        OptionSpec(
-            "--multichannel", .value, "FILE", section: OutputFormat.section,
-            help: "When the room ends, also write one file with a channel per speaker\n"
-                + "(room order; WAV/RF64, or FLAC for a .flac name), channel names in\n"
-                + "its LIST/INFO chunk (WAV) or Vorbis comments (FLAC) and room.json."),
         OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"

@@ -373,7 +373,8 @@ final class RoomRecording: Sendable {
             roomStartTime: startTime, title: "roomtap room", channelNames: speakers.map(\.name))
         _ = try ExportMixing.interleave(
             speakers.map { RecordingPlan.join(plan.outDirectory, $0.file) }, to: path, options: options)
-        return .init(file: path, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
+        return .init(
+            file: path, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
     }
 
     /// The report as things stand: the tracks that have left with their final figures, the

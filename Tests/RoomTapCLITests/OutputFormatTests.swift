@@ -13,8 +13,10 @@ struct OutputFormatTests {
     static let wavRoom: URL = {
         let out = try! temporaryDirectory("wavRoom")
         _ = try! CLIRunner.run(
-            ["record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
-             "--file", "carol=\(sample("carol"))@5", "--mix", "--out", out.path, "--quiet"])
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
+                "--file", "carol=\(sample("carol"))@5", "--mix", "--out", out.path, "--quiet",
+            ])
         return out
     }()
 
@@ -23,8 +25,10 @@ struct OutputFormatTests {
     func record(_ extra: [String], _ label: String = #function) throws -> URL {
         let out = try temporaryDirectory(label)
         try roomtap(
-            ["record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
-             "--file", "carol=\(sample("carol"))@5", "--mix", "--out", out.path, "--quiet"] + extra, expect: 0)
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
+                "--file", "carol=\(sample("carol"))@5", "--mix", "--out", out.path, "--quiet",
+            ] + extra, expect: 0)
         return out
     }
 
@@ -67,7 +71,8 @@ struct OutputFormatTests {
         let out = try record(["--format", "opus", "--bitrate", "64000"])
         for name in Self.speakers + ["mix"] {
             let decoded = out.appendingPathComponent("\(name)-decoded.wav").path
-            _ = try tool("opusdec", ["--quiet", "--rate", "48000", out.appendingPathComponent("\(name).opus").path, decoded])
+            _ = try tool(
+                "opusdec", ["--quiet", "--rate", "48000", out.appendingPathComponent("\(name).opus").path, decoded])
             let reference = try samples(Self.wavRoom.appendingPathComponent("\(name).wav").path)
             let back = try samples(decoded)
             #expect(back.count == reference.count, "\(name).opus decodes to \(back.count), not \(reference.count)")
@@ -145,8 +150,10 @@ struct OutputFormatTests {
         let name = "ssrc-" + String(sender.ssrc, radix: 16) + ".flac"
         let flac = out.appendingPathComponent(name).path
         let recorder = try CLIRunner.start(
-            ["record", "--listen", address.description, "--record-delay", "100", "--format", "flac", "--out",
-             out.path, "--quiet"])
+            [
+                "record", "--listen", address.description, "--record-delay", "100", "--format", "flac", "--out",
+                out.path, "--quiet",
+            ])
         try waitUntilListening(port: port, pid: recorder.pid)
         sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
         let grown = waitUntil(timeout: .seconds(30)) {
@@ -166,7 +173,8 @@ struct OutputFormatTests {
         // repair DIR: STREAMINFO states the frames the file holds, `flac -t` passes, room.json agrees.
         let repair = try roomtap(["repair", out.path], expect: 0)
         #expect(repair.stdout.contains("\(name): repaired"), "\(repair.stdout)")
-        let total = try #require(Int(try tool("metaflac", ["--show-total-samples", flac]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let total = try #require(
+            Int(try tool("metaflac", ["--show-total-samples", flac]).trimmingCharacters(in: .whitespacesAndNewlines)))
         _ = try tool("flac", ["-s", "-t", flac])
         let again = out.appendingPathComponent("again.wav").path
         _ = try tool("flac", ["-s", "-d", flac, "-o", again])
@@ -183,8 +191,10 @@ struct OutputFormatTests {
         let out = base.appendingPathComponent("cooked").path
         let multi = base.appendingPathComponent("room.wav").path
         let outcome = try roomtap(
-            ["export", Self.wavRoom.path, "--out", out, "--format", "flac", "--rate", "16000",
-             "--multichannel", multi, "--normalize", "-23"], expect: 0)
+            [
+                "export", Self.wavRoom.path, "--out", out, "--format", "flac", "--rate", "16000",
+                "--multichannel", multi, "--normalize", "-23",
+            ], expect: 0)
         #expect(outcome.stdout.contains("LUFS"), "\(outcome.stdout)")
         let json = try roomJSON(URL(fileURLWithPath: out))
         let tracks = try #require(json["tracks"] as? [[String: Any]])
@@ -197,7 +207,8 @@ struct OutputFormatTests {
             #expect(abs(gain - (-23 - lufs)) <= 0.02)
             #expect(track["file"] as? String == "\(name).flac" && track["fileSampleRate"] as? Int == 16_000)
         }
-        #expect(try listing(URL(fileURLWithPath: out)) == ["alice.flac", "bob.flac", "carol.flac", "mix.flac", "room.json"])
+        #expect(
+            try listing(URL(fileURLWithPath: out)) == ["alice.flac", "bob.flac", "carol.flac", "mix.flac", "room.json"])
 
         let (info, interleaved) = try WAVFile.readSamples(path: multi)
         #expect(info.channels == 3 && info.sampleRate == 16_000)
@@ -276,7 +287,8 @@ struct OutputFormatTests {
         let file = dir.appendingPathComponent("t.vtt").path
         try roomtap(["transcript", dir.path, "--out", file], expect: 0)
         let srt = try tool("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-f", "srt", "-"])
-        #expect(srt.contains("00:00:01,234 --> 00:00:02,500") && srt.contains("01:01:01,001 --> 01:01:02,000"), "\(srt)")
+        #expect(
+            srt.contains("00:00:01,234 --> 00:00:02,500") && srt.contains("01:01:01,001 --> 01:01:02,000"), "\(srt)")
         // Not overwritten without --force.
         let again = try roomtap(["transcript", dir.path, "--out", file], expect: 1)
         #expect(again.stderr.contains("already exists; pass --force"))
@@ -304,7 +316,9 @@ struct OutputFormatTests {
         let file = dir.appendingPathComponent("t.srt").path
         try srt.write(toFile: file, atomically: true, encoding: .utf8)
         let vtt = try tool("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", file, "-f", "webvtt", "-"])
-        #expect(vtt.contains("00:03.100 --> 00:04.900") && vtt.contains("agent: Anything at all."), "ffmpeg reads the SRT: \(vtt)")
+        #expect(
+            vtt.contains("00:03.100 --> 00:04.900") && vtt.contains("agent: Anything at all."),
+            "ffmpeg reads the SRT: \(vtt)")
         let txt = try roomtap(["transcript", dir.path, "--format", "txt"], expect: 0).stdout
         #expect(txt.hasPrefix("[00:00:01.234] alice: What's <for> dinner?\n[00:00:03.100] agent: Anything at all.\n"))
         let labels = try roomtap(["transcript", dir.path, "--format", "audacity"], expect: 0).stdout

@@ -40,7 +40,8 @@ public struct TranscriptLine: Equatable, Sendable {
             let speaker = (object["speaker"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
             lines.append(TranscriptLine(start: start, end: max(start, end), speaker: speaker, text: text))
         }
-        return lines.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        return lines.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(
+            \.element)
     }
 }
 

@@ -95,7 +95,8 @@ enum ExportCommand {
         if let multichannel {
             if AudioFileFormat.fromExtension(of: multichannel) == .opus {
                 throw UsageError(
-                    description: "--multichannel \(multichannel): a multichannel file is WAV or FLAC; name it .wav or .flac",
+                    description:
+                        "--multichannel \(multichannel): a multichannel file is WAV or FLAC; name it .wav or .flac",
                     command: command)
             }
             if multichannelFormat == .flac && speakers.count > 8 {
@@ -170,7 +171,8 @@ enum ExportCommand {
             let samples = try ExportMixing.interleave(speakerInputs, to: multichannel, options: options)
             report.multichannel = .init(
                 file: multichannel, format: multichannelFormat.rawValue, sampleRate: format.sampleRate, channels: names)
-            made.append(line(multichannel, samples: samples, loudness: nil) + ", channels " + names.joined(separator: ", "))
+            made.append(
+                line(multichannel, samples: samples, loudness: nil) + ", channels " + names.joined(separator: ", "))
         }
         report.export = .init(
             from: directory, format: format.format.rawValue, sampleRate: format.sampleRate,
@@ -187,7 +189,8 @@ enum ExportCommand {
         do {
             let reader = try WAVStreamReader(path: input)
             guard reader.file.sampleRate == AudioFrame.sampleRate else {
-                throw RuntimeError(description: "\(input) is \(reader.file.sampleRate) Hz; export reads 48 kHz recordings")
+                throw RuntimeError(
+                    description: "\(input) is \(reader.file.sampleRate) Hz; export reads 48 kHz recordings")
             }
             let writer = try EncodedFileWriter(
                 path: output, channels: reader.file.channels,
@@ -237,6 +240,7 @@ enum ExportCommand {
     }
 
     private static func sameDirectory(_ a: String, _ b: String) -> Bool {
-        sameFile(a, b) || URL(fileURLWithPath: a).standardizedFileURL.path == URL(fileURLWithPath: b).standardizedFileURL.path
+        sameFile(a, b)
+            || URL(fileURLWithPath: a).standardizedFileURL.path == URL(fileURLWithPath: b).standardizedFileURL.path
     }
 }

@@ -31,6 +31,20 @@ struct OutputFormat: Equatable {
             help: "Opus bitrate per file in bit/s, 6000-510000 (default 32000)."),
     ]
 
+    /// `record`'s: the format options, `--loudness` and `--multichannel`.
+    static let recordOptions: [OptionSpec] =
+        options + [
+            OptionSpec(
+                "--loudness", .flag, section: section,
+                help: "Measure each file's integrated loudness (EBU R 128, LUFS) and true\n"
+                    + "peak (dBTP) on the writer threads, into room.json (tracks[].loudness)."),
+            OptionSpec(
+                "--multichannel", .value, "FILE", section: section,
+                help: "When the room ends, also write one file with a channel per speaker\n"
+                    + "(room order; WAV/RF64, or FLAC for a .flac name), channel names in\n"
+                    + "its LIST/INFO chunk (WAV) or Vorbis comments (FLAC) and room.json."),
+        ]
+
     /// The format the arguments ask for. `command`: for the usage errors.
     static func parse(_ args: ParsedArguments, command: String) throws(UsageError) -> OutputFormat {
         var result = OutputFormat()
