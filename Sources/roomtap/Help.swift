@@ -122,7 +122,8 @@ enum Help {
         the room's length from the longest, "state": "repaired". room.json is kept current while
         recording, so after a kill -9 it still says which file is whose ("state": "recording").
         A directory without room.json (an older recording) gets its WAVs repaired only. Do not
-        repair a recording that is still running.
+        repair a recording that is still running. FLAC files (record --format flac) are repaired
+        too: STREAMINFO gets the number of samples their whole frames hold.
 
         USAGE: roomtap repair FILE...
                roomtap repair DIR

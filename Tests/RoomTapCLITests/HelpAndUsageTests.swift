@@ -53,6 +53,29 @@ struct HelpAndUsageTests {
                 """)
     }
 
+    /// A snapshot: transcript's prose and generated OPTIONS (a label longer than its column).
+    @Test func transcriptHelpSnapshot() throws {
+        let outcome = try roomtap(["transcript", "--help"], expect: 0)
+        #expect(
+            outcome.stdout.hasSuffix(
+                """
+                USAGE: roomtap transcript DIR|FILE [--format vtt|srt|txt|audacity] [--out FILE] [--force]
+
+                OPTIONS:
+                  --format vtt|srt|txt|audacity
+                                  vtt (default): WebVTT, speakers as voices (<v alice>); srt: SubRip;
+                                  txt: [time] speaker: text; audacity: an Audacity label track.
+                  -o, --out FILE  Write to FILE instead of standard output.
+                  -f, --force     Overwrite FILE if it exists.
+                  -h, --help      Show this help.
+
+                """))
+        let export = try roomtap(["help", "export"], expect: 0)
+        for option in ["--multichannel FILE", "--normalize LUFS", "--format wav|flac|opus", "--rate HZ"] {
+            #expect(export.stdout.contains("  \(option)"), "export --help lists \(option)")
+        }
+    }
+
     /// A snapshot of a generated OPTIONS section with a wrapped help text, between prose.
     @Test func muteHelpOptionsSnapshot() throws {
         let outcome = try roomtap(["mute", "--help"], expect: 0)
