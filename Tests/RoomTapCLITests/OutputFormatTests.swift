@@ -233,6 +233,27 @@ struct OutputFormatTests {
         #expect(try listing(Self.wavRoom) == ["alice.wav", "bob.wav", "carol.wav", "mix.wav", "room.json"])
     }
 
+    /// `record --multichannel FILE.flac`: one FLAC with a channel per speaker in room order, each
+    /// channel the speaker's WAV sample for sample, the names in ROOMTAP_CHANNELS and room.json.
+    @Test func recordWritesAMultichannelFLAC() throws {
+        let base = try temporaryDirectory()
+        let file = base.appendingPathComponent("room.flac").path
+        let out = try record(["--multichannel", file])
+        let decoded = base.appendingPathComponent("room.wav").path
+        _ = try tool("flac", ["-s", "-d", file, "-o", decoded])
+        let (info, interleaved) = try WAVFile.readSamples(path: decoded)
+        #expect(info.channels == 3)
+        for (k, name) in Self.speakers.enumerated() {
+            let single = try samples(out.appendingPathComponent("\(name).wav").path)
+            let channel = stride(from: k, to: interleaved.count, by: 3).map { interleaved[$0] }
+            #expect(channel == single, "channel \(k + 1) is \(name)")
+        }
+        let tags = try tool("metaflac", ["--export-tags-to=-", file])
+        #expect(tags.contains("ROOMTAP_CHANNELS=alice,bob,carol"), "\(tags)")
+        let multichannel = try #require(try roomJSON(out)["multichannel"] as? [String: Any])
+        #expect(multichannel["channels"] as? [String] == Self.speakers && multichannel["format"] as? String == "flac")
+    }
+
     /// Bad values are usage errors (exit 64, one line).
     @Test(arguments: [
         ["--format", "mp3"], ["--rate", "44100"], ["--bitrate", "64000"], ["--format", "opus", "--bitrate", "5"],
