@@ -35,12 +35,14 @@ enum RecordPlanReport {
                 Row(
                     name: "ssrc-<hex>", kind: "live",
                     source: "rtp " + options.listen.map(\.description).joined(separator: ", "), offsetSeconds: nil,
-                    file: RecordingPlan.join(plan.outDirectory, "ssrc-<hex>.wav") + " (each stream, as it appears)"))
+                    file: RecordingPlan.join(plan.outDirectory, "ssrc-<hex>" + options.output.dotExtension)
+                        + " (each stream, as it appears)"))
         }
         if let device = options.mic {
             var naming = plan.naming
             let path = RecordingPlan.livePath(
-                for: options.micName, naming: &naming, in: plan.outDirectory, force: options.force)
+                for: options.micName, naming: &naming, in: plan.outDirectory, force: options.force,
+                dotExtension: options.output.dotExtension)
             rows.append(
                 Row(name: options.micName, kind: "microphone", source: "alsa \(device)", offsetSeconds: nil, file: path)
             )
