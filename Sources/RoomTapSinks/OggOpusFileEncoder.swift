@@ -26,7 +26,6 @@ public final class OggOpusFileEncoder: PCMFileEncoder {
     private let stream: UnsafeMutablePointer<ogg_stream_state>
     private var fd: Int32
     private let frameSize: Int  // 20 ms at sampleRate
-    private let granulePerFrame: Int64  // 960
     private let lookahead: Int  // at sampleRate
     private let preSkip: Int64  // at 48 kHz
     private let pending: UnsafeMutablePointer<Int16>
@@ -82,7 +81,6 @@ public final class OggOpusFileEncoder: PCMFileEncoder {
         self.fd = fd
         self.syncOnFinish = syncOnFinish
         frameSize = sampleRate / 50
-        granulePerFrame = 960
         lookahead = Int(look)
         preSkip = Int64(look) * Int64(48_000 / sampleRate)
         pending = .allocate(capacity: frameSize * channels)
