@@ -183,6 +183,36 @@ struct OutputFormatTests {
         #expect(track["samplesWritten"] as? Int == total)
     }
 
+    /// A live Ogg Opus recording killed with SIGKILL: the pages flushed every second play in
+    /// `opusdec` (no end-of-stream page), more than 2 s of the speech sent.
+    @Test func aKilledOpusRecordingPlays() throws {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 400 * 960, seed: 17), to: address, ssrc: 0x0905_0001)
+        let opus = out.appendingPathComponent("ssrc-" + String(sender.ssrc, radix: 16) + ".opus").path
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--listen", address.description, "--record-delay", "100", "--format", "opus", "--out",
+                out.path, "--quiet",
+            ])
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        let grown = waitUntil(timeout: .seconds(30)) {
+            ((try? FileManager.default.attributesOfItem(atPath: opus)[.size] as? Int) ?? 0) > 14_000
+        }
+        #expect(grown, "the Opus file grows while recording")
+        recorder.signal(SIGKILL)
+        #expect(recorder.wait(timeout: 20).status == -SIGKILL)
+        _ = sender.wait()
+        let decoded = out.appendingPathComponent("decoded.wav").path
+        _ = try tool("opusdec", ["--quiet", "--rate", "48000", opus, decoded])
+        let back = try samples(decoded)
+        #expect(back.count > 2 * 48_000, "\(back.count) samples play from the killed recording")
+        #expect((back.map { abs(Int($0)) }.max() ?? 0) > 1000, "the speech sent, not silence")
+    }
+
     /// `export`: FLAC at 16 kHz of every speaker and the mix, loudness in OUT/room.json (the same
     /// as record --loudness measures), a multichannel WAV whose channel k is speaker k (room
     /// order) with the names in LIST/INFO, and a normalized mix with each speaker's gain.
