@@ -98,11 +98,18 @@ enum CommandTable {
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
             "--file", .repeatable, "NAME=PATH[@SECONDS]",
-            help: "A speaker: track name, Ogg Opus file, optional start offset in\n"
-                + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.\n"
+            help: "A speaker: track name, Ogg Opus file or Janus recording (.mjr),\n"
+                + "optional start offset in seconds (e.g. bob=bob.opus@12.5). Repeat\n"
+                + "for every speaker. The format is read from the content. Janus\n"
+                + "recordings are placed by their own times (see docs/RECORDINGS-IN.md).\n"
                 + "PATH - reads an Ogg Opus stream from standard input as it\n"
                 + "arrives (one --file at most, offline rooms only; e.g.\n"
                 + "ffmpeg ... -f ogg - | roomtap record --file alice=- ...)."),
+        OptionSpec(
+            "--janus-room", .value, "DIR",
+            help: "Every audio recording of the one Janus room in DIR (Janus's\n"
+                + "rec_dir: <plugin>-<room>-user-<id>-<time>-audio.mjr), each a\n"
+                + "track user-<id>, placed by their own times."),
         OptionSpec(
             "--out", short: "o", .value, "DIR",
             help: "Output directory (created if missing). Writes DIR/<name>.wav per\n"

@@ -5,6 +5,8 @@ import RoomTap
 enum RecordCommand {
     struct Options {
         var files: [FileSpec] = []
+        /// `--janus-room DIR`: every audio recording of the one Janus room in DIR.
+        var janusRoom: String?
         var out = ""
         var mix = false
         var force = false
@@ -80,6 +82,7 @@ enum RecordCommand {
         var files: [FileSpec] = []
         for text in args.values("--file") { files.append(try FileSpec.parse(text)) }
         options.files = files
+        options.janusRoom = args.value("--janus-room")
         options.mix = args.flag("--mix")
         options.force = args.flag("--force")
         options.allowTruncated = args.flag("--allow-truncated")
@@ -164,9 +167,10 @@ enum RecordCommand {
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
                 command: "record")
         }
-        guard !options.files.isEmpty || options.isLive else {
+        guard !options.files.isEmpty || options.janusRoom != nil || options.isLive else {
             throw UsageError(
-                description: "no speakers: give --file NAME=PATH, or --listen HOST:PORT / --sdp FILE / --room FILE "
+                description: "no speakers: give --file NAME=PATH (or --janus-room DIR), or --listen HOST:PORT / "
+                    + "--sdp FILE / --room FILE "
                     + "/ --mic for a live room", command: "record")
         }
         guard let out, !out.isEmpty else {

@@ -134,6 +134,33 @@ struct RoomReport: Codable {
         var source: Source?
         var inputs: [String]?
         var rtp: RTPStatistics?
+        /// A recording's packets (a Janus .mjr) as the jitter buffer played them.
+        var recording: RecordingStatistics?
+    }
+
+    /// A recording's packets (see ``RecordedStreamSource``): what its jitter buffer did to them.
+    struct RecordingStatistics: Codable {
+        var packets: Int
+        var lost: Int
+        var recoveredByFEC: Int
+        var concealedMs: Int
+        var duplicates: Int
+        var reordered: Int
+        var restarts: Int
+        /// Packets without a valid Opus payload, and frames that were not RTP.
+        var skipped: Int
+
+        init(_ source: RecordedStreamSource, skippedFrames: Int) {
+            let s = source.statistics
+            packets = s.packets
+            lost = s.lost
+            recoveredByFEC = s.recoveredByFEC
+            concealedMs = s.concealedSamples / 48
+            duplicates = s.duplicates
+            reordered = s.reordered
+            restarts = s.restarts
+            skipped = skippedFrames + s.invalid + s.overflow
+        }
     }
 
     /// ALSA playback (--play).
@@ -196,14 +223,17 @@ struct RoomReport: Codable {
                 decodeErrors: source?.decodeErrors,
                 source: input.map {
                     Source(
-                        kind: "ogg-opus-file", path: $0.spec.path, offsetSamples: $0.spec.offsetSamples,
-                        offsetSeconds: Double($0.spec.offsetSamples) / 48_000,
-                        durationSamples: source?.durationSamples ?? $0.info.durationSamples,
-                        truncated: source?.isTruncated ?? $0.info.isTruncated,
-                        corruptPages: $0.info.isStream ? source?.holes ?? 0 : $0.info.corruptPages)
+                        kind: $0.kind, path: $0.spec.path, offsetSamples: $0.offsetSamples,
+                        offsetSeconds: Double($0.offsetSamples) / 48_000,
+                        durationSamples: source?.durationSamples ?? $0.durationSamples,
+                        truncated: source?.isTruncated ?? $0.isTruncated,
+                        corruptPages: $0.info.map { $0.isStream ? source?.holes ?? 0 : $0.corruptPages } ?? 0)
                 },
                 inputs: mixInputs,
-                rtp: outcome.live.map(rtpStatistics))
+                rtp: outcome.live.map(rtpStatistics),
+                recording: (outcome.track.source as? RecordedStreamSource).map {
+                    RecordingStatistics($0, skippedFrames: input?.recording?.skippedFrames ?? 0)
+                })
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
