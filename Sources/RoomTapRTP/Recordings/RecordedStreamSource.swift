@@ -13,8 +13,9 @@ public import RoomTapCore
 /// from the next packet's in-band FEC), a timestamp gap without missing packets (DTX, a paused
 /// sender) and everything after the last packet are silence, a timestamp jump of more than 10 s
 /// is a sender restart. Nothing adapts, and packets are handed over as the clock reaches them, so
-/// memory stays at the jitter buffer's ring whatever the length. Samples past
-/// ``endRoomSample`` (a container's trimmed end) render as silence.
+/// memory stays at the jitter buffer's ring whatever the length. The stream spans
+/// ``offset``..<``endRoomSample``: before it (packets sent before the first stored one) and after
+/// it (a container's trimmed end, packets a restart placed later) it renders silence.
 ///
 /// Thread: as ``FrameSource``: after ``Room/addTrack(name:source:)`` only the room clock's thread
 /// calls `render`; ``statistics`` and the lets anywhere. `render` never blocks, locks or
@@ -85,9 +86,17 @@ public final class RecordedStreamSource: SizedSource, @unchecked Sendable {
         }
         rendered = roomSample + frame
         var status = play(into: samples, at: roomSample + shift)
+        let start = offset - roomSample
+        if start > 0 {
+            // Before the first packet's place: packets sent earlier that the jitter buffer still
+            // took (stored after it) would play here; the stream starts at its first packet.
+            let upTo = Int(min(start, frame)) * channels
+            samples.baseAddress!.update(repeating: 0, count: upTo)
+            if start >= frame { status = .silence }
+        }
         let end = endRoomSample - roomSample
         if end < frame {
-            // The container's trimmed end lies in this frame: the rest is silence.
+            // Past the stream's last sample (a container's trimmed end): silence.
             let from = Int(max(0, end)) * channels
             samples.baseAddress!.advanced(by: from).update(repeating: 0, count: samples.count - from)
             if end <= 0 { status = .silence }
