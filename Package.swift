@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -34,6 +35,9 @@ let package = Package(
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
         .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
+        // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
+        // played through the RTP jitter buffer as recorded streams).
+        .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
@@ -50,8 +54,8 @@ let package = Package(
         .target(
             name: "RoomTap",
             dependencies: [
-                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapSinks", "RoomTapControl", "RoomTapALSA",
-                "RoomTapWebSocket", "RoomTapAgent",
+                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
+                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent",
             ],
             swiftSettings: strict),
         // The command-line tool.

@@ -9,7 +9,7 @@ struct RecordingPlan {
         let spec: FileSpec
         /// An Ogg Opus input: what inspecting it found; nil for a recording.
         let info: OggOpusFileInfo?
-        /// A recording (a Janus .mjr): its stream; nil for Ogg Opus.
+        /// A recording (a Janus .mjr, a WebM/Matroska/MP4 track): its stream; nil for Ogg Opus.
         var recording: Recording? = nil
         /// Sanitised, unique file base name.
         let fileName: String
@@ -30,12 +30,17 @@ struct RecordingPlan {
 
     /// A recording of RTP packets, played through the jitter buffer (``RecordedStreamSource``).
     struct Recording {
-        /// room.json's `source.kind`: `janus-mjr`.
+        /// room.json's `source.kind`: `janus-mjr`, `matroska` (also WebM) or `mp4`.
         let kind: String
         let stream: RecordedRTPStream
         let isTruncated: Bool
         /// Frames that were not Opus RTP and were skipped.
         let skippedFrames: Int
+        /// The wall-clock time of the recording's own time 0 (µs since the epoch), when it is
+        /// placed by it: a Janus .mjr's `u`; a container's start tag with --align wallclock.
+        let wallClockMicroseconds: Int64?
+        /// Where its first sample lies on its own timeline (a container track's start).
+        let startSamples: Int64
     }
 
     let options: RecordCommand.Options
@@ -117,21 +122,23 @@ struct RecordingPlan {
                     description: "--file \(spec.name)=\(spec.path) is not a regular file; roomtap needs a seekable "
                         + "Ogg Opus file (save the stream to a file first, or pipe it in: --file \(spec.name)=-)")
             }
-            if let recording = try recording(at: spec) {
-                if recording.isTruncated && !options.allowTruncated {
-                    throw RuntimeError(
-                        description: "\(spec.path): the recording is cut short (its last packet frame is incomplete "
-                            + "or damaged); pass --allow-truncated to record what is there")
+            if let recordings = try recordings(at: spec, options) {
+                for (trackSpec, recording) in recordings {
+                    if recording.isTruncated && !options.allowTruncated {
+                        throw RuntimeError(
+                            description: "\(spec.path): the recording is cut short (it ends inside a packet or "
+                                + "is damaged there); pass --allow-truncated to record what is there")
+                    }
+                    guard recording.stream.durationSamples <= maxDurationSamples else {
+                        throw RuntimeError(
+                            description: "\(spec.path): the recording's timestamps span more than 48 hours, more "
+                                + "than roomtap records from one file; check the file")
+                    }
+                    inputs.append(
+                        Input(
+                            spec: trackSpec, info: nil, recording: recording, fileName: naming.claim(trackSpec.name),
+                            wavPath: "", offsetSamples: spec.offsetSamples + recording.startSamples))
                 }
-                guard recording.stream.durationSamples <= maxDurationSamples else {
-                    throw RuntimeError(
-                        description: "\(spec.path): the recording's timestamps span more than 48 hours, more than "
-                            + "roomtap records from one file; check the file")
-                }
-                inputs.append(
-                    Input(
-                        spec: spec, info: nil, recording: recording, fileName: naming.claim(spec.name), wavPath: "",
-                        offsetSamples: spec.offsetSamples))
                 continue
             }
             let info = try OggOpusFileInfo.inspect(path: spec.path)
@@ -187,34 +194,78 @@ struct RecordingPlan {
             earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart)
     }
 
-    /// Reads `spec`'s file as a recording if its content says it is one (a Janus .mjr: `MJR0000`
-    /// at the start); nil for anything else (Ogg Opus, inspected by the caller). One-line errors.
-    private static func recording(at spec: FileSpec) throws -> Recording? {
+    /// Reads `spec`'s file as a recording if its content says it is one: a Janus .mjr (`MJR0000` at
+    /// the start), WebM/Matroska (EBML) or MP4 (`ftyp`); nil for anything else (Ogg Opus, inspected
+    /// by the caller). A container with several Opus tracks gives a track each, named
+    /// `NAME-<track title>` (`NAME-<n>`, its place among the Opus tracks, without a title). One-line
+    /// errors.
+    private static func recordings(
+        at spec: FileSpec, _ options: RecordCommand.Options
+    ) throws -> [(FileSpec, Recording)]? {
         let fd = open(spec.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        var magic = [UInt8](repeating: 0, count: 8)
-        let n = magic.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 8) }
+        var magic = [UInt8](repeating: 0, count: 12)
+        let n = magic.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 12) }
         close(fd)
-        guard n == 8, JanusRecording.looksLikeJanus(magic) else { return nil }
-        do {
-            let janus = try JanusRecording.read(path: spec.path)
-            return Recording(
-                kind: "janus-mjr", stream: janus.stream, isTruncated: janus.isTruncated,
-                skippedFrames: janus.skippedFrames)
-        } catch {
+        guard n >= 8 else { return nil }
+        if JanusRecording.looksLikeJanus(magic) {
+            do {
+                let janus = try JanusRecording.read(path: spec.path)
+                return [
+                    (
+                        spec,
+                        Recording(
+                            kind: "janus-mjr", stream: janus.stream, isTruncated: janus.isTruncated,
+                            skippedFrames: janus.skippedFrames, wallClockMicroseconds: janus.firstPacketMicroseconds,
+                            startSamples: 0)
+                    )
+                ]
+            } catch {
+                throw RuntimeError(description: error.description)
+            }
+        }
+        guard n >= 12, ContainerRecording.looksLikeContainer(magic) else { return nil }
+        let container: ContainerRecording
+        do { container = try ContainerRecording.read(path: spec.path) } catch {
             throw RuntimeError(description: error.description)
+        }
+        let kind = container.format.hasPrefix("matroska") ? "matroska" : "mp4"
+        let wallClock = options.align == .wallclock ? container.wallClockMicroseconds : nil
+        if options.align == .wallclock && wallClock == nil {
+            throw RuntimeError(
+                description: "\(spec.path): --align wallclock, but the file says no wall-clock start (no "
+                    + "creation_time, DateUTC or started_at tag); give it an offset (NAME=PATH@SECONDS) without "
+                    + "--align wallclock")
+        }
+        var used: [String: Int] = [:]
+        return container.tracks.enumerated().map { i, track in
+            var name = spec.name
+            if container.tracks.count > 1 {
+                name += "-" + (track.title.flatMap { $0.isEmpty ? nil : $0 } ?? "\(i + 1)")
+                let count = (used[name.lowercased()] ?? 0) + 1
+                used[name.lowercased()] = count
+                if count > 1 { name += "-\(count)" }
+            }
+            return (
+                FileSpec(name: name, path: spec.path, offsetSamples: spec.offsetSamples),
+                Recording(
+                    kind: kind, stream: track.stream, isTruncated: container.isDamaged, skippedFrames: 0,
+                    wallClockMicroseconds: wallClock, startSamples: track.startSamples)
+            )
         }
     }
 
-    /// Places the recordings that carry wall-clock times (a Janus .mjr's first-packet time `u`) on
-    /// one timeline: the earliest at its --file offset, every other that much later as its first
-    /// packet was. Returns the wall-clock time of room sample 0 (nil without such recordings).
+    /// Places the recordings that carry wall-clock times (a Janus .mjr's first-packet time `u`;
+    /// with --align wallclock, a container's start tag) on one timeline: the earliest at its
+    /// offset, every other that much later as it started. Returns the wall-clock time of room
+    /// sample 0 (nil without such recordings).
     private static func place(_ inputs: inout [Input]) -> Date? {
-        let times = inputs.compactMap { $0.recording?.stream.firstPacketMicroseconds }
+        let times = inputs.compactMap { $0.recording?.wallClockMicroseconds }
         guard let origin = times.min() else { return nil }
         for i in inputs.indices {
-            guard let first = inputs[i].recording?.stream.firstPacketMicroseconds else { continue }
-            inputs[i].offsetSamples = inputs[i].spec.offsetSamples + (first - origin) * 48 / 1000
+            guard let recording = inputs[i].recording, let start = recording.wallClockMicroseconds else { continue }
+            inputs[i].offsetSamples =
+                inputs[i].spec.offsetSamples + recording.startSamples + (start - origin) * 48 / 1000
         }
         return Date(timeIntervalSince1970: Double(origin) / 1_000_000)
     }

@@ -102,7 +102,7 @@ public struct JanusRecording: Sendable {
                 }
                 packets.append(
                     .init(
-                        sequence: rtp.sequenceNumber, timestamp: rtp.timestamp, place: 0, duration: 0,
+                        sequence: rtp.sequenceNumber, timestamp: rtp.timestamp,
                         payload: start + payload.lowerBound..<start + payload.upperBound))
             }
         }

@@ -21,6 +21,21 @@ public struct RecordedRTPStream: Sendable {
         public var duration: Int
         /// Where the Opus packet lies in ``RecordedRTPStream/bytes``.
         public var payload: Range<Int>
+
+        /// A packet as stored (``place`` and ``duration`` are filled in by the stream).
+        public init(sequence: UInt16, timestamp: UInt32, payload: Range<Int>) {
+            self.sequence = sequence
+            self.timestamp = timestamp
+            self.payload = payload
+            place = 0
+            duration = 0
+        }
+    }
+
+    /// Samples per channel (48 kHz) in the Opus packet `payload` (RFC 6716 §3.1 TOC); nil when it
+    /// is not a valid Opus packet.
+    public static func samples(inOpusPacket payload: UnsafeRawBufferPointer) -> Int? {
+        LiveOpusDecoder.duration(of: payload)
     }
 
     /// The bytes the payloads point into.

@@ -1,4 +1,4 @@
-public import RoomTapCore
+import RoomTapCore
 
 /// One entry point that runs the recording readers over arbitrary bytes, for the libFuzzer target
 /// or a random-bytes test: the bytes as a whole `.mjr`, and as the frames of one (after a valid
