@@ -74,9 +74,11 @@ public struct ContainerRecording: Sendable {
                 continue
             }
             let timeBase = stream.pointee.time_base
+            let duration = stream.pointee.duration
             wanted[index] = Collector(
                 title: tag("title", in: stream.pointee.metadata), timeBase: timeBase,
-                preSkip: Self.preSkip(parameters.pointee))
+                preSkip: Self.preSkip(parameters.pointee),
+                declaredTicks: duration != roomtap_av_nopts_value() && duration > 0 ? duration : nil)
         }
         guard !wanted.isEmpty else {
             let what = others.isEmpty ? "no audio" : "audio in \(Set(others).sorted().joined(separator: ", "))"
@@ -150,10 +152,14 @@ public struct ContainerRecording: Sendable {
         var expectedNext: Int64?
         var lastDiscard = 0
 
-        init(title: String?, timeBase: AVRational, preSkip: Int) {
+        /// The track's length as the container declares it (MP4's edit list), in time base ticks.
+        let declaredTicks: Int64?
+
+        init(title: String?, timeBase: AVRational, preSkip: Int, declaredTicks: Int64?) {
             self.title = title
             self.timeBase = timeBase
             self.preSkip = preSkip
+            self.declaredTicks = declaredTicks
         }
 
         /// Samples (48 kHz) of `ticks` in the track's time base (exact for 1/1000 and 1/48000).
@@ -195,10 +201,12 @@ public struct ContainerRecording: Sendable {
 
         func stream() -> RecordedRTPStream {
             let whole = RecordedRTPStream(bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: preSkip)
-            guard lastDiscard > 0 else { return whole }
+            // The end: cut by the last packet's discard padding (Matroska) or the declared length (MP4).
+            var length = whole.durationSamples - Int64(lastDiscard)
+            if let declaredTicks { length = min(length, samples(declaredTicks)) }
+            guard length < whole.durationSamples else { return whole }
             return RecordedRTPStream(
-                bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: preSkip,
-                length: whole.durationSamples - Int64(lastDiscard))
+                bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: preSkip, length: length)
         }
     }
 
