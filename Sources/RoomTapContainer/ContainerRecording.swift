@@ -55,7 +55,8 @@ public struct ContainerRecording: Sendable {
         let opened = avformat_open_input(&formatContext, path, nil, nil)
         guard opened >= 0, let context = formatContext else {
             throw RecordingError(
-                path: path, message: "cannot read the file as WebM, Matroska or MP4 (\(Self.message(opened))); "
+                path: path,
+                message: "cannot read the file as WebM, Matroska or MP4 (\(Self.message(opened))); "
                     + "check the file")
         }
         defer { avformat_close_input(&formatContext) }
@@ -83,7 +84,8 @@ public struct ContainerRecording: Sendable {
         guard !wanted.isEmpty else {
             let what = others.isEmpty ? "no audio" : "audio in \(Set(others).sorted().joined(separator: ", "))"
             throw RecordingError(
-                path: path, message: "a \(format) file with \(what) but no Opus track; roomtap records Opus "
+                path: path,
+                message: "a \(format) file with \(what) but no Opus track; roomtap records Opus "
                     + "(convert with ffmpeg -c:a libopus)")
         }
 
@@ -118,7 +120,9 @@ public struct ContainerRecording: Sendable {
         let starts = indices.map { wanted[$0]!.startSamples }
         let shift = min(0, starts.min() ?? 0)
         var wall = wallClock(in: context.pointee.metadata)
-        if wall == nil, let first = indices.first { wall = wallClock(in: context.pointee.streams[first]!.pointee.metadata) }
+        if wall == nil, let first = indices.first {
+            wall = wallClock(in: context.pointee.streams[first]!.pointee.metadata)
+        }
         let tracks = indices.map { index in
             let collected = wanted[index]!
             return Track(
@@ -200,7 +204,8 @@ public struct ContainerRecording: Sendable {
         }
 
         func stream() -> RecordedRTPStream {
-            let whole = RecordedRTPStream(bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: preSkip)
+            let whole = RecordedRTPStream(
+                bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: preSkip)
             // The end: cut by the last packet's discard padding (Matroska) or the declared length (MP4).
             var length = whole.durationSamples - Int64(lastDiscard)
             if let declaredTicks { length = min(length, samples(declaredTicks)) }
@@ -238,7 +243,9 @@ public struct ContainerRecording: Sendable {
         }
         var fraction: Int64 = 0
         var plain = trimmed
-        if let dot = trimmed.firstIndex(of: "."), let end = trimmed[dot...].firstIndex(where: { !$0.isNumber && $0 != "." }) {
+        if let dot = trimmed.firstIndex(of: "."),
+            let end = trimmed[dot...].firstIndex(where: { !$0.isNumber && $0 != "." })
+        {
             let digits = String(trimmed[trimmed.index(after: dot)..<end].prefix(6))
             fraction = (Int64(digits) ?? 0) * Int64(pow(10.0, Double(6 - digits.count)))
             plain = String(trimmed[..<dot] + trimmed[end...])

@@ -158,6 +158,7 @@ struct RecordingPlan {
                     spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: "",
                     offsetSamples: spec.offsetSamples))
         }
+        try checkTrackNames(inputs, options)
         let recordedStart = place(&inputs)
         let description = try readDescription(options)
         if options.agent != nil { _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment) }
@@ -252,6 +253,27 @@ struct RecordingPlan {
                     kind: kind, stream: track.stream, isTruncated: container.isDamaged, skippedFrames: 0,
                     wallClockMicroseconds: wallClock, startSamples: track.startSamples)
             )
+        }
+    }
+
+    /// Refuses two tracks with one name (ignoring case) once files with several tracks and
+    /// --janus-room have given theirs (`--file room=x.mka --file room-alice=y.opus`). The names
+    /// on the command line alone were checked when it was parsed.
+    private static func checkTrackNames(_ inputs: [Input], _ options: RecordCommand.Options) throws {
+        var seen: [String: Input] = [:]
+        for input in inputs {
+            let key = input.spec.name.lowercased()
+            if let earlier = seen[key] {
+                throw UsageError(
+                    description: "two tracks are named '\(input.spec.name)' (from \(earlier.spec.path) and "
+                        + "\(input.spec.path)); give the --file another name", command: "record")
+            }
+            seen[key] = input
+        }
+        if let mic = options.mic.map({ _ in options.micName }), let clash = seen[mic.lowercased()] {
+            throw UsageError(
+                description: "--mic-name '\(mic)' is also a track of \(clash.spec.path); give the microphone "
+                    + "another name", command: "record")
         }
     }
 

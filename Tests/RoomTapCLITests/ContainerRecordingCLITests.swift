@@ -76,7 +76,9 @@ struct ContainerRecordingCLITests {
         let file = work.appendingPathComponent("alice.\(container)")
         try ffmpeg(["-i", sample("alice"), "-c", "copy", file.path])
         let out = work.appendingPathComponent("out")
-        try roomtap(["record", "--file", "a=\(file.path)@1.25", "--file", "b=\(sample("bob"))", "-q", "-o", out.path], expect: 0)
+        try roomtap(
+            ["record", "--file", "a=\(file.path)@1.25", "--file", "b=\(sample("bob"))", "-q", "-o", out.path], expect: 0
+        )
         let ogg = work.appendingPathComponent("ogg")
         try roomtap(
             ["record", "--file", "a=\(sample("alice"))@1.25", "--file", "b=\(sample("bob"))", "-q", "-o", ogg.path],
@@ -84,8 +86,9 @@ struct ContainerRecordingCLITests {
         let fromFile = try wav(out, "a")
         #expect(fromFile.count == 60_000 + 432_000)
         #expect(fromFile == (try wav(ogg, "a")))
-        #expect(try roomTracks(out)["a"]?["source"].flatMap { ($0 as? [String: Any])?["kind"] as? String }
-            == (container == "mp4" ? "mp4" : "matroska"))
+        #expect(
+            try roomTracks(out)["a"]?["source"].flatMap { ($0 as? [String: Any])?["kind"] as? String }
+                == (container == "mp4" ? "mp4" : "matroska"))
     }
 
     /// --align wallclock lines files up by their start tags (creation_time here); without it each
@@ -94,12 +97,18 @@ struct ContainerRecordingCLITests {
         let work = try temporaryDirectory()
         let first = work.appendingPathComponent("first.webm")
         let second = work.appendingPathComponent("second.webm")
-        try ffmpeg(["-i", sample("alice"), "-c", "copy", "-metadata", "creation_time=2026-12-01T10:00:00.000000Z", first.path])
-        try ffmpeg(["-i", sample("bob"), "-c", "copy", "-metadata", "creation_time=2026-12-01T10:00:02.500000Z", second.path])
+        try ffmpeg([
+            "-i", sample("alice"), "-c", "copy", "-metadata", "creation_time=2026-12-01T10:00:00.000000Z", first.path,
+        ])
+        try ffmpeg([
+            "-i", sample("bob"), "-c", "copy", "-metadata", "creation_time=2026-12-01T10:00:02.500000Z", second.path,
+        ])
         let aligned = work.appendingPathComponent("aligned")
         try roomtap(
-            ["record", "--file", "a=\(second.path)", "--file", "b=\(first.path)", "--align", "wallclock", "-q", "-o",
-             aligned.path], expect: 0)
+            [
+                "record", "--file", "a=\(second.path)", "--file", "b=\(first.path)", "--align", "wallclock", "-q", "-o",
+                aligned.path,
+            ], expect: 0)
         let tracks = try roomTracks(aligned)
         #expect((tracks["a"]?["source"] as? [String: Any])?["offsetSamples"] as? Int == 120_000)
         #expect((tracks["b"]?["source"] as? [String: Any])?["offsetSamples"] as? Int == 0)
@@ -107,7 +116,8 @@ struct ContainerRecordingCLITests {
         #expect(abs(start.timeIntervalSince1970 - 1_796_119_200) < 0.001, "\(start)")
         // The same packets 2.5 s later: bob's own file, moved.
         let plain = work.appendingPathComponent("plain")
-        try roomtap(["record", "--file", "a=\(second.path)", "--file", "b=\(first.path)", "-q", "-o", plain.path], expect: 0)
+        try roomtap(
+            ["record", "--file", "a=\(second.path)", "--file", "b=\(first.path)", "-q", "-o", plain.path], expect: 0)
         let bob = try wav(plain, "a")
         let moved = try wav(aligned, "a")
         #expect(moved.count == 120_000 + 384_000)  // bob's 8 s end the room
@@ -117,7 +127,10 @@ struct ContainerRecordingCLITests {
         let untagged = work.appendingPathComponent("untagged.webm")
         try ffmpeg(["-i", sample("carol"), "-c", "copy", "-fflags", "+bitexact", untagged.path])
         let refused = try roomtap(
-            ["record", "--file", "c=\(untagged.path)", "--align", "wallclock", "-o", work.appendingPathComponent("x").path],
+            [
+                "record", "--file", "c=\(untagged.path)", "--align", "wallclock", "-o",
+                work.appendingPathComponent("x").path,
+            ],
             expect: 1)
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("no wall-clock start"), "\(refused.stderr)")
     }
@@ -131,7 +144,8 @@ struct ContainerRecordingCLITests {
         #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("no Opus track") && outcome.stderr.contains("vorbis"), "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path))
-        let usage = try roomtap(["record", "--file", "t=\(file.path)", "--align", "sideways", "-o", out.path], expect: 64)
+        let usage = try roomtap(
+            ["record", "--file", "t=\(file.path)", "--align", "sideways", "-o", out.path], expect: 64)
         #expect(usage.stderr.contains("--align must be file or wallclock"))
     }
 }

@@ -150,7 +150,8 @@ struct JanusRecordingCLITests {
         try FileManager.default.copyItem(
             at: participants[0].mjr, to: work.appendingPathComponent(participants[0].mjr.lastPathComponent))
         try FileManager.default.copyItem(
-            at: participants[1].mjr, to: work.appendingPathComponent("videoroom-1234-user-7-1796070494380244-audio-0.mjr"))
+            at: participants[1].mjr,
+            to: work.appendingPathComponent("videoroom-1234-user-7-1796070494380244-audio-0.mjr"))
         let out = work.appendingPathComponent("out")
         let outcome = try roomtap(["record", "--janus-room", work.path, "--out", out.path], expect: 1)
         #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)")
@@ -183,7 +184,8 @@ struct JanusRecordingCLITests {
         let out = work.appendingPathComponent("out")
         let refused = try roomtap(["record", "--file", "a=\(cut.path)", "--out", out.path], expect: 1)
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("--allow-truncated"), "\(refused.stderr)")
-        try roomtap(["record", "--file", "a=\(cut.path)", "--allow-truncated", "--quiet", "--out", out.path], expect: 0)
+        try roomtap(
+            ["record", "--file", "a=\(cut.path)", "--allow-truncated", "--quiet", "--out", out.path], expect: 0)
         let (_, samples) = try WAVFile.readSamples(path: out.appendingPathComponent("a.wav").path)
         #expect(samples.count > 48_000 * 6 && samples.count < 48_000 * 10, "\(samples.count)")
     }

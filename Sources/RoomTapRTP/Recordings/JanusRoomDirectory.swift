@@ -52,19 +52,22 @@ public enum JanusRoomDirectory {
         let files: [String]
         do { files = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
             throw RecordingError(
-                path: directory, message: "cannot read the Janus recording directory; give the directory "
+                path: directory,
+                message: "cannot read the Janus recording directory; give the directory "
                     + "Janus records into (rec_dir)")
         }
         let named = files.compactMap { file in parse(file).map { (file: file, name: $0) } }
         let rooms = Set(named.map(\.name.room)).sorted()
         guard !rooms.isEmpty else {
             throw RecordingError(
-                path: directory, message: "no Janus audio recordings (<plugin>-<room>-user-<id>-<time>-audio.mjr) "
+                path: directory,
+                message: "no Janus audio recordings (<plugin>-<room>-user-<id>-<time>-audio.mjr) "
                     + "here; give the directory Janus records into, or the files with --file NAME=FILE.mjr")
         }
         guard rooms.count == 1 else {
             throw RecordingError(
-                path: directory, message: "recordings of \(rooms.count) rooms (\(rooms.joined(separator: ", "))); "
+                path: directory,
+                message: "recordings of \(rooms.count) rooms (\(rooms.joined(separator: ", "))); "
                     + "give one room's recordings with --file NAME=FILE.mjr, or move each room into its own directory")
         }
         let ordered = named.sorted {

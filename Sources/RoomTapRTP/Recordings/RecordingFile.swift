@@ -17,7 +17,8 @@ enum RecordingFile {
         let size = Int(info.st_size)
         guard size <= maxBytes else {
             throw RecordingError(
-                path: path, message: "the recording is \(size >> 20) MiB, more than roomtap reads (\(maxBytes >> 20) MiB)")
+                path: path,
+                message: "the recording is \(size >> 20) MiB, more than roomtap reads (\(maxBytes >> 20) MiB)")
         }
         var bytes = [UInt8](repeating: 0, count: size)
         var done = 0
