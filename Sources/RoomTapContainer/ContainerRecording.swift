@@ -37,7 +37,8 @@ public struct ContainerRecording: Sendable {
     /// The wall-clock time of the file's time 0, µs since the Unix epoch, when a tag says
     /// (`creation_time`, `DateUTC`, `started_at`, on the file or, failing that, its first track).
     public let wallClockMicroseconds: Int64?
-    /// True when reading stopped at damage before the end (a cut file): what came before is kept.
+    /// True when reading stopped at damage, or the packets end more than 100 ms before the length
+    /// the header declares (a cut file): what came before is kept.
     public let isDamaged: Bool
 
     /// True when `bytes` (the first 12 or more of a file) start like a container this reads: EBML
@@ -82,11 +83,12 @@ public struct ContainerRecording: Sendable {
                 declaredTicks: duration != roomtap_av_nopts_value() && duration > 0 ? duration : nil)
         }
         guard !wanted.isEmpty else {
-            let what = others.isEmpty ? "no audio" : "audio in \(Set(others).sorted().joined(separator: ", "))"
+            let kind = format.hasPrefix("matroska") ? "Matroska/WebM" : format.hasPrefix("mov") ? "MP4" : format
+            let what =
+                others.isEmpty
+                ? "without audio" : "with audio in \(Set(others).sorted().joined(separator: ", ")) but no Opus track"
             throw RecordingError(
-                path: path,
-                message: "a \(format) file with \(what) but no Opus track; roomtap records Opus "
-                    + "(convert with ffmpeg -c:a libopus)")
+                path: path, message: "a \(kind) file \(what); roomtap records Opus (convert with ffmpeg -c:a libopus)")
         }
 
         var packet = av_packet_alloc()
@@ -116,6 +118,12 @@ public struct ContainerRecording: Sendable {
                 UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)), pts: pts, discardPadding: discard)
         }
 
+        // A file that ends well before the length its header declares was cut (a killed recorder).
+        let declared = context.pointee.duration
+        if !damaged, declared != roomtap_av_nopts_value(), declared > 0 {
+            let end = wanted.values.map(\.endSamples).max() ?? 0
+            if end + 4_800 < roomtap_av_rescale(declared, 1, 1_000_000, 1, 48_000) { damaged = true }
+        }
         let indices = wanted.keys.sorted()
         let starts = indices.map { wanted[$0]!.startSamples }
         let shift = min(0, starts.min() ?? 0)
@@ -189,6 +197,12 @@ public struct ContainerRecording: Sendable {
                     sequence: UInt16(truncatingIfNeeded: packets.count),
                     timestamp: UInt32(truncatingIfNeeded: position), payload: start..<bytes.count))
             lastDiscard = discardPadding
+        }
+
+        /// Where the track's last packet ends on the file's timeline (samples), before any trim.
+        var endSamples: Int64 {
+            guard let firstPTS else { return 0 }
+            return samples(firstPTS) + (expectedNext ?? 0)
         }
 
         /// Samples of one tick of the time base (0 when it is finer than a sample).

@@ -135,6 +135,32 @@ struct ContainerRecordingCLITests {
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("no wall-clock start"), "\(refused.stderr)")
     }
 
+    /// A Matroska file cut short (a killed recorder: its packets end long before the length its
+    /// header declares) is refused unless --allow-truncated, which records what is there.
+    @Test(needsFFmpeg) func aCutMatroskaIsRecordedOnlyWithAllowTruncated() throws {
+        let work = try temporaryDirectory()
+        let whole = work.appendingPathComponent("whole.mka")
+        try ffmpeg(["-i", sample("alice"), "-c", "copy", whole.path])
+        let cut = work.appendingPathComponent("cut.mka")
+        try Data(contentsOf: whole).prefix(12_000).write(to: cut)
+        let out = work.appendingPathComponent("out")
+        let refused = try roomtap(["record", "--file", "a=\(cut.path)", "-o", out.path], expect: 1)
+        #expect(refused.stderrLines.count == 1 && refused.stderr.contains("--allow-truncated"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+        try roomtap(["record", "--file", "a=\(cut.path)", "--allow-truncated", "-q", "-o", out.path], expect: 0)
+        let samples = try wav(out, "a")
+        #expect(samples.count > 48_000 && samples.count < 432_000, "\(samples.count)")
+        let ogg = try WAVFile.readSamples(path: try recordOgg(work)).samples
+        #expect(Array(ogg.prefix(samples.count - 960)) == Array(samples.prefix(samples.count - 960)))
+    }
+
+    /// The Ogg path's alice.wav, for comparisons.
+    func recordOgg(_ work: URL) throws -> String {
+        let out = work.appendingPathComponent("ogg")
+        try roomtap(["record", "--file", "alice=\(sample("alice"))", "-q", "-o", out.path], expect: 0)
+        return out.appendingPathComponent("alice.wav").path
+    }
+
     @Test(needsFFmpeg) func aFileWithoutOpusIsOneLineNamingWhatIsThere() throws {
         let work = try temporaryDirectory()
         let file = work.appendingPathComponent("tone.webm")
