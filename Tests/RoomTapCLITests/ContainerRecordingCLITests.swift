@@ -135,6 +135,36 @@ struct ContainerRecordingCLITests {
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("no wall-clock start"), "\(refused.stderr)")
     }
 
+    /// --align wallclock puts WebM files and Janus recordings on one wall clock; tracks without a
+    /// title are NAME-1, NAME-2, ...
+    @Test(needsFFmpeg) func wallclockAlignmentJoinsJanusRecordingsAndUntitledTracksAreNumbered() throws {
+        let work = try temporaryDirectory()
+        let u: Int64 = 1_796_070_494_461_418
+        let packets = try #require(OggPacketDump(path: sample("alice"))).audioPackets
+        let mjr = work.appendingPathComponent("alice.mjr")
+        try Data(JanusRecordingBuilder.opus(packets, u: u).bytes()).write(to: mjr)
+        // 1.5 s after the Janus recording's first packet: 2026-11-30T20:28:15.961418Z.
+        let webm = work.appendingPathComponent("pair.webm")
+        try ffmpeg([
+            "-i", sample("bob"), "-i", sample("carol"), "-map", "0", "-map", "1", "-c", "copy", "-metadata",
+            "creation_time=2026-11-30T20:28:15.961418Z", "-metadata:s:0", "title=", "-metadata:s:1", "title=",
+            webm.path,
+        ])
+        let out = work.appendingPathComponent("out")
+        try roomtap(
+            [
+                "record", "--file", "janus=\(mjr.path)", "--file", "pair=\(webm.path)", "--align", "wallclock", "-q",
+                "-o", out.path,
+            ], expect: 0)
+        let tracks = try roomTracks(out)
+        #expect(Set(tracks.keys) == ["janus", "pair-1", "pair-2"])
+        for (name, offset) in [("janus", 0), ("pair-1", 72_000), ("pair-2", 72_000)] {
+            #expect((tracks[name]?["source"] as? [String: Any])?["offsetSamples"] as? Int == offset, "\(name)")
+        }
+        let start = try #require(roomStartTime(try roomJSON(out)))
+        #expect(abs(start.timeIntervalSince1970 - Double(u) / 1e6) < 0.001)
+    }
+
     /// A Matroska file cut short (a killed recorder: its packets end long before the length its
     /// header declares) is refused unless --allow-truncated, which records what is there.
     @Test(needsFFmpeg) func aCutMatroskaIsRecordedOnlyWithAllowTruncated() throws {
