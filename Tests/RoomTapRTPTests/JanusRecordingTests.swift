@@ -225,14 +225,16 @@ struct JanusRecordingTests {
             "videoroom-1-user-2-x-audio-0.mjr",
             "notes.txt",
         ] {
-            FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data())
+            #expect(
+                FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data()))
         }
         let found = try JanusRoomDirectory.recordings(in: directory.path)
         #expect(found.map(\.name) == ["user-1001", "user-1001-2", "user-ab-c-2"])
         #expect(found[1].path.hasSuffix("/videoroom-5874-29-user-1001-1796070499000000-audio-0.mjr"))
-        FileManager.default.createFile(
-            atPath: directory.appendingPathComponent("audiobridge-77-user-5-1796070494380244-audio.mjr").path,
-            contents: Data())
+        #expect(
+            FileManager.default.createFile(
+                atPath: directory.appendingPathComponent("audiobridge-77-user-5-1796070494380244-audio.mjr").path,
+                contents: Data()))
         let error = try #require(throws: RecordingError.self) {
             try JanusRoomDirectory.recordings(in: directory.path)
         }
