@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -36,6 +37,9 @@ let package = Package(
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
         .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
+        // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
+        // played through the RTP jitter buffer as recorded streams).
+        .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair; FLAC (libFLAC) and Ogg Opus (libopus +
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(
@@ -55,8 +59,8 @@ let package = Package(
         .target(
             name: "RoomTap",
             dependencies: [
-                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapSinks", "RoomTapControl", "RoomTapALSA",
-                "RoomTapWebSocket", "RoomTapAgent",
+                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
+                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent",
             ],
             swiftSettings: strict),
         // The command-line tool.

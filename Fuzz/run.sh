@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP and the JSON room file, and the Ogg Opus
+# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP and the JSON room file, Janus .mjr
+# recordings (and their playout through the jitter buffer), and the Ogg Opus
 # ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
 # frame source) with libFuzzer for SECONDS (default 60).
 #
@@ -33,6 +34,11 @@ printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85
   >"$corpus/seed-rtp-extension.bin"
 printf '\x80\xc8\x00\x06\x00\x0a\x11\xce\xe0\x00\x00\x00\x80\x00\x00\x00\x00\x00\x12\xc0\x00\x00\x00\x19\x00\x00\x02\x58\x81\xcb\x00\x01\x00\x00\x0b\x0b' \
   >"$corpus/seed-rtcp-sr-bye.bin"
+# Janus recordings (the shared fixtures, when the checkout sits beside them): whole and cut.
+for f in ../shared/fixtures/janus-mjr/*.mjr; do
+  [ -f "$f" ] || continue
+  head -c 4096 "$f" >"$corpus/seed-janus-$(basename "$f" .mjr | tail -c 20)-4k.mjr"
+done
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

@@ -5,8 +5,9 @@
 //
 // Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
 // volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
-// the Opus TOC; SDP and the JSON room file), to OpusHead.parse, OpusTags.parse, the transcript.jsonl
-// parser and its subtitle formats, and through the
+// the Opus TOC; SDP and the JSON room file), to the Janus .mjr reader and the recorded-stream
+// source (RecordingFuzz), to OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its
+// subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -33,6 +34,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     RoomDescriptionFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
+    RecordingFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // transcript.jsonl → subtitles: never a crash; what parses renders in every format.

@@ -1,7 +1,9 @@
-// The RoomTap library under one import: the room core, ingest (files, RTP), sinks (WAV, ALSA),
+// The RoomTap library under one import: the room core, ingest (files, RTP, recordings in
+// WebM/Matroska/MP4), sinks (WAV, ALSA),
 // the control socket, the WebSocket client and the Realtime agent.
 @_exported public import RoomTapALSA
 @_exported public import RoomTapAgent
+@_exported public import RoomTapContainer
 @_exported public import RoomTapControl
 @_exported public import RoomTapCore
 @_exported public import RoomTapIngest

@@ -108,11 +108,25 @@ enum CommandTable {
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
             "--file", .repeatable, "NAME=PATH[@SECONDS]",
-            help: "A speaker: track name, Ogg Opus file, optional start offset in\n"
-                + "seconds (e.g. bob=bob.opus@12.5). Repeat for every speaker.\n"
+            help: "A speaker: track name, a file of Opus audio (Ogg Opus, a Janus\n"
+                + "recording .mjr, WebM, Matroska or MP4: read from the content), an\n"
+                + "optional start offset in seconds (e.g. bob=bob.opus@12.5). Repeat\n"
+                + "for every speaker. A file with several Opus tracks gives a track\n"
+                + "NAME-<title> each (docs/RECORDINGS-IN.md).\n"
                 + "PATH - reads an Ogg Opus stream from standard input as it\n"
                 + "arrives (one --file at most, offline rooms only; e.g.\n"
                 + "ffmpeg ... -f ogg - | roomtap record --file alice=- ...)."),
+        OptionSpec(
+            "--janus-room", .value, "DIR",
+            help: "Every audio recording of the one Janus room in DIR (Janus's\n"
+                + "rec_dir: <plugin>-<room>-user-<id>-<time>-audio.mjr), each a\n"
+                + "track user-<id>, placed by their own times."),
+        OptionSpec(
+            "--align", .value, "file|wallclock",
+            help: "file (default): each WebM/Matroska/MP4 file from the room's start\n"
+                + "(plus its @SECONDS). wallclock: line them up by the wall-clock\n"
+                + "start their tags give (creation_time, DateUTC, started_at), with\n"
+                + "each other and with Janus recordings."),
         OptionSpec(
             "--out", short: "o", .value, "DIR",
             help: "Output directory (created if missing). Writes DIR/<name>.wav per\n"

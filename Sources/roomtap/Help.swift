@@ -73,14 +73,17 @@ enum Help {
     static let recordIntro = """
         OVERVIEW: Record every speaker of a room to a time-aligned WAV each.
 
-        Speakers come from Ogg Opus files (--file) or live, as Opus over RTP from an SFU or PBX
-        (--listen, --sdp, --room). All speakers share one room timeline that starts at 0: a file
-        starts at room time 0 or at its '@' offset (seconds); a live participant is placed by its
-        RTP timestamps from its first packet on. Every WAV covers the whole room, start to end,
-        with silence where its speaker is absent, so all files of a room have exactly the same
-        number of samples (48 kHz, 16-bit).
+        Speakers come from files of Opus audio (--file: Ogg Opus, Janus .mjr, WebM, Matroska,
+        MP4; --janus-room) or live, as Opus over RTP from an SFU or PBX (--listen, --sdp,
+        --room). All speakers share one room timeline that starts at 0: a file starts at room
+        time 0 or at its '@' offset (seconds); Janus recordings (and, with --align wallclock,
+        tagged WebM/Matroska/MP4 files) line up by their own wall-clock times; a live
+        participant is placed by its RTP timestamps from its first packet on. Every WAV covers
+        the whole room, start to end, with silence where its speaker is absent, so all files of
+        a room have exactly the same number of samples (48 kHz, 16-bit).
 
         USAGE: roomtap record --file NAME=PATH[@SECONDS] ... --out DIR [options]
+               roomtap record --janus-room DIR --out DIR [options]
                roomtap record --listen HOST:PORT ... | --sdp FILE | --room FILE --out DIR [options]
 
 

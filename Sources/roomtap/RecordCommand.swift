@@ -3,8 +3,21 @@ import RoomTap
 
 /// `roomtap record`: every speaker of a room to a time-aligned WAV each, a mix, and room.json.
 enum RecordCommand {
+    /// How recordings are placed against each other (`--align`).
+    enum Alignment: String {
+        /// Each file on its own timeline from the room's start (plus its @SECONDS); Janus
+        /// recordings, whose times are always wall-clock, line up by them.
+        case file
+        /// WebM/Matroska/MP4 files too line up by the wall-clock start their tags give.
+        case wallclock
+    }
+
     struct Options {
         var files: [FileSpec] = []
+        /// `--janus-room DIR`: every audio recording of the one Janus room in DIR.
+        var janusRoom: String?
+        /// `--align`: how recordings are placed against each other.
+        var align = Alignment.file
         var out = ""
         var mix = false
         var force = false
@@ -86,6 +99,14 @@ enum RecordCommand {
         var files: [FileSpec] = []
         for text in args.values("--file") { files.append(try FileSpec.parse(text)) }
         options.files = files
+        options.janusRoom = args.value("--janus-room")
+        if let text = args.value("--align") {
+            guard let align = Alignment(rawValue: text) else {
+                throw UsageError(
+                    description: "--align must be file or wallclock, not '\(text)'", command: "record")
+            }
+            options.align = align
+        }
         options.mix = args.flag("--mix")
         options.force = args.flag("--force")
         options.allowTruncated = args.flag("--allow-truncated")
@@ -185,9 +206,10 @@ enum RecordCommand {
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
                 command: "record")
         }
-        guard !options.files.isEmpty || options.isLive else {
+        guard !options.files.isEmpty || options.janusRoom != nil || options.isLive else {
             throw UsageError(
-                description: "no speakers: give --file NAME=PATH, or --listen HOST:PORT / --sdp FILE / --room FILE "
+                description: "no speakers: give --file NAME=PATH (or --janus-room DIR), or --listen HOST:PORT / "
+                    + "--sdp FILE / --room FILE "
                     + "/ --mic for a live room", command: "record")
         }
         guard let out, !out.isEmpty else {

@@ -20,7 +20,7 @@ enum RecordPlanReport {
         var rows = plan.inputs.map {
             Row(
                 name: $0.spec.name, kind: "file", source: $0.spec.path,
-                offsetSeconds: Double($0.spec.offsetSamples) / Double(AudioFrame.sampleRate), file: $0.wavPath)
+                offsetSeconds: Double($0.offsetSamples) / Double(AudioFrame.sampleRate), file: $0.wavPath)
         }
         for participant in plan.description?.participants ?? [] {
             let name = participant.name ?? "port-\(participant.port)"

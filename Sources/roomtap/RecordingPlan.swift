@@ -7,13 +7,40 @@ import Synchronization
 struct RecordingPlan {
     struct Input {
         let spec: FileSpec
-        let info: OggOpusFileInfo
+        /// An Ogg Opus input: what inspecting it found; nil for a recording.
+        let info: OggOpusFileInfo?
+        /// A recording (a Janus .mjr, a WebM/Matroska/MP4 track): its stream; nil for Ogg Opus.
+        var recording: Recording? = nil
         /// Sanitised, unique file base name.
         let fileName: String
         var wavPath: String
         /// For `NAME=-`: the source, made here because standard input can be read only once (its
         /// headers were read to inspect it; the audio is read while the room runs).
         var stream: OggOpusFileSource? = nil
+        /// Where the input's first sample plays on the room timeline (samples): the --file
+        /// offset, plus for a recording with wall-clock times its place among the others.
+        var offsetSamples: Int64
+        /// The samples it plays.
+        var durationSamples: Int64 { recording?.stream.durationSamples ?? info?.durationSamples ?? 0 }
+        /// True when the input ends early (a cut file).
+        var isTruncated: Bool { recording?.isTruncated ?? info?.isTruncated ?? false }
+        /// room.json's `source.kind`.
+        var kind: String { recording?.kind ?? "ogg-opus-file" }
+    }
+
+    /// A recording of RTP packets, played through the jitter buffer (``RecordedStreamSource``).
+    struct Recording {
+        /// room.json's `source.kind`: `janus-mjr`, `matroska` (also WebM) or `mp4`.
+        let kind: String
+        let stream: RecordedRTPStream
+        let isTruncated: Bool
+        /// Frames that were not Opus RTP and were skipped.
+        let skippedFrames: Int
+        /// The wall-clock time of the recording's own time 0 (µs since the epoch), when it is
+        /// placed by it: a Janus .mjr's `u`; a container's start tag with --align wallclock.
+        let wallClockMicroseconds: Int64?
+        /// Where its first sample lies on its own timeline (a container track's start).
+        let startSamples: Int64
     }
 
     let options: RecordCommand.Options
@@ -47,6 +74,10 @@ struct RecordingPlan {
         let paths = Mutex<[String]>([])
     }
 
+    /// Wall-clock time of room sample 0 when recordings with wall-clock times placed the room (the
+    /// earliest first packet); nil: the room starts when it is recorded.
+    let recordedStart: Date?
+
     /// Longest input accepted (48 hours): a damaged or crafted file whose granule positions claim
     /// more would otherwise make a room of that length.
     static let maxDurationSamples: Int64 = 48 * 3600 * 48_000
@@ -73,7 +104,11 @@ struct RecordingPlan {
                     + "(ffmpeg ... -f rtp rtp://127.0.0.1:PORT) to a --listen address instead",
                 command: "record")
         }
-        for spec in options.files {
+        var files = options.files
+        if let directory = options.janusRoom {
+            files += try janusRoom(directory, options)
+        }
+        for spec in files {
             if spec.isStandardInput {
                 inputs.append(try standardInput(spec, options, naming: &naming))
                 continue
@@ -87,6 +122,25 @@ struct RecordingPlan {
                     description: "--file \(spec.name)=\(spec.path) is not a regular file; roomtap needs a seekable "
                         + "Ogg Opus file (save the stream to a file first, or pipe it in: --file \(spec.name)=-)")
             }
+            if let recordings = try recordings(at: spec, options) {
+                for (trackSpec, recording) in recordings {
+                    if recording.isTruncated && !options.allowTruncated {
+                        throw RuntimeError(
+                            description: "\(spec.path): the recording is cut short (it ends inside a packet or "
+                                + "is damaged there); pass --allow-truncated to record what is there")
+                    }
+                    guard recording.stream.durationSamples <= maxDurationSamples else {
+                        throw RuntimeError(
+                            description: "\(spec.path): the recording's timestamps span more than 48 hours, more "
+                                + "than roomtap records from one file; check the file")
+                    }
+                    inputs.append(
+                        Input(
+                            spec: trackSpec, info: nil, recording: recording, fileName: naming.claim(trackSpec.name),
+                            wavPath: "", offsetSamples: spec.offsetSamples + recording.startSamples))
+                }
+                continue
+            }
             let info = try OggOpusFileInfo.inspect(path: spec.path)
             if info.isTruncated && !options.allowTruncated {
                 throw RuntimeError(
@@ -99,8 +153,13 @@ struct RecordingPlan {
                         "\(spec.path): the file claims \(info.durationSamples / 48_000 / 3600) hours of audio, "
                         + "more than roomtap records from one file (48 hours); check the file")
             }
-            inputs.append(Input(spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: ""))
+            inputs.append(
+                Input(
+                    spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: "",
+                    offsetSamples: spec.offsetSamples))
         }
+        try checkTrackNames(inputs, options)
+        let recordedStart = place(&inputs)
         let description = try readDescription(options)
         if options.agent != nil { _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment) }
         let out = options.out
@@ -128,12 +187,125 @@ struct RecordingPlan {
         }
         let earlier = options.force ? try earlierRecording(in: out) : []
         for path in earlier { try checkReplaceable(path, inputs: inputFiles) }
-        let expected = inputs.map { $0.spec.offsetSamples + $0.info.durationSamples }.max() ?? 0
+        let expected = inputs.map { $0.offsetSamples + $0.durationSamples }.max() ?? 0
         return RecordingPlan(
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
             naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
             roomJSONPath: roomJSON, expectedSamples: expected, missingDirectories: missingDirectories,
-            earlierFiles: earlier.filter { lstatOrNil($0) != nil })
+            earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart)
+    }
+
+    /// Reads `spec`'s file as a recording if its content says it is one: a Janus .mjr (`MJR0000` at
+    /// the start), WebM/Matroska (EBML) or MP4 (`ftyp`); nil for anything else (Ogg Opus, inspected
+    /// by the caller). A container with several Opus tracks gives a track each, named
+    /// `NAME-<track title>` (`NAME-<n>`, its place among the Opus tracks, without a title). One-line
+    /// errors.
+    private static func recordings(
+        at spec: FileSpec, _ options: RecordCommand.Options
+    ) throws -> [(FileSpec, Recording)]? {
+        let fd = open(spec.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var magic = [UInt8](repeating: 0, count: 12)
+        let n = magic.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 12) }
+        close(fd)
+        guard n >= 8 else { return nil }
+        if JanusRecording.looksLikeJanus(magic) {
+            do {
+                let janus = try JanusRecording.read(path: spec.path)
+                return [
+                    (
+                        spec,
+                        Recording(
+                            kind: "janus-mjr", stream: janus.stream, isTruncated: janus.isTruncated,
+                            skippedFrames: janus.skippedFrames, wallClockMicroseconds: janus.firstPacketMicroseconds,
+                            startSamples: 0)
+                    )
+                ]
+            } catch {
+                throw RuntimeError(description: error.description)
+            }
+        }
+        guard n >= 12, ContainerRecording.looksLikeContainer(magic) else { return nil }
+        let container: ContainerRecording
+        do { container = try ContainerRecording.read(path: spec.path) } catch {
+            throw RuntimeError(description: error.description)
+        }
+        let kind = container.format.hasPrefix("matroska") ? "matroska" : "mp4"
+        let wallClock = options.align == .wallclock ? container.wallClockMicroseconds : nil
+        if options.align == .wallclock && wallClock == nil {
+            throw RuntimeError(
+                description: "\(spec.path): --align wallclock, but the file says no wall-clock start (no "
+                    + "creation_time, DateUTC or started_at tag); give it an offset (NAME=PATH@SECONDS) without "
+                    + "--align wallclock")
+        }
+        var used: [String: Int] = [:]
+        return container.tracks.enumerated().map { i, track in
+            var name = spec.name
+            if container.tracks.count > 1 {
+                name += "-" + (track.title.flatMap { $0.isEmpty ? nil : $0 } ?? "\(i + 1)")
+                let count = (used[name.lowercased()] ?? 0) + 1
+                used[name.lowercased()] = count
+                if count > 1 { name += "-\(count)" }
+            }
+            return (
+                FileSpec(name: name, path: spec.path, offsetSamples: spec.offsetSamples),
+                Recording(
+                    kind: kind, stream: track.stream, isTruncated: container.isDamaged, skippedFrames: 0,
+                    wallClockMicroseconds: wallClock, startSamples: track.startSamples)
+            )
+        }
+    }
+
+    /// Refuses two tracks with one name (ignoring case) once files with several tracks and
+    /// --janus-room have given theirs (`--file room=x.mka --file room-alice=y.opus`). The names
+    /// on the command line alone were checked when it was parsed.
+    private static func checkTrackNames(_ inputs: [Input], _ options: RecordCommand.Options) throws {
+        var seen: [String: Input] = [:]
+        for input in inputs {
+            let key = input.spec.name.lowercased()
+            if let earlier = seen[key] {
+                throw UsageError(
+                    description: "two tracks are named '\(input.spec.name)' (from \(earlier.spec.path) and "
+                        + "\(input.spec.path)); give the --file another name", command: "record")
+            }
+            seen[key] = input
+        }
+        if let mic = options.mic.map({ _ in options.micName }), let clash = seen[mic.lowercased()] {
+            throw UsageError(
+                description: "--mic-name '\(mic)' is also a track of \(clash.spec.path); give the microphone "
+                    + "another name", command: "record")
+        }
+    }
+
+    /// Places the recordings that carry wall-clock times (a Janus .mjr's first-packet time `u`;
+    /// with --align wallclock, a container's start tag) on one timeline: the earliest at its
+    /// offset, every other that much later as it started. Returns the wall-clock time of room
+    /// sample 0 (nil without such recordings).
+    private static func place(_ inputs: inout [Input]) -> Date? {
+        let times = inputs.compactMap { $0.recording?.wallClockMicroseconds }
+        guard let origin = times.min() else { return nil }
+        for i in inputs.indices {
+            guard let recording = inputs[i].recording, let start = recording.wallClockMicroseconds else { continue }
+            inputs[i].offsetSamples =
+                inputs[i].spec.offsetSamples + recording.startSamples + (start - origin) * 48 / 1000
+        }
+        return Date(timeIntervalSince1970: Double(origin) / 1_000_000)
+    }
+
+    /// `--janus-room DIR`: a --file for every audio recording of the one room in DIR, named
+    /// `user-<id>`. A name that another --file already takes is a usage error.
+    private static func janusRoom(_ directory: String, _ options: RecordCommand.Options) throws -> [FileSpec] {
+        let found: [JanusRoomDirectory.Recording]
+        do { found = try JanusRoomDirectory.recordings(in: directory) } catch {
+            throw RuntimeError(description: error.description)
+        }
+        let taken = Set(options.files.map { $0.name.lowercased() })
+        if let clash = found.first(where: { taken.contains($0.name.lowercased()) }) {
+            throw UsageError(
+                description: "--file name '\(clash.name)' is also a participant of --janus-room \(directory) "
+                    + "(\(clash.path)); give the --file another name", command: "record")
+        }
+        return found.map { FileSpec(name: $0.name, path: $0.path, offsetSamples: 0) }
     }
 
     /// The input of `--file NAME=-`: refused on a terminal; otherwise its headers are read (this
@@ -153,7 +325,9 @@ struct RecordingPlan {
                 streamFrom: STDIN_FILENO, name: "standard input (--file \(spec.name)=-)", channels: options.channels,
                 offset: spec.offsetSamples)
         } catch { throw RuntimeError(description: error.description) }
-        return Input(spec: spec, info: source.info, fileName: naming.claim(spec.name), wavPath: "", stream: source)
+        return Input(
+            spec: spec, info: source.info, fileName: naming.claim(spec.name), wavPath: "", stream: source,
+            offsetSamples: spec.offsetSamples)
     }
 
     /// Creates the directories of --out that are missing (remembering which, for

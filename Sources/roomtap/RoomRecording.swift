@@ -90,7 +90,8 @@ final class RoomRecording: Sendable {
 
     func run() throws -> Result {
         let options = plan.options
-        let startTime = Date()
+        // Recordings with wall-clock times (Janus .mjr) fix when the room started.
+        let startTime = options.isLive ? Date() : plan.recordedStart ?? Date()
         // A file size limit (ulimit -f) then fails a write with EFBIG, handled like a full disk,
         // instead of killing the process before it could write room.json.
         signal(SIGXFSZ, SIG_IGN)
@@ -161,17 +162,23 @@ final class RoomRecording: Sendable {
             room.addMix(name: "mix", inputs: [], channels: options.channels)
         }
         for input in plan.inputs {
-            let source: OggOpusFileSource
+            let source: any FrameSource
             do {
                 if let stream = input.stream {
                     source = stream
+                } else if let recording = input.recording {
+                    guard
+                        let recorded = RecordedStreamSource(
+                            stream: recording.stream, offset: input.offsetSamples, channels: options.channels)
+                    else { throw RuntimeError(description: "libopus cannot create a decoder") }
+                    source = recorded
                 } else {
                     source = try OggOpusFileSource(
-                        path: input.spec.path, channels: options.channels, offset: input.spec.offsetSamples)
+                        path: input.spec.path, channels: options.channels, offset: input.offsetSamples)
                 }
             } catch {
                 abandon(room)
-                throw RuntimeError(description: error.description)
+                throw RuntimeError(description: "\(error)")
             }
             shared.withLock {
                 $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath

@@ -141,6 +141,33 @@ struct RoomReport: Codable {
         var loudness: Loudness? = nil
         /// `export --normalize`: the gain this speaker got in the mix, dB.
         var mixGainDB: Double? = nil
+        /// A recording's packets (a Janus .mjr) as the jitter buffer played them.
+        var recording: RecordingStatistics?
+    }
+
+    /// A recording's packets (see ``RecordedStreamSource``): what its jitter buffer did to them.
+    struct RecordingStatistics: Codable {
+        var packets: Int
+        var lost: Int
+        var recoveredByFEC: Int
+        var concealedMs: Int
+        var duplicates: Int
+        var reordered: Int
+        var restarts: Int
+        /// Packets without a valid Opus payload, and frames that were not RTP.
+        var skipped: Int
+
+        init(_ source: RecordedStreamSource, skippedFrames: Int) {
+            let s = source.statistics
+            packets = s.packets
+            lost = s.lost
+            recoveredByFEC = s.recoveredByFEC
+            concealedMs = s.concealedSamples / 48
+            duplicates = s.duplicates
+            reordered = s.reordered
+            restarts = s.restarts
+            skipped = skippedFrames + s.invalid + s.overflow
+        }
     }
 
     /// EBU R 128 integrated loudness (LUFS; nil: silence, below the -70 LUFS gate) and the highest
@@ -239,14 +266,17 @@ struct RoomReport: Codable {
                 decodeErrors: source?.decodeErrors,
                 source: input.map {
                     Source(
-                        kind: "ogg-opus-file", path: $0.spec.path, offsetSamples: $0.spec.offsetSamples,
-                        offsetSeconds: Double($0.spec.offsetSamples) / 48_000,
-                        durationSamples: source?.durationSamples ?? $0.info.durationSamples,
-                        truncated: source?.isTruncated ?? $0.info.isTruncated,
-                        corruptPages: $0.info.isStream ? source?.holes ?? 0 : $0.info.corruptPages)
+                        kind: $0.kind, path: $0.spec.path, offsetSamples: $0.offsetSamples,
+                        offsetSeconds: Double($0.offsetSamples) / 48_000,
+                        durationSamples: source?.durationSamples ?? $0.durationSamples,
+                        truncated: source?.isTruncated ?? $0.isTruncated,
+                        corruptPages: $0.info.map { $0.isStream ? source?.holes ?? 0 : $0.corruptPages } ?? 0)
                 },
                 inputs: mixInputs,
-                rtp: outcome.live.map(rtpStatistics))
+                rtp: outcome.live.map(rtpStatistics),
+                recording: (outcome.track.source as? RecordedStreamSource).map {
+                    RecordingStatistics($0, skippedFrames: input?.recording?.skippedFrames ?? 0)
+                })
             if !plan.options.output.isDefault {
                 track.format = plan.options.output.format.rawValue
                 track.fileSampleRate = plan.options.output.sampleRate

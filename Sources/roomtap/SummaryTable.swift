@@ -41,6 +41,9 @@ enum SummaryTable {
     /// otherwise concealed frames.
     static func concealedMilliseconds(_ outcome: RoomRecording.TrackOutcome) -> Int {
         if let source = outcome.source { return source.concealedSamples / 48 }
+        if let recorded = outcome.track.source as? RecordedStreamSource {
+            return recorded.statistics.concealedSamples / 48
+        }
         if let live = outcome.live { return live.buffer.statistics.concealedSamples / 48 }
         return outcome.track.statistics.frames(.concealed) * 10
     }
