@@ -62,5 +62,59 @@ extension AllocationCounting {
                 !allocationCountsAsserted || roomtap_counted_allocations() == 0,
                 "\(roomtap_counted_allocations()) allocations")
         }
+
+        /// The same with a guard: SRTP unprotected in place (AES-CM and AES-GCM streams), SRTCP, packets
+        /// with a wrong key and from a source not allowed dropped and counted, all without allocating.
+        @Test func receivingSRTPFromAllowedSourcesAllocatesNothingPerDatagram() throws {
+            let suites: [SRTPSuite] = [.aesCM128HMACSHA1_80, .aeadAES128GCM]
+            let keyings = suites.map { suite in
+                SRTPKeying(suite: suite, keyAndSalt: (0..<suite.keyAndSaltLength).map { UInt8($0 + 1) })!
+            }
+            let socket = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
+            let guardian = ReceiveGuard(
+                allow: SourceFilter([SourcePrefix("127.0.0.1/32")!]),
+                srtp: try SRTPContext(streams: keyings.enumerated().map { .init(ssrc: UInt32($0 + 1), keying: $1) }))
+            let rounds = 400
+            let counter = Counter(last: rounds * suites.count)
+            let receiver = RTPReceiver(sockets: [socket], guards: [guardian], delegate: counter)
+            let good = try #require(SourceBoundSocket(from: "127.0.0.1", to: socket.address))
+            let stranger = try #require(SourceBoundSocket(from: "127.0.0.2", to: socket.address))
+            let senders = try keyings.map { try #require(SRTPProtector($0)) }
+            let wrong = try #require(
+                SRTPProtector(SRTPKeying(suite: .aesCM128HMACSHA1_80, keyAndSalt: [UInt8](repeating: 7, count: 30))!))
+            // Protected before counting starts (the test thread's allocations are not counted anyway).
+            var datagrams: [(SourceBoundSocket, [UInt8])] = []
+            for i in 0..<rounds {
+                for (k, sender) in senders.enumerated() {
+                    let packet = RTPPacketBuilder(
+                        sequenceNumber: UInt16(i), timestamp: UInt32(960 * i), ssrc: UInt32(k + 1),
+                        payload: [0xF8] + [UInt8](repeating: UInt8(k), count: 60))
+                    datagrams.append((good, sender.protectRTP(packet.bytes())))
+                    if i % 50 == 0 {
+                        let report = RTCPPacketBuilder.senderReport(
+                            ssrc: UInt32(k + 1), ntp: 0xE000_0000_8000_0000, rtpTimestamp: 4800, packetCount: 1,
+                            octetCount: 2)
+                        datagrams.append((good, sender.protectRTCP(report)))
+                        datagrams.append((good, wrong.protectRTP(packet.bytes())))
+                        datagrams.append((stranger, sender.protectRTP(packet.bytes())))
+                    }
+                }
+            }
+            roomtap_reset_counted_allocations()
+            receiver.start()
+            defer { receiver.stop() }
+            for (n, (from, bytes)) in datagrams.enumerated() {
+                from.send(bytes)
+                if n % 200 == 199 {  // in bursts of 200, within any receive queue
+                    _ = waitUntil { receiver.statistics.datagrams >= n + 1 }
+                }
+            }
+            #expect(waitUntil { counter.packets.load(ordering: .relaxed) == rounds * suites.count }, "every packet")
+            #expect(guardian.notAllowed == rounds / 50 * suites.count)
+            #expect(guardian.srtpRejected == rounds / 50 * suites.count)
+            #expect(
+                !allocationCountsAsserted || roomtap_counted_allocations() == 0,
+                "\(roomtap_counted_allocations()) allocations")
+        }
     }
 }

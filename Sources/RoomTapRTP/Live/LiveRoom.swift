@@ -39,6 +39,12 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var channels = 1
         /// Seconds without packets after which a participant is marked as left.
         public var leaveAfter: Double = 5
+        /// Who may send, besides the description's `allow` (either list lets a source in); both
+        /// empty: anyone. Others are dropped and counted per socket before parsing.
+        public var allow: [SourcePrefix] = []
+        /// Whether SSRCs nobody described on a port described with SSRCs become tracks (false: those
+        /// SSRCs only; see ``ParticipantDirectory``).
+        public var discover = false
         /// Defaults.
         public init() {}
     }
@@ -81,7 +87,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         self.options = options
         directory = ParticipantDirectory(
             description: options.description, maxTracks: options.maxTracks,
-            discoveryPorts: Set(options.listen.map(\.port)))
+            discoveryPorts: Set(options.listen.map(\.port)), discover: options.discover)
         var addresses: [ListenAddress] = []
         for participant in options.description?.participants ?? []
         where !addresses.contains(where: { $0.port == participant.port }) {
@@ -100,7 +106,14 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
                 throw error
             }
         }
-        receiver = RTPReceiver(sockets: sockets, delegate: self)
+        let guards: [ReceiveGuard?]
+        do {
+            guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in try Self.receiveGuard(for: socket, options) }
+        } catch {
+            for socket in sockets { socket.close() }
+            throw UDPSocket.BindError(address: sockets[0].address, reason: error.description)
+        }
+        receiver = RTPReceiver(sockets: sockets, guards: guards, delegate: self)
         for participant in options.description?.participants ?? [] {
             let name = participant.name ?? "port-\(participant.port)"
             guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
@@ -199,6 +212,18 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
         lock.withLock { everyone.append(participant) }
         return participant
+    }
+
+    /// What a socket lets through: the allowed sources (the options' and the description's), and
+    /// the SRTP keys of the participants on its port. Nil when it lets everything through.
+    private static func receiveGuard(for socket: UDPSocket, _ options: Options) throws(SRTPContext.SetupError)
+        -> ReceiveGuard?
+    {
+        let prefixes = options.allow + (options.description?.allow ?? [])
+        let keyed = (options.description?.participants ?? []).filter { $0.port == socket.address.port && $0.srtp != nil }
+        guard !prefixes.isEmpty || !keyed.isEmpty else { return nil }
+        let srtp = try keyed.isEmpty ? nil : SRTPContext(streams: keyed.map { .init(ssrc: $0.ssrc, keying: $0.srtp!) })
+        return ReceiveGuard(allow: prefixes.isEmpty ? nil : SourceFilter(prefixes), srtp: srtp)
     }
 
     private static func bindHost(_ address: String?) -> String {
