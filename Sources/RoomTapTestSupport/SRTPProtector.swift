@@ -11,7 +11,7 @@ public final class SRTPProtector: @unchecked Sendable {
 
     /// A protector for this keying; nil when libsrtp refuses it.
     public init?(_ keying: SRTPKeying) {
-        guard srtp_init() == srtp_err_status_ok else { return nil }
+        guard SRTPContext.libraryReady else { return nil }
         var session: srtp_t?
         let status = keying.keyAndSalt.withUnsafeBufferPointer {
             roomtap_srtp_add_stream(&session, keying.suite.rawValue, 1, 0, 1, $0.baseAddress)

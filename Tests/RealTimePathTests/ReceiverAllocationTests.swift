@@ -96,7 +96,7 @@ extension AllocationCounting {
                             octetCount: 2)
                         datagrams.append((good, sender.protectRTCP(report)))
                         datagrams.append((good, wrong.protectRTP(packet.bytes())))
-                        datagrams.append((stranger, sender.protectRTP(packet.bytes())))
+                        datagrams.append((stranger, packet.bytes()))
                     }
                 }
             }

@@ -44,6 +44,10 @@ public final class SRTPContext: @unchecked Sendable {
 
     private var session: srtp_t?
 
+    /// Whether libsrtp2 is initialised (it is the first time this is read, once per process: anything
+    /// else using libsrtp in this process must ask here rather than call `srtp_init` itself).
+    package static var libraryReady: Bool { libsrtpReady }
+
     /// A session with these streams. Throws when libsrtp refuses (two streams for one SSRC, two
     /// without an SSRC, libsrtp not initialised).
     public init(streams: [Stream]) throws(SetupError) {
