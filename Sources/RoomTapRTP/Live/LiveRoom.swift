@@ -74,6 +74,15 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private var bySlot: [Int: LiveParticipant] = [:]
     private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
     private var everyone: [LiveParticipant] = []
+    /// Sender reports that came before their stream's first packet (ffmpeg sends its first SR
+    /// just before its first RTP packet), by port and SSRC, applied after that packet; at most
+    /// ``maxPendingReports``, so a flood of reports cannot grow it.
+    private var pendingReports: [PendingKey: (ntp: NTPTimestamp, rtpTimestamp: UInt32)] = [:]
+    private static let maxPendingReports = 64
+    private struct PendingKey: Hashable {
+        let port: UInt16
+        let ssrc: UInt32
+    }
     private let monitorStop = DispatchSemaphore(value: 0)
     private let monitorDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -168,6 +177,12 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         if participant.hasLeft { participant.returned() }
         participant.buffer.insert(
             sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+        if case .existing = route { return }
+        // A new stream (or a new SSRC taking a track over): its report may have come first.
+        let key = PendingKey(port: address.port, ssrc: packet.ssrc)
+        if let report = lock.withLock({ pendingReports.isEmpty ? nil : pendingReports.removeValue(forKey: key) }) {
+            participant.buffer.noteSenderReport(ntp: report.ntp, rtpTimestamp: report.rtpTimestamp)
+        }
     }
 
     public func receiver(
@@ -175,8 +190,18 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     ) {
         // Only a stream's first report after its anchor is used (OpusJitterBuffer.noteSenderReport);
         // this runs on the receive thread of the port, the same as the stream's packets.
+        var matched = false
         for participant in participants where participant.port == address.port && participant.ssrc == report.ssrc {
             participant.buffer.noteSenderReport(ntp: report.ntpTimestamp, rtpTimestamp: report.rtpTimestamp)
+            matched = true
+        }
+        if !matched {
+            let key = PendingKey(port: address.port, ssrc: report.ssrc)
+            lock.withLock {
+                if pendingReports.count < Self.maxPendingReports || pendingReports[key] != nil {
+                    pendingReports[key] = (report.ntpTimestamp, report.rtpTimestamp)
+                }
+            }
         }
     }
 
