@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP and the JSON room file, and the Ogg Opus
+# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP (a=crypto) and the JSON room file (srtp,
+# allow), SRTP/SRTCP unprotect through libsrtp2, and the Ogg Opus
 # ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
 # frame source) with libFuzzer for SECONDS (default 60).
 #
@@ -33,6 +34,10 @@ printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85
   >"$corpus/seed-rtp-extension.bin"
 printf '\x80\xc8\x00\x06\x00\x0a\x11\xce\xe0\x00\x00\x00\x80\x00\x00\x00\x00\x00\x12\xc0\x00\x00\x00\x19\x00\x00\x02\x58\x81\xcb\x00\x01\x00\x00\x0b\x0b' \
   >"$corpus/seed-rtcp-sr-bye.bin"
+# An SDES a=crypto value and a room file with SRTP keys and an allow list.
+printf '1 AES_CM_128_HMAC_SHA1_32 inline:zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA|2^31' >"$corpus/seed-crypto.txt"
+printf '{"allow": ["10.0.0.0/8", "::1"], "participants": [{"name": "a", "port": 25000, "ssrc": 1, "srtp": {"suite": 80, "key": "zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA"}}]}' \
+  >"$corpus/seed-room-srtp.json"
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

@@ -125,4 +125,20 @@ struct SRTPReceiveTests {
         #expect(guardian.notAllowed == 50)
         #expect(receiver.statistics.invalidTotal == 0, "nothing rejected reached the parser")
     }
+
+    /// The fuzz entry point over random bytes and mutated SRTP packets: no crash, no trap.
+    @Test func theSecurityFuzzEntryPointSurvivesRandomInput() throws {
+        var rng = SplitMix64(seed: 12)
+        let sender = try #require(SRTPProtector(Self.keying(.aesCM128HMACSHA1_80)))
+        for i in 0..<3_000 {
+            var bytes: [UInt8]
+            if i % 3 == 0 {
+                bytes = sender.protectRTP(Self.packet(i))
+                bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(truncatingIfNeeded: rng.next() | 1)
+            } else {
+                bytes = (0..<Int(rng.next() % 200)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            bytes.withUnsafeBytes { SecurityFuzz.exercise($0) }
+        }
+    }
 }
