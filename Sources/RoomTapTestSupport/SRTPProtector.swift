@@ -35,10 +35,12 @@ public final class SRTPProtector: @unchecked Sendable {
     }
 
     private func protect(_ packet: [UInt8], rtcp: Bool) -> [UInt8] {
-        var buffer = packet + [UInt8](repeating: 0, count: 160)  // room for the tag (and SRTCP index): SRTP_MAX_TRAILER_LEN is 144
+        // Room for the tag and the SRTCP index (SRTP_MAX_TRAILER_LEN is 144).
+        var buffer = packet + [UInt8](repeating: 0, count: 160)
         var length = Int32(packet.count)
         let status = buffer.withUnsafeMutableBytes { raw in
-            rtcp ? srtp_protect_rtcp(session, raw.baseAddress, &length) : srtp_protect(session, raw.baseAddress, &length)
+            rtcp
+                ? srtp_protect_rtcp(session, raw.baseAddress, &length) : srtp_protect(session, raw.baseAddress, &length)
         }
         precondition(status == srtp_err_status_ok, "srtp_protect failed: \(status.rawValue)")
         return Array(buffer.prefix(Int(length)))

@@ -66,7 +66,7 @@ extension AllocationCounting {
         /// The same with a guard: SRTP unprotected in place (AES-CM and AES-GCM streams), SRTCP, packets
         /// with a wrong key and from a source not allowed dropped and counted, all without allocating.
         @Test func receivingSRTPFromAllowedSourcesAllocatesNothingPerDatagram() throws {
-            let suites: [SRTPSuite] = [.aesCM128HMACSHA1_80, .aeadAES128GCM]
+            let suites: [SRTPSuite] = [.aesCM128HMACSHA1Tag80, .aeadAES128GCM]
             let keyings = suites.map { suite in
                 SRTPKeying(suite: suite, keyAndSalt: (0..<suite.keyAndSaltLength).map { UInt8($0 + 1) })!
             }
@@ -81,7 +81,7 @@ extension AllocationCounting {
             let stranger = try #require(SourceBoundSocket(from: "127.0.0.2", to: socket.address))
             let senders = try keyings.map { try #require(SRTPProtector($0)) }
             let wrong = try #require(
-                SRTPProtector(SRTPKeying(suite: .aesCM128HMACSHA1_80, keyAndSalt: [UInt8](repeating: 7, count: 30))!))
+                SRTPProtector(SRTPKeying(suite: .aesCM128HMACSHA1Tag80, keyAndSalt: [UInt8](repeating: 7, count: 30))!))
             // Protected before counting starts (the test thread's allocations are not counted anyway).
             var datagrams: [(SourceBoundSocket, [UInt8])] = []
             for i in 0..<rounds {

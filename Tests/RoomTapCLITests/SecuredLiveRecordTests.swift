@@ -146,9 +146,10 @@ struct SecuredLiveRecordTests {
         let onset = try #require(samples.firstIndex { abs(Int($0)) > 1_000 }, "gst.wav is silent")
         let active = Array(samples[onset..<min(samples.count, onset + 48_000)])
         let tone = TestSignal.sine(frequency: 660, samples: active.count, amplitude: 0.5)
-        let best = (0..<73).map { lag in
-            correlation(Array(active[lag...]), Array(tone.prefix(active.count - lag)))
-        }.max() ?? 0
+        let best =
+            (0..<73).map { lag in
+                correlation(Array(active[lag...]), Array(tone.prefix(active.count - lag)))
+            }.max() ?? 0
         #expect(best > 0.9, "gst.wav is the 660 Hz tone (correlation \(best))")
         let (_, silent) = try Self.track(on: wrongPort, out, json)
         #expect(silent.allSatisfy { $0 == 0 }, "the wrong key recorded nothing")

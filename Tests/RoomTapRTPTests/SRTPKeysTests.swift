@@ -19,13 +19,13 @@ struct SRTPKeysTests {
     @Test func whatFFmpegWritesForAnSRTPOutputIsReadWithItsKey() throws {
         let room = try RoomDescription.parseSDP(try roomFixture("RoomFFmpegSRTP.sdp"), source: "f.sdp")
         let keying = try #require(room.participants.first?.srtp)
-        #expect(keying.suite == .aesCM128HMACSHA1_80)
-        #expect(keying == SRTPKeying(suite: .aesCM128HMACSHA1_80, base64: Self.key30))
+        #expect(keying.suite == .aesCM128HMACSHA1Tag80)
+        #expect(keying == SRTPKeying(suite: .aesCM128HMACSHA1Tag80, base64: Self.key30))
     }
 
     @Test(arguments: [
-        ("AES_CM_128_HMAC_SHA1_80", key30, SRTPSuite.aesCM128HMACSHA1_80),
-        ("AES_CM_128_HMAC_SHA1_32", key30, .aesCM128HMACSHA1_32),
+        ("AES_CM_128_HMAC_SHA1_80", key30, SRTPSuite.aesCM128HMACSHA1Tag80),
+        ("AES_CM_128_HMAC_SHA1_32", key30, .aesCM128HMACSHA1Tag32),
         ("AEAD_AES_128_GCM", key28, .aeadAES128GCM),
         ("AEAD_AES_256_GCM", key44, .aeadAES256GCM),
     ])
@@ -95,7 +95,8 @@ struct SRTPKeysTests {
             #expect(!error.description.contains(String(key.prefix(12))), "the key is never shown")
         }
         let sessionLevel = try #require(
-            sdpError(Self.head + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(key)\n" + sdp(crypto: []), source: "r.sdp"))
+            sdpError(
+                Self.head + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(key)\n" + sdp(crypto: []), source: "r.sdp"))
         #expect(sessionLevel.description.hasPrefix("r.sdp:6: a=crypto at session level"))
     }
 
@@ -110,7 +111,9 @@ struct SRTPKeysTests {
             """
         let room = try RoomDescription.parseJSON(Data(json.utf8), source: "people.json")
         #expect(
-            room.participants.map(\.srtp?.suite) == [.aesCM128HMACSHA1_80, .aesCM128HMACSHA1_32, .aeadAES256GCM, nil])
+            room.participants.map(\.srtp?.suite) == [
+                .aesCM128HMACSHA1Tag80, .aesCM128HMACSHA1Tag32, .aeadAES256GCM, nil,
+            ])
         #expect(room.allow.map(\.description) == ["10.0.0.0/8", "::1/128"])
         for text in [String(describing: room), String(reflecting: room), "\(room.participants[0])"] {
             #expect(!text.contains(String(Self.key30.prefix(10))) && !text.contains("205, 16"), "no key in \(text)")
@@ -135,7 +138,8 @@ struct SRTPKeysTests {
                 + "30 bytes (16 of key, 14 of salt) in base64")
         expect(
             "{\"suite\": 80}",
-            "p.json:2: participants[0].srtp: missing \"key\"; give the master key and salt in base64 (Janus: srtp_crypto)")
+            "p.json:2: participants[0].srtp: missing \"key\"; give the master key and salt in base64 (Janus: srtp_crypto)"
+        )
         expect(
             "{\"suite\": 80, \"key\": \"\(Self.key30)\", \"mki\": 1}",
             "p.json:2: participants[0].srtp.mki: unknown key; the keys are suite, key")

@@ -56,8 +56,8 @@ struct SRTPReceiveTests {
     }
 
     @Test func streamsWithAnSSRCTakeOnlyThatSSRC() throws {
-        let alice = Self.keying(.aesCM128HMACSHA1_80, seed: 3)
-        let bob = Self.keying(.aesCM128HMACSHA1_32, seed: 4)
+        let alice = Self.keying(.aesCM128HMACSHA1Tag80, seed: 3)
+        let bob = Self.keying(.aesCM128HMACSHA1Tag32, seed: 4)
         let context = try SRTPContext(streams: [.init(ssrc: 0xA, keying: alice), .init(ssrc: 0xB, keying: bob)])
         let fromAlice = try #require(SRTPProtector(alice)).protectRTP(Self.packet(0, ssrc: 0xA))
         let fromBob = try #require(SRTPProtector(bob)).protectRTP(Self.packet(0, ssrc: 0xB))
@@ -94,7 +94,7 @@ struct SRTPReceiveTests {
     }
 
     @Test func theReceiverDecryptsInPlaceAndCountsWhatItDrops() throws {
-        let keying = Self.keying(.aesCM128HMACSHA1_80)
+        let keying = Self.keying(.aesCM128HMACSHA1Tag80)
         let socket = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
         let guardian = ReceiveGuard(
             allow: SourceFilter([try #require(SourcePrefix("127.0.0.1"))]),
@@ -106,11 +106,11 @@ struct SRTPReceiveTests {
         let good = try #require(SourceBoundSocket(from: "127.0.0.1", to: socket.address))
         let stranger = try #require(SourceBoundSocket(from: "127.0.0.2", to: socket.address))
         let sender = try #require(SRTPProtector(keying))
-        let wrongKey = try #require(SRTPProtector(Self.keying(.aesCM128HMACSHA1_80, seed: 9)))
+        let wrongKey = try #require(SRTPProtector(Self.keying(.aesCM128HMACSHA1Tag80, seed: 9)))
         for i in 0..<50 {
             good.send(sender.protectRTP(Self.packet(i)))
             good.send(wrongKey.protectRTP(Self.packet(i, ssrc: 0xBAD)))
-            good.send(Self.packet(i, ssrc: 0x9)) // plain RTP on an SRTP port
+            good.send(Self.packet(i, ssrc: 0x9))  // plain RTP on an SRTP port
             stranger.send(sender.protectRTP(Self.packet(1000 + i)))  // the right key, the wrong source
         }
         good.send(
@@ -129,7 +129,7 @@ struct SRTPReceiveTests {
     /// The fuzz entry point over random bytes and mutated SRTP packets: no crash, no trap.
     @Test func theSecurityFuzzEntryPointSurvivesRandomInput() throws {
         var rng = SplitMix64(seed: 12)
-        let sender = try #require(SRTPProtector(Self.keying(.aesCM128HMACSHA1_80)))
+        let sender = try #require(SRTPProtector(Self.keying(.aesCM128HMACSHA1Tag80)))
         for i in 0..<3_000 {
             var bytes: [UInt8]
             if i % 3 == 0 {

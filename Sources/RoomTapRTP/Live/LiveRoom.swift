@@ -117,7 +117,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         }
         let guards: [ReceiveGuard?]
         do {
-            guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in try Self.receiveGuard(for: socket, options) }
+            guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in
+                try Self.receiveGuard(for: socket, options)
+            }
         } catch {
             for socket in sockets { socket.close() }
             throw UDPSocket.BindError(address: sockets[0].address, reason: error.description)
@@ -245,7 +247,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         -> ReceiveGuard?
     {
         let prefixes = options.allow + (options.description?.allow ?? [])
-        let keyed = (options.description?.participants ?? []).filter { $0.port == socket.address.port && $0.srtp != nil }
+        let keyed = (options.description?.participants ?? []).filter {
+            $0.port == socket.address.port && $0.srtp != nil
+        }
         guard !prefixes.isEmpty || !keyed.isEmpty else { return nil }
         let srtp = try keyed.isEmpty ? nil : SRTPContext(streams: keyed.map { .init(ssrc: $0.ssrc, keying: $0.srtp!) })
         return ReceiveGuard(allow: prefixes.isEmpty ? nil : SourceFilter(prefixes), srtp: srtp)

@@ -22,7 +22,8 @@ extension RoomFileParser {
         let suite: SRTPSuite?
         switch suiteValue.kind {
         case .string(let name): suite = SRTPSuite(name: name)
-        case .number(let text): suite = Substring(text).sdpDecimal(maximum: 999).flatMap { SRTPSuite(janusSuite: Int($0)) }
+        case .number(let text):
+            suite = Substring(text).sdpDecimal(maximum: 999).flatMap { SRTPSuite(janusSuite: Int($0)) }
         default: suite = nil
         }
         guard let suite else {
@@ -50,14 +51,16 @@ extension RoomFileParser {
             throw invalid(value, path, "is not a list of addresses; give e.g. [\"10.0.0.0/8\", \"::1\"]")
         }
         guard entries.count <= RoomDescription.maximumParticipants else {
-            throw invalid(value, path, "has \(entries.count) entries; give at most \(RoomDescription.maximumParticipants)")
+            throw invalid(
+                value, path, "has \(entries.count) entries; give at most \(RoomDescription.maximumParticipants)")
         }
         var prefixes: [SourcePrefix] = []
         for (index, entry) in entries.enumerated() {
             guard case .string(let text) = entry.kind, let prefix = SourcePrefix(text) else {
                 throw invalid(
                     entry, "\(path)[\(index)]",
-                    "\(entry.quoted) is not an address or network (e.g. \"192.0.2.7\", \"10.0.0.0/8\", \"2001:db8::/32\")")
+                    "\(entry.quoted) is not an address or network (e.g. \"192.0.2.7\", \"10.0.0.0/8\", \"2001:db8::/32\")"
+                )
             }
             prefixes.append(prefix)
         }

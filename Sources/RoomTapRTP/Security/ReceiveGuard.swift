@@ -39,7 +39,8 @@ public final class ReceiveGuard: Sendable {
     /// Checks one datagram and unprotects it in place: the length of the plain packet to parse, or
     /// nil when it is dropped (and counted). Receive thread only; allocates nothing.
     func admit(_ bytes: UnsafeMutableRawPointer, length: Int, source: Source) -> Int? {
-        if let allow, source.family == 0 || !allow.allows(isIPv6: source.family == 6, high: source.high, low: source.low)
+        if let allow,
+            source.family == 0 || !allow.allows(isIPv6: source.family == 6, high: source.high, low: source.low)
         {
             notAllowedCount.add(1, ordering: .relaxed)
             return nil

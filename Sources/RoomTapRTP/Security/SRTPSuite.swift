@@ -11,16 +11,16 @@
 ///
 /// Thread: a value type, use anywhere.
 public enum SRTPSuite: Int32, Sendable, CaseIterable, CustomStringConvertible {
-    case aesCM128HMACSHA1_80 = 0
-    case aesCM128HMACSHA1_32 = 1
+    case aesCM128HMACSHA1Tag80 = 0
+    case aesCM128HMACSHA1Tag32 = 1
     case aeadAES128GCM = 2
     case aeadAES256GCM = 3
 
     /// The SDES name (`a=crypto`), e.g. `AES_CM_128_HMAC_SHA1_80`.
     public var name: String {
         switch self {
-        case .aesCM128HMACSHA1_80: "AES_CM_128_HMAC_SHA1_80"
-        case .aesCM128HMACSHA1_32: "AES_CM_128_HMAC_SHA1_32"
+        case .aesCM128HMACSHA1Tag80: "AES_CM_128_HMAC_SHA1_80"
+        case .aesCM128HMACSHA1Tag32: "AES_CM_128_HMAC_SHA1_32"
         case .aeadAES128GCM: "AEAD_AES_128_GCM"
         case .aeadAES256GCM: "AEAD_AES_256_GCM"
         }
@@ -37,8 +37,8 @@ public enum SRTPSuite: Int32, Sendable, CaseIterable, CustomStringConvertible {
     /// The suite Janus's `rtp_forward` means by `srtp_suite`: 32 or 80 (the AES-CM tag length in bits).
     public init?(janusSuite: Int) {
         switch janusSuite {
-        case 32: self = .aesCM128HMACSHA1_32
-        case 80: self = .aesCM128HMACSHA1_80
+        case 32: self = .aesCM128HMACSHA1Tag32
+        case 80: self = .aesCM128HMACSHA1Tag80
         default: return nil
         }
     }
