@@ -120,6 +120,9 @@ struct SecuredLiveRecordTests {
           {"name": "wrong", "port": \(wrongPort), "srtp": {"suite": 32, "key": "\(base64)"}}
         ]}
         """.write(to: room, atomically: true, encoding: .utf8)
+        let plan = try roomtap(["record", "--room", room.path, "--out", out.path, "--dry-run"], expect: 0)
+        #expect(plan.stdout.contains("rtp port \(port) srtp AES_CM_128_HMAC_SHA1_32"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains(base64.prefix(12)) && !plan.stderr.contains(base64.prefix(12)), "no key shown")
         let recorder = try CLIRunner.start(["record", "--room", room.path, "--duration", "3.5", "--out", out.path])
         try waitUntilListening(port: port, pid: recorder.pid)
         try waitUntilListening(port: wrongPort, pid: recorder.pid)
