@@ -126,6 +126,22 @@ struct SRTPReceiveTests {
         #expect(receiver.statistics.invalidTotal == 0, "nothing rejected reached the parser")
     }
 
+    /// IPv6 sources against IPv6 and IPv4 prefixes: `::1` passes `::/64`, not `::2` nor `127.0.0.1`.
+    @Test(arguments: [(["::/64"], true), (["::2", "127.0.0.1"], false), (["0.0.0.0/0"], false), (["::/0"], true)])
+    func ipv6SourcesMeetTheirPrefixes(allow: [String], passes: Bool) throws {
+        let socket = try UDPSocket(address: ListenAddress(host: "::1", port: 0))
+        let guardian = ReceiveGuard(allow: SourceFilter(allow.compactMap(SourcePrefix.init)), srtp: nil)
+        let collector = Collector()
+        let receiver = RTPReceiver(sockets: [socket], guards: [guardian], delegate: collector)
+        receiver.start()
+        defer { receiver.stop() }
+        let sender = try #require(SourceBoundSocket(from: "::1", to: socket.address))
+        for i in 0..<10 { sender.send(Self.packet(i)) }
+        #expect(waitUntil { receiver.statistics.datagrams == 10 })
+        #expect(collector.count == (passes ? 10 : 0))
+        #expect(guardian.notAllowed == (passes ? 0 : 10))
+    }
+
     /// The fuzz entry point over random bytes and mutated SRTP packets: no crash, no trap.
     @Test func theSecurityFuzzEntryPointSurvivesRandomInput() throws {
         var rng = SplitMix64(seed: 12)
