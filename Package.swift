@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -35,8 +36,10 @@ let package = Package(
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
         .target(name: "CLinuxNet"),
-        // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
-        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
+        // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), SRTP (libsrtp2) and who
+        // may send, the jitter buffer.
+        .target(
+            name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet", "CSRTP"], swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).
         .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
@@ -86,7 +89,7 @@ let package = Package(
         // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
         // Realtime servers).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA"],
+            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP and the JSON room file, Janus .mjr
-# recordings (and their playout through the jitter buffer), and the Ogg Opus
+# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP (a=crypto) and the JSON room file (srtp,
+# allow), SRTP/SRTCP unprotect through libsrtp2, Janus .mjr recordings (and their playout through
+# the jitter buffer), and the Ogg Opus
 # ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
 # frame source) with libFuzzer for SECONDS (default 60).
 #
@@ -39,6 +40,10 @@ for f in ../shared/fixtures/janus-mjr/*.mjr; do
   [ -f "$f" ] || continue
   head -c 4096 "$f" >"$corpus/seed-janus-$(basename "$f" .mjr | tail -c 20)-4k.mjr"
 done
+# An SDES a=crypto value and a room file with SRTP keys and an allow list.
+printf '1 AES_CM_128_HMAC_SHA1_32 inline:zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA|2^31' >"$corpus/seed-crypto.txt"
+printf '{"allow": ["10.0.0.0/8", "::1"], "participants": [{"name": "a", "port": 25000, "ssrc": 1, "srtp": {"suite": 80, "key": "zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA"}}]}' \
+  >"$corpus/seed-room-srtp.json"
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

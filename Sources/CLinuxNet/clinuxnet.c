@@ -3,6 +3,7 @@
 #include "clinuxnet.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct roomtap_recv_batch {
     struct iovec *iovecs;
     struct mmsghdr *headers;
     unsigned char *control;
+    struct sockaddr_storage *sources;
     /// CLOCK_MONOTONIC minus CLOCK_REALTIME at the last read, and CLOCK_MONOTONIC then (ns).
     int64_t realtime_to_monotonic;
     uint64_t read_monotonic;
@@ -42,7 +44,9 @@ roomtap_recv_batch *roomtap_recv_batch_create(unsigned count, unsigned size) {
     batch->iovecs = calloc(count, sizeof *batch->iovecs);
     batch->headers = calloc(count, sizeof *batch->headers);
     batch->control = calloc(count, ROOMTAP_CONTROL_SPACE);
-    if (batch->storage == NULL || batch->iovecs == NULL || batch->headers == NULL || batch->control == NULL) {
+    batch->sources = calloc(count, sizeof *batch->sources);
+    if (batch->storage == NULL || batch->iovecs == NULL || batch->headers == NULL || batch->control == NULL ||
+        batch->sources == NULL) {
         roomtap_recv_batch_destroy(batch);
         return NULL;
     }
@@ -61,12 +65,15 @@ void roomtap_recv_batch_destroy(roomtap_recv_batch *batch) {
     free(batch->iovecs);
     free(batch->headers);
     free(batch->control);
+    free(batch->sources);
     free(batch);
 }
 
 int roomtap_recv_batch_read(roomtap_recv_batch *batch, int fd) {
-    // No source addresses; room for each datagram's kernel receive time (SO_TIMESTAMPNS).
+    // Each datagram's source address, and room for its kernel receive time (SO_TIMESTAMPNS).
     for (unsigned k = 0; k < batch->count; k++) {
+        batch->headers[k].msg_hdr.msg_name = &batch->sources[k];
+        batch->headers[k].msg_hdr.msg_namelen = sizeof batch->sources[k];
         batch->headers[k].msg_hdr.msg_control = batch->control + (size_t)k * ROOMTAP_CONTROL_SPACE;
         batch->headers[k].msg_hdr.msg_controllen = ROOMTAP_CONTROL_SPACE;
     }
@@ -103,6 +110,34 @@ int roomtap_socket_enable_timestamps(int fd) {
 const void *roomtap_recv_batch_datagram(const roomtap_recv_batch *batch, unsigned k, unsigned *length) {
     *length = batch->headers[k].msg_len;
     return batch->iovecs[k].iov_base;
+}
+
+int roomtap_recv_batch_source(const roomtap_recv_batch *batch, unsigned k, uint64_t *high, uint64_t *low) {
+    const struct sockaddr_storage *source = &batch->sources[k];
+    const unsigned char *bytes;
+    int family;
+    if (source->ss_family == AF_INET) {
+        bytes = (const unsigned char *)&((const struct sockaddr_in *)source)->sin_addr;
+        family = 4;
+    } else if (source->ss_family == AF_INET6) {
+        bytes = (const unsigned char *)&((const struct sockaddr_in6 *)source)->sin6_addr;
+        family = 6;
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(bytes, mapped, 12) == 0) {  // ::ffff:a.b.c.d is the IPv4 sender a.b.c.d
+            bytes += 12;
+            family = 4;
+        }
+    } else {
+        *high = 0;
+        *low = 0;
+        return 0;
+    }
+    unsigned length = family == 4 ? 4 : 16;
+    uint64_t words[2] = {0, 0};
+    for (unsigned i = 0; i < length; i++) words[i / 8] |= (uint64_t)bytes[i] << (56 - 8 * (i % 8));
+    *high = words[0];
+    *low = words[1];
+    return family;
 }
 
 int roomtap_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }

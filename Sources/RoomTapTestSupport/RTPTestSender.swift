@@ -150,6 +150,9 @@ public final class RTPTestSender: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let sendsRTCP: Bool
     private let sendsBye: Bool
+    /// Protects every datagram as SRTP/SRTCP before it leaves (nil: plain RTP). Used by the sending
+    /// thread only; not with duplicates (libsrtp refuses to protect a packet twice).
+    private let srtp: SRTPProtector?
 
     /// Encodes `pcm` (mono, 48 kHz; padded with zeros to whole 20 ms packets, lookahead included)
     /// and plans the sending.
@@ -161,12 +164,16 @@ public final class RTPTestSender: Sendable {
     ///   - bitrate: Opus bitrate, bits per second.
     ///   - sendsRTCP: a sender report every second of sender time.
     ///   - sendsBye: SR + BYE after the last packet.
+    ///   - srtp: protect every datagram with this SRTP sender (no duplicate impairments then).
     public init(
         pcm: [Int16], to destination: ListenAddress, payloadType: UInt8 = 111, ssrc: UInt32 = 0x5EED_0001,
         firstSequence: UInt16 = 1000, firstTimestamp: UInt32 = 160_000, speed: Double = 1,
-        impairments: Impairments = .none, bitrate: Int = 32_000, sendsRTCP: Bool = true, sendsBye: Bool = false
+        impairments: Impairments = .none, bitrate: Int = 32_000, sendsRTCP: Bool = true, sendsBye: Bool = false,
+        srtp: SRTPProtector? = nil
     ) {
         precondition(speed > 0, "speed is a positive factor")
+        precondition(srtp == nil || impairments.duplicate == 0, "SRTP cannot protect a packet twice")
+        self.srtp = srtp
         self.destination = destination
         self.payloadType = payloadType
         self.ssrc = ssrc
@@ -413,7 +420,11 @@ public final class RTPTestSender: Sendable {
                     senderReport(ssrc: ssrc, at: now, startNanos: startNanos, packets: packetCount, octets: octetCount)
                     + RTCPPacketBuilder.bye(ssrcs: [ssrc], reason: "test sender done")
             }
-            if socket.send(bytes) { report.datagramsSent += 1 } else { report.sendErrors += 1 }
+            var wire = bytes
+            if let srtp {
+                if case .rtp = item.kind { wire = srtp.protectRTP(bytes) } else { wire = srtp.protectRTCP(bytes) }
+            }
+            if socket.send(wire) { report.datagramsSent += 1 } else { report.sendErrors += 1 }
         }
         return report
     }

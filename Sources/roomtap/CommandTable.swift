@@ -160,12 +160,22 @@ enum CommandTable {
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
                 + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"
-                + "track: named by --sdp/--room, otherwise ssrc-<hex>."),
+                + "track: named by --sdp/--room, otherwise ssrc-<hex>. An undescribed\n"
+                + "room accepts plain RTP from any source and SSRC; see --allow."),
         OptionSpec(
             "--sdp", .value, "FILE", section: live,
             help: "The room as SDP (RFC 8866), e.g. what ffmpeg -sdp_file writes: each\n"
                 + "m=audio port is listened on; a=label/a=ssrc/a=mid name participants."),
         OptionSpec("--room", .value, "FILE", section: live, help: "The room as JSON (see docs/ROOM-FILE.md)."),
+        OptionSpec(
+            "--allow", .repeatable, "ADDR[/PREFIX]", section: live,
+            help: "Accept packets only from these sources (192.0.2.7, 10.0.0.0/8,\n"
+                + "2001:db8::/32; with a room file's allow: either). Others are\n"
+                + "dropped and counted before parsing. Repeatable. Default: anyone."),
+        OptionSpec(
+            "--discover", .flag, section: live,
+            help: "Also record SSRCs the --sdp/--room did not name on a port it\n"
+                + "describes with SSRCs (default: only the named ones)."),
         OptionSpec(
             "--max-tracks", .value, "N", section: live,
             help: "Most tracks (default 64): a flood of SSRCs cannot exhaust memory."),

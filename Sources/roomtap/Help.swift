@@ -97,6 +97,14 @@ enum Help {
         knows before it creates anything, and a live participant who appears later gets a name
         no file in DIR has yet.
 
+        Who may send. A room nobody described (--listen only) records plain RTP from any source,
+        every SSRC a track (up to --max-tracks). --allow (or a room file's allow) limits the
+        sources; a room described with SSRCs (--sdp, --room) records those SSRCs only, unless
+        --discover. SRTP (RFC 3711) takes its keys from the SDP's a=crypto lines or the room
+        file's srtp (docs/ROOM-FILE.md); a packet failing authentication or replay protection is
+        dropped. Whatever is dropped is counted per listen address in room.json (notAllowed,
+        srtpRejected), makes no track and never reaches a parser. Keys are never shown.
+
         A corrupt stretch inside a file (bad pages, undecodable packets) is concealed with Opus
         packet-loss concealment and counted; the timeline is kept. Live loss is recovered from
         Opus in-band FEC when the next packet carries it, concealed otherwise, and counted per

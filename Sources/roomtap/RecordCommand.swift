@@ -34,6 +34,10 @@ enum RecordCommand {
         var sdp: String?
         /// Live: a JSON room file describing the room.
         var roomFile: String?
+        /// Live: who may send (--allow); empty: anyone (unless the room file says).
+        var allow: [SourcePrefix] = []
+        /// Live: record SSRCs the description did not name on its described ports (--discover).
+        var discover = false
         var maxTracks = 64
         var jitterMilliseconds = 60
         var jitterMaxMilliseconds = 200
@@ -143,6 +147,15 @@ enum RecordCommand {
             }
             options.listen.append(address)
         }
+        for text in args.values("--allow") {
+            guard let prefix = SourcePrefix(text) else {
+                throw UsageError(
+                    description: "--allow '\(text)' must be an IP address or network ADDR[/PREFIX] "
+                        + "(e.g. 192.0.2.7, 10.0.0.0/8, 2001:db8::/32)", command: "record")
+            }
+            options.allow.append(prefix)
+        }
+        options.discover = args.flag("--discover")
         options.sdp = args.value("--sdp")
         options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {

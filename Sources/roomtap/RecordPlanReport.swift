@@ -25,9 +25,10 @@ enum RecordPlanReport {
         for participant in plan.description?.participants ?? [] {
             let name = participant.name ?? "port-\(participant.port)"
             let ssrc = participant.ssrc.map { " ssrc \(String($0, radix: 16))" } ?? ""
+            let srtp = participant.srtp.map { " srtp \($0.suite.name)" } ?? ""  // the suite, never the key
             rows.append(
                 Row(
-                    name: name, kind: "live", source: "rtp port \(participant.port)\(ssrc)", offsetSeconds: nil,
+                    name: name, kind: "live", source: "rtp port \(participant.port)\(ssrc)\(srtp)", offsetSeconds: nil,
                     file: plan.describedPaths[name] ?? ""))
         }
         if !options.listen.isEmpty {

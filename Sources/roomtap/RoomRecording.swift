@@ -214,6 +214,8 @@ final class RoomRecording: Sendable {
             liveOptions.livePlayout = options.hasLiveConsumer
             liveOptions.channels = options.channels
             liveOptions.leaveAfter = options.leaveAfter
+            liveOptions.allow = options.allow
+            liveOptions.discover = options.discover
             do {
                 let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions)
                 liveRoom.withLock { $0 = live }

@@ -78,6 +78,8 @@ struct RoomReport: Codable {
         var droppedUnknownPayloadType: Int
         var droppedTooManyTracks: Int
         var droppedUnlistedPort: Int
+        /// RTP packets on a port described with SSRCs from an SSRC nobody described (without --discover).
+        var droppedUndescribedSSRC: Int
         var lateTicks: Int
         var maxTickLatenessMs: Double
         /// Datagrams (RTP and RTCP) each listen address received, in the order of `listen`; 0 means
@@ -89,6 +91,10 @@ struct RoomReport: Codable {
     struct ListenReceived: Codable {
         var listen: String
         var packets: Int
+        /// Datagrams from a source neither --allow nor the room file's allow lets in; nil when nothing restricts it.
+        var notAllowed: Int?
+        /// Datagrams that failed SRTP/SRTCP authentication or replay protection; nil on a plain-RTP address.
+        var srtpRejected: Int?
     }
 
     /// Something that went wrong while recording: a file that could not be created or written
@@ -319,9 +325,13 @@ struct RoomReport: Codable {
             rtcpPackets: r.rtcpPackets, invalidRTP: r.invalidTotal,
             droppedUnknownPayloadType: live.dropped(.unknownPayloadType),
             droppedTooManyTracks: live.dropped(.tooManyTracks), droppedUnlistedPort: live.dropped(.unlistedPort),
+            droppedUndescribedSSRC: live.dropped(.undescribedSSRC),
             lateTicks: clock?.lateTicks ?? 0, maxTickLatenessMs: Double(clock?.maxLatenessNanoseconds ?? 0) / 1e6,
-            received: live.receiver.sockets.map {
-                ListenReceived(listen: $0.address.description, packets: $0.datagramsReceived)
+            received: zip(live.receiver.sockets, live.receiver.guards).map { socket, guardian in
+                ListenReceived(
+                    listen: socket.address.description, packets: socket.datagramsReceived,
+                    notAllowed: guardian?.allow == nil ? nil : guardian?.notAllowed,
+                    srtpRejected: guardian?.srtp == nil ? nil : guardian?.srtpRejected)
             })
     }
 

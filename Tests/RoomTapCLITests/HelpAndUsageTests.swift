@@ -30,6 +30,24 @@ struct HelpAndUsageTests {
         #expect(outcome.stdout.contains("USAGE: roomtap repair FILE..."))
     }
 
+    /// record --help says what an undescribed room accepts, and how to narrow it.
+    @Test func recordHelpSaysWhoMaySend() throws {
+        let outcome = try roomtap(["record", "--help"], expect: 0)
+        #expect(
+            outcome.stdout.contains(
+                """
+                Who may send. A room nobody described (--listen only) records plain RTP from any source,
+                every SSRC a track (up to --max-tracks).
+                """), "\(outcome.stdout)")
+        #expect(
+            outcome.stdout.contains(
+                """
+                  --allow ADDR[/PREFIX]
+                                  Accept packets only from these sources (192.0.2.7, 10.0.0.0/8,
+                """), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("--discover"))
+    }
+
     /// A snapshot: the prose from Help.swift, the OPTIONS section generated from CommandTable.
     @Test func timelineHelpSnapshot() throws {
         let outcome = try roomtap(["timeline", "--help"], expect: 0)

@@ -127,11 +127,11 @@ struct RoomFileTests {
     @Test func unknownAndRepeatedKeys() {
         expectError(
             "{\"participants\": [{\"name\": \"a\", \"port\": 1}],\n \"listn\": \"::1\"}",
-            "room.json:2: listn: unknown key; the keys are participants, listen")
+            "room.json:2: listn: unknown key; the keys are participants, listen, allow")
         expectError(
             one("\"prot\": 1"),
             "room.json:2: participants[0].prot: unknown key; "
-                + "the keys are name, port, ssrc, payloadType, address, channels")
+                + "the keys are name, port, ssrc, payloadType, address, channels, srtp")
         expectError(one("\"port\": 25002"), "room.json:2: participants[0].port: repeated key; give it once", .duplicate)
     }
 

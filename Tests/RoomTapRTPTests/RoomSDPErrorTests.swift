@@ -65,17 +65,17 @@ struct RoomSDPErrorTests {
 
     @Test func srtpAndOtherTransports() {
         expectError(
-            head + "m=audio 25000 RTP/SAVP 111\n",
-            "room.sdp:6: m=audio on port 25000 uses RTP/SAVP (SRTP); roomtap receives plain RTP (RTP/AVP or RTP/AVPF), "
-                + "so have the sender forward unencrypted RTP", .unsupported)
+            head + "m=audio 25000 RTP/SAVP 111\na=rtpmap:111 opus/48000/2\n",
+            "room.sdp:6: m=audio on port 25000 uses RTP/SAVP (SRTP) without an a=crypto line; "
+                + "give the sender's SDES key (a=crypto, RFC 4568) in the section", .unsupported)
         expectError(
             head + "m=audio 9 UDP/TLS/RTP/SAVPF 111\n",
-            "room.sdp:6: m=audio on port 9 uses UDP/TLS/RTP/SAVPF (SRTP); roomtap receives plain RTP "
-                + "(RTP/AVP or RTP/AVPF), so have the sender forward unencrypted RTP", .unsupported)
+            "room.sdp:6: m=audio on port 9 uses \"UDP/TLS/RTP/SAVPF\" (DTLS-SRTP); roomtap takes SRTP keys from "
+                + "a=crypto (SDES, RFC 4568) or the room file: forward RTP/SAVP with a key", .unsupported)
         expectError(
             head + "m=audio 25000 udp MP2T/H2221/UDP\n",
-            "room.sdp:6: m=audio on port 25000 uses transport \"udp\"; roomtap receives RTP (RTP/AVP or RTP/AVPF)",
-            .unsupported)
+            "room.sdp:6: m=audio on port 25000 uses transport \"udp\"; roomtap receives RTP (RTP/AVP or RTP/AVPF, "
+                + "or RTP/SAVP with a=crypto)", .unsupported)
     }
 
     @Test func malformedMediaLines() {

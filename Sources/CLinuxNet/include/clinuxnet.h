@@ -24,6 +24,10 @@ const void *roomtap_recv_batch_datagram(const roomtap_recv_batch *batch, unsigne
 /// so it does not depend on when the receive thread got to run; the read's own time when the
 /// socket gives none (timestamps not enabled) or the wall clock stepped.
 uint64_t roomtap_recv_batch_arrival(const roomtap_recv_batch *batch, unsigned k);
+/// The source address of datagram `k` of the last read, as two big-endian words (`*high` holds
+/// bytes 0-7, `*low` bytes 8-15; an IPv4 address, or an IPv4-mapped IPv6 one, in the top 32 bits of
+/// `*high`): 4 for IPv4, 6 for IPv6, 0 when the kernel gave none.
+int roomtap_recv_batch_source(const roomtap_recv_batch *batch, unsigned k, uint64_t *high, uint64_t *low);
 /// Asks the kernel to timestamp every datagram `fd` receives (SO_TIMESTAMPNS). 0, or -1 with errno.
 int roomtap_socket_enable_timestamps(int fd);
 

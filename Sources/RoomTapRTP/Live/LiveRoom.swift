@@ -39,6 +39,12 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var channels = 1
         /// Seconds without packets after which a participant is marked as left.
         public var leaveAfter: Double = 5
+        /// Who may send, besides the description's `allow` (either list lets a source in); both
+        /// empty: anyone. Others are dropped and counted per socket before parsing.
+        public var allow: [SourcePrefix] = []
+        /// Whether SSRCs nobody described on a port described with SSRCs become tracks (false: those
+        /// SSRCs only; see ``ParticipantDirectory``).
+        public var discover = false
         /// Defaults.
         public init() {}
     }
@@ -68,6 +74,15 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private var bySlot: [Int: LiveParticipant] = [:]
     private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
     private var everyone: [LiveParticipant] = []
+    /// Sender reports that came before their stream's first packet (ffmpeg sends its first SR
+    /// just before its first RTP packet), by port and SSRC, applied after that packet; at most
+    /// ``maxPendingReports``, so a flood of reports cannot grow it.
+    private var pendingReports: [PendingKey: (ntp: NTPTimestamp, rtpTimestamp: UInt32)] = [:]
+    private static let maxPendingReports = 64
+    private struct PendingKey: Hashable {
+        let port: UInt16
+        let ssrc: UInt32
+    }
     private let monitorStop = DispatchSemaphore(value: 0)
     private let monitorDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -81,7 +96,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         self.options = options
         directory = ParticipantDirectory(
             description: options.description, maxTracks: options.maxTracks,
-            discoveryPorts: Set(options.listen.map(\.port)))
+            discoveryPorts: Set(options.listen.map(\.port)), discover: options.discover)
         var addresses: [ListenAddress] = []
         for participant in options.description?.participants ?? []
         where !addresses.contains(where: { $0.port == participant.port }) {
@@ -100,7 +115,16 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
                 throw error
             }
         }
-        receiver = RTPReceiver(sockets: sockets, delegate: self)
+        let guards: [ReceiveGuard?]
+        do {
+            guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in
+                try Self.receiveGuard(for: socket, options)
+            }
+        } catch {
+            for socket in sockets { socket.close() }
+            throw UDPSocket.BindError(address: sockets[0].address, reason: error.description)
+        }
+        receiver = RTPReceiver(sockets: sockets, guards: guards, delegate: self)
         for participant in options.description?.participants ?? [] {
             let name = participant.name ?? "port-\(participant.port)"
             guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
@@ -155,6 +179,12 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         if participant.hasLeft { participant.returned() }
         participant.buffer.insert(
             sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+        if case .existing = route { return }
+        // A new stream (or a new SSRC taking a track over): its report may have come first.
+        let key = PendingKey(port: address.port, ssrc: packet.ssrc)
+        if let report = lock.withLock({ pendingReports.isEmpty ? nil : pendingReports.removeValue(forKey: key) }) {
+            participant.buffer.noteSenderReport(ntp: report.ntp, rtpTimestamp: report.rtpTimestamp)
+        }
     }
 
     public func receiver(
@@ -162,8 +192,18 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     ) {
         // Only a stream's first report after its anchor is used (OpusJitterBuffer.noteSenderReport);
         // this runs on the receive thread of the port, the same as the stream's packets.
+        var matched = false
         for participant in participants where participant.port == address.port && participant.ssrc == report.ssrc {
             participant.buffer.noteSenderReport(ntp: report.ntpTimestamp, rtpTimestamp: report.rtpTimestamp)
+            matched = true
+        }
+        if !matched {
+            let key = PendingKey(port: address.port, ssrc: report.ssrc)
+            lock.withLock {
+                if pendingReports.count < Self.maxPendingReports || pendingReports[key] != nil {
+                    pendingReports[key] = (report.ntpTimestamp, report.rtpTimestamp)
+                }
+            }
         }
     }
 
@@ -199,6 +239,20 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
         lock.withLock { everyone.append(participant) }
         return participant
+    }
+
+    /// What a socket lets through: the allowed sources (the options' and the description's), and
+    /// the SRTP keys of the participants on its port. Nil when it lets everything through.
+    private static func receiveGuard(for socket: UDPSocket, _ options: Options) throws(SRTPContext.SetupError)
+        -> ReceiveGuard?
+    {
+        let prefixes = options.allow + (options.description?.allow ?? [])
+        let keyed = (options.description?.participants ?? []).filter {
+            $0.port == socket.address.port && $0.srtp != nil
+        }
+        guard !prefixes.isEmpty || !keyed.isEmpty else { return nil }
+        let srtp = try keyed.isEmpty ? nil : SRTPContext(streams: keyed.map { .init(ssrc: $0.ssrc, keying: $0.srtp!) })
+        return ReceiveGuard(allow: prefixes.isEmpty ? nil : SourceFilter(prefixes), srtp: srtp)
     }
 
     private static func bindHost(_ address: String?) -> String {

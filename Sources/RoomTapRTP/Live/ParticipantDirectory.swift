@@ -13,7 +13,10 @@ import Foundation
 /// 4. A described participant on that port without an SSRC claims the first SSRC seen there; a
 ///    later SSRC takes the same track over when the current one has been silent for
 ///    `takeoverAfter` (a sender that restarted with a new SSRC continues its track).
-/// 5. Otherwise, with a description listing ports, a packet on a port neither described nor in
+/// 5. Unless `discover` is set, a packet on a described port whose participants all have SSRCs
+///    (and that is not in `discoveryPorts`) is dropped: a room described with SSRCs records those
+///    SSRCs only.
+/// 6. Otherwise, with a description listing ports, a packet on a port neither described nor in
 ///    `discoveryPorts` (e.g. an extra `--listen`) is dropped; else the stream becomes a new
 ///    discovered track while fewer than `maxTracks` exist.
 ///
@@ -39,6 +42,9 @@ public final class ParticipantDirectory: @unchecked Sendable {
         case tooManyTracks
         /// The description lists ports and this is not one of them.
         case unlistedPort
+        /// The port's participants are described with SSRCs and this is not one of them (and
+        /// discovery was not asked for).
+        case undescribedSSRC
     }
 
     /// One track's entry.
@@ -57,6 +63,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
     private let maxTracks: Int
     private let takeoverAfter: UInt64
     private let discoveryPorts: Set<UInt16>
+    private let discover: Bool
     /// The described participants of each port, built once so routing a packet allocates nothing.
     private let describedByPort: [UInt16: [ParticipantDescription]]
     private let hasDescribedPorts: Bool
@@ -71,12 +78,14 @@ public final class ParticipantDirectory: @unchecked Sendable {
     }
 
     /// `maxTracks` bounds discovered and described tracks together; `takeoverAfter` is in ns;
-    /// `discoveryPorts` are ports listened on besides the description's, where any stream is welcome.
+    /// `discoveryPorts` are ports listened on besides the description's, where any stream is welcome;
+    /// `discover` lets SSRCs nobody described on a described port become tracks (rule 5).
     public init(
         description: RoomDescription?, maxTracks: Int = 64, takeoverAfter: UInt64 = 2_000_000_000,
-        discoveryPorts: Set<UInt16> = []
+        discoveryPorts: Set<UInt16> = [], discover: Bool = true
     ) {
         self.description = description
+        self.discover = discover
         self.discoveryPorts = discoveryPorts
         describedByPort = Dictionary(grouping: description?.participants ?? [], by: \.port)
         hasDescribedPorts = !(description?.participants.isEmpty ?? true)
@@ -109,6 +118,9 @@ public final class ParticipantDirectory: @unchecked Sendable {
                 routes[key] = slot
                 return .takeover(slot: slot)
             }
+        }
+        if !discover, !onPort.isEmpty, !discoveryPorts.contains(port), onPort.allSatisfy({ $0.ssrc != nil }) {
+            return drop(.undescribedSSRC)
         }
         if hasDescribedPorts, onPort.isEmpty, !discoveryPorts.contains(port) {
             return drop(.unlistedPort)

@@ -41,6 +41,11 @@ public protocol RTPReceiverDelegate: AnyObject, Sendable {
 /// the counters are atomics readable anywhere. Nothing is allocated per datagram: the batch's
 /// buffers (``batchSize`` × ``maxDatagram`` bytes and their headers), the epoll instance and the
 /// eventfd are made at init. Linux only.
+///
+/// Who may send, and SRTP. A socket may have a ``ReceiveGuard``: a datagram from a source it does
+/// not allow, or one that fails SRTP/SRTCP authentication or replay protection, is counted there
+/// and dropped before it is parsed (still counted in ``Statistics/datagrams``); an SRTP packet is
+/// decrypted in place, in the batch buffer, and handed on as the plain packet it carried.
 public final class RTPReceiver: Sendable {
     /// Largest datagram read, in bytes. A longer one is cut to this many and parsed as such.
     public static let maxDatagram = 2048
@@ -84,6 +89,8 @@ public final class RTPReceiver: Sendable {
 
     /// The sockets listened on.
     public let sockets: [UDPSocket]
+    /// Each socket's guard (same order as ``sockets``), nil where everything is let through.
+    public let guards: [ReceiveGuard?]
     /// Counters.
     public let statistics = Statistics()
     private let delegate: any RTPReceiverDelegate
@@ -99,9 +106,10 @@ public final class RTPReceiver: Sendable {
 
     /// A receiver over bound sockets: makes the epoll instance, the eventfd and the batch buffers.
     /// Nothing is read before `start`. Traps when the process has no descriptor or memory left
-    /// for them.
-    public init(sockets: [UDPSocket], delegate: any RTPReceiverDelegate) {
+    /// for them. `guards` pairs with `sockets` by index (missing entries: no guard).
+    public init(sockets: [UDPSocket], guards: [ReceiveGuard?] = [], delegate: any RTPReceiverDelegate) {
         self.sockets = sockets
+        self.guards = sockets.indices.map { $0 < guards.count ? guards[$0] : nil }
         self.delegate = delegate
         buffers = ReceiveBuffers()
         epollFD = roomtap_epoll_create()
@@ -189,6 +197,7 @@ public final class RTPReceiver: Sendable {
     private func drain(_ index: Int) {
         let socket = sockets[index]
         let address = socket.address
+        let guardian = guards[index]
         let batch = buffers.batch
         var calls = 0
         while calls < Self.batchesPerWake {
@@ -207,15 +216,24 @@ public final class RTPReceiver: Sendable {
                 guard length > 0 else { continue }
                 received += 1
                 let arrival = roomtap_recv_batch_arrival(batch, k)
-                handle(UnsafeRawBufferPointer(start: bytes, count: Int(length)), on: address, arrival)
+                statistics.datagramCount.add(1, ordering: .relaxed)
+                var plainLength = Int(length)
+                if let guardian {
+                    var source = ReceiveGuard.Source(family: 0, high: 0, low: 0)
+                    source.family = roomtap_recv_batch_source(batch, k, &source.high, &source.low)
+                    // The batch's buffer is the receiver's own: SRTP decrypts there, in place.
+                    let buffer = UnsafeMutableRawPointer(mutating: bytes!)
+                    guard let admitted = guardian.admit(buffer, length: plainLength, source: source) else { continue }
+                    plainLength = admitted
+                }
+                handle(UnsafeRawBufferPointer(start: bytes, count: plainLength), on: address, arrival)
             }
             if count < Self.batchSize { return }
         }
     }
 
-    /// One datagram, as the per-socket loop handled it: counted, then RTCP or RTP (RFC 5761 demux).
+    /// One datagram (counted and admitted by the loop): RTCP or RTP (RFC 5761 demux).
     private func handle(_ datagram: UnsafeRawBufferPointer, on address: ListenAddress, _ arrival: UInt64) {
-        statistics.datagramCount.add(1, ordering: .relaxed)
         if RTPDemux.isRTCP(datagram) {
             handleRTCP(datagram, on: address, arrival: arrival)
             return

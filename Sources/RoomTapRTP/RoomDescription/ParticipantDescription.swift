@@ -39,12 +39,17 @@ public struct ParticipantDescription: Sendable, Equatable {
     /// The `a=fmtp` parameters of the preferred Opus payload type, names lowercased (e.g.
     /// `["sprop-stereo": "1", "useinbandfec": "1"]`); empty when none.
     public var formatParameters: [String: String]
+    /// The SRTP keying of this participant's stream (SDP `a=crypto`, RFC 4568; the room file's
+    /// `srtp`); nil = plain RTP. Every participant of a port has one, or none does (the parsers
+    /// check). Never printed: see ``SRTPKeying``.
+    public var srtp: SRTPKeying?
 
     /// Creates a participant description.
     public init(
         name: String? = nil, port: UInt16, address: String? = nil, ssrc: UInt32? = nil,
         payloadTypes: [UInt8] = [], channels: Int = 1, mid: String? = nil, label: String? = nil,
-        msid: String? = nil, cname: String? = nil, formatParameters: [String: String] = [:]
+        msid: String? = nil, cname: String? = nil, formatParameters: [String: String] = [:],
+        srtp: SRTPKeying? = nil
     ) {
         self.name = name
         self.port = port
@@ -57,6 +62,7 @@ public struct ParticipantDescription: Sendable, Equatable {
         self.msid = msid
         self.cname = cname
         self.formatParameters = formatParameters
+        self.srtp = srtp
     }
 
     /// The preferred payload type, or nil when any dynamic payload type is accepted.

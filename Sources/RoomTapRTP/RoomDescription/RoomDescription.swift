@@ -17,10 +17,14 @@ public import Foundation
 public struct RoomDescription: Sendable, Equatable {
     /// The participants, in the order the description lists them; unique names, unique (port, SSRC).
     public var participants: [ParticipantDescription]
+    /// Who may send (the room file's `allow`): datagrams from elsewhere are dropped and counted
+    /// before parsing. Empty = the description says nothing (anyone, unless `--allow` says).
+    public var allow: [SourcePrefix]
 
     /// Creates a description of these participants (not validated; the parsers validate).
-    public init(participants: [ParticipantDescription]) {
+    public init(participants: [ParticipantDescription], allow: [SourcePrefix] = []) {
         self.participants = participants
+        self.allow = allow
     }
 
     /// The distinct ports to bind, in the order participants first use them.
@@ -52,7 +56,7 @@ public struct RoomDescription: Sendable, Equatable {
     ///   `m=audio` section, a section offers no Opus or uses SRTP or a non-RTP transport, or two
     ///   participants share a port and SSRC.
     public static func parseSDP(_ text: String, source: String) throws(RoomDescriptionError) -> RoomDescription {
-        try SDPParser(source: source).parse(text)
+        try SDPParser(source: source).parse(text).checkedSRTPPorts(source: source)
     }
 
     /// Reads a JSON room file (RFC 8259); schema in `docs/ROOM-FILE.md`.
@@ -66,6 +70,6 @@ public struct RoomDescription: Sendable, Equatable {
     ///   - source: where it came from (a file path), for error messages.
     /// - Throws: ``RoomDescriptionError``.
     public static func parseJSON(_ data: Data, source: String) throws(RoomDescriptionError) -> RoomDescription {
-        try RoomFileParser(source: source).parse(data)
+        try RoomFileParser(source: source).parse(data).checkedSRTPPorts(source: source)
     }
 }

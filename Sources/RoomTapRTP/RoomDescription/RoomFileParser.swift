@@ -24,9 +24,9 @@ struct RoomFileParser {
     let source: String
 
     /// The keys of the top-level object.
-    static let roomKeys = ["participants", "listen"]
+    static let roomKeys = ["participants", "listen", "allow"]
     /// The keys of a participant object.
-    static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels"]
+    static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels", "srtp"]
     /// The longest name, in characters.
     static let maximumNameLength = 64
 
@@ -74,6 +74,9 @@ struct RoomFileParser {
         let listen = try room["listen"].map { (value) throws(RoomDescriptionError) in
             try address(value, path: "listen")
         }
+        let allow = try room["allow"].map { (value) throws(RoomDescriptionError) in
+            try allowList(value, path: "allow")
+        }
         guard let list = room["participants"] else {
             throw invalid(root, "", "missing \"participants\"; list the participants: \"participants\": [...]")
         }
@@ -119,6 +122,9 @@ struct RoomFileParser {
             let participantAddress = try field["address"].map { (value) throws(RoomDescriptionError) in
                 try address(value, path: path + ".address")
             }
+            let srtp = try field["srtp"].map { (value) throws(RoomDescriptionError) in
+                try srtpKeying(value, path: path + ".srtp")
+            }
 
             if let first = names[name] {
                 throw RoomDescriptionError(
@@ -139,9 +145,9 @@ struct RoomFileParser {
             participants.append(
                 ParticipantDescription(
                     name: name, port: UInt16(port), address: participantAddress ?? listen, ssrc: ssrc,
-                    payloadTypes: payloadType.map { [UInt8($0)] } ?? [], channels: Int(channels ?? 1)))
+                    payloadTypes: payloadType.map { [UInt8($0)] } ?? [], channels: Int(channels ?? 1), srtp: srtp))
         }
-        return RoomDescription(participants: participants)
+        return RoomDescription(participants: participants, allow: allow ?? [])
     }
 
     private struct StreamKey: Hashable {
@@ -152,7 +158,7 @@ struct RoomFileParser {
     // MARK: - Values
 
     /// The members of an object by key, after refusing unknown and repeated keys.
-    private func fields(
+    func fields(
         _ members: [(key: String, value: JSONValue)], at object: JSONValue, path: String, allowed: [String]
     ) throws(RoomDescriptionError) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
@@ -174,7 +180,7 @@ struct RoomFileParser {
     }
 
     /// An integer written without fraction or exponent, within `range`.
-    private func integer(
+    func integer(
         _ value: JSONValue, path: String, in range: ClosedRange<UInt64>, _ problem: String
     ) throws(RoomDescriptionError) -> UInt64 {
         guard case .number(let text) = value.kind, let number = Substring(text).sdpDecimal(maximum: range.upperBound),
@@ -233,7 +239,7 @@ struct RoomFileParser {
         return text
     }
 
-    private func invalid(_ value: JSONValue, _ path: String, _ message: String) -> RoomDescriptionError {
+    func invalid(_ value: JSONValue, _ path: String, _ message: String) -> RoomDescriptionError {
         RoomDescriptionError(
             .invalidValue, source: source, line: value.line, message: path.isEmpty ? message : "\(path): \(message)")
     }

@@ -10,6 +10,8 @@
 /// a=rtpmap:<pt> opus/48000[/2]         §6.6   which payload types are Opus (RFC 7587 §7)
 /// a=fmtp:<pt> <k>=<v>[;<k>=<v>]...     §6.15  sprop-stereo, stereo (channels), useinbandfec
 /// a=ssrc:<id> cname:|label:|msid:<v>   RFC 5576 §4.1   one participant per id in a section
+/// a=crypto:<tag> <suite> inline:<key>  RFC 4568 §9.1   the section's SRTP key (SDESCrypto); with
+///                                              it proto may be RTP/SAVP or RTP/SAVPF (RFC 3711)
 /// a=label:<v>  a=mid:<v>  a=msid:<v>   RFC 4574, RFC 9143, RFC 8830   names for the section
 /// ```
 ///
@@ -54,6 +56,11 @@ struct SDPParser {
         var msid: String?
         var ssrcs: [UInt32] = []
         var ssrcAttributes: [UInt32: SSRCAttributes] = [:]
+        /// The profile as written (`RTP/AVP`, `RTP/SAVP`, ...).
+        var proto: Substring = "RTP/AVP"
+        /// The `a=crypto` key, and the line it was on.
+        var srtp: SRTPKeying?
+        var cryptoLine: Int?
     }
 
     /// The most `a=fmtp` parameters kept per payload type (Opus defines eight, RFC 7587 §7).
@@ -119,6 +126,11 @@ struct SDPParser {
                 }
             case "a" where inAudioSection:
                 try attribute(line, in: &sections[sections.count - 1], ssrcCount: &ssrcCount)
+            case "a" where mediaLines == 0 && line.attribute.lowercased() == "crypto":
+                throw error(
+                    .unsupported, line.number,
+                    "a=crypto at session level; SDES keys belong to a media section (RFC 4568 §9.1): "
+                        + "put the a=crypto line under its m=audio line")
             default:
                 break
             }
@@ -135,6 +147,12 @@ struct SDPParser {
         var participants: [ParticipantDescription] = []
         var claimed: [PortAndSSRC: Int] = [:]
         for section in sections {
+            if section.proto.uppercased().contains("SAVP"), section.srtp == nil {
+                throw error(
+                    .unsupported, section.line,
+                    "m=audio on port \(section.port) uses \(section.proto) (SRTP) without an a=crypto line; "
+                        + "give the sender's SDES key (a=crypto, RFC 4568) in the section")
+            }
             let opus = section.formats.filter { section.rtpmaps[$0]?.isOpus == true }
             guard let preferred = opus.first else {
                 throw error(
@@ -160,7 +178,7 @@ struct SDPParser {
                         name: name, port: section.port, address: section.connection ?? sessionConnection,
                         ssrc: ssrc, payloadTypes: opus, channels: channels, mid: section.mid,
                         label: section.label ?? attributes.label, msid: msid, cname: attributes.cname,
-                        formatParameters: section.fmtps[preferred] ?? [:]))
+                        formatParameters: section.fmtps[preferred] ?? [:], srtp: section.srtp))
             }
         }
         return RoomDescription(participants: Self.uniquelyNamed(participants))
@@ -191,17 +209,17 @@ struct SDPParser {
         }
         if port == 0 { return nil }
         let proto = fields[2].uppercased()
-        if proto.contains("SAVP") {
+        if proto.contains("TLS") || proto.contains("DTLS") {
             throw error(
                 .unsupported, line.number,
-                "m=audio on port \(port) uses \(fields[2]) (SRTP); roomtap receives plain RTP "
-                    + "(RTP/AVP or RTP/AVPF), so have the sender forward unencrypted RTP")
+                "m=audio on port \(port) uses \(fields[2].quotedForRoomMessage) (DTLS-SRTP); roomtap takes SRTP "
+                    + "keys from a=crypto (SDES, RFC 4568) or the room file: forward RTP/SAVP with a key")
         }
-        guard proto == "RTP/AVP" || proto == "RTP/AVPF" else {
+        guard ["RTP/AVP", "RTP/AVPF", "RTP/SAVP", "RTP/SAVPF"].contains(proto) else {
             throw error(
                 .unsupported, line.number,
                 "m=audio on port \(port) uses transport \(fields[2].quotedForRoomMessage); "
-                    + "roomtap receives RTP (RTP/AVP or RTP/AVPF)")
+                    + "roomtap receives RTP (RTP/AVP or RTP/AVPF, or RTP/SAVP with a=crypto)")
         }
         var formats: [UInt8] = []
         for format in fields[3...] {
@@ -212,7 +230,7 @@ struct SDPParser {
             }
             if !formats.contains(UInt8(payloadType)) { formats.append(UInt8(payloadType)) }
         }
-        return MediaSection(line: line.number, port: UInt16(port), formats: formats)
+        return MediaSection(line: line.number, port: UInt16(port), formats: formats, proto: fields[2])
     }
 
     /// Parses a `c=` line (RFC 8866 §5.7) to the address, without a `/<ttl>` or `/<count>` suffix.
@@ -286,6 +304,19 @@ struct SDPParser {
                 let key = pair[..<equals].sdpTrimmed.lowercased()
                 guard !key.isEmpty, parameters[key] == nil else { continue }
                 parameters[key] = String(pair[pair.index(after: equals)...].sdpTrimmed)
+            }
+        case "crypto":
+            if let first = section.cryptoLine {
+                throw error(
+                    .unsupported, line.number,
+                    "m=audio on port \(section.port) has a second a=crypto line (the first is on line \(first)); "
+                        + "roomtap takes the one key the sender uses: keep one a=crypto line per section")
+            }
+            do {
+                section.srtp = try SDESCrypto.parse(value).keying
+                section.cryptoLine = line.number
+            } catch {
+                throw self.error(error.unsupported ? .unsupported : .malformed, line.number, error.message)
             }
         case "label":
             if section.label == nil, !value.isEmpty { section.label = String(value) }
