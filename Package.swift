@@ -26,22 +26,26 @@ let package = Package(
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
+        // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
+        .target(name: "RoomTapSync", swiftSettings: strict),
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
-        .target(name: "RoomTapCore", swiftSettings: strict),
+        .target(name: "RoomTapCore", dependencies: ["RoomTapSync"], swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
-        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
+        .target(
+            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet"],
+            swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
-        .target(name: "RoomTapControl", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        .target(name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore"], swiftSettings: strict),
         // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.
-        .target(name: "RoomTapALSA", dependencies: ["RoomTapCore", "CALSA"], swiftSettings: strict),
+        .target(name: "RoomTapALSA", dependencies: ["RoomTapSync", "RoomTapCore", "CALSA"], swiftSettings: strict),
         // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
-        .target(name: "RoomTapWebSocket", dependencies: ["CCurl", "CWslay"], swiftSettings: strict),
+        .target(name: "RoomTapWebSocket", dependencies: ["RoomTapSync", "CCurl", "CWslay"], swiftSettings: strict),
         // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
         .target(
             name: "RoomTapAgent", dependencies: ["RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
@@ -55,7 +59,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The command-line tool.
-        .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
+        .executableTarget(name: "roomtap", dependencies: ["RoomTapSync", "RoomTap"], swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.
         .executableTarget(
@@ -63,7 +67,7 @@ let package = Package(
             swiftSettings: strict),
         // Benchmarks (make bench) and fuzz entry points (make fuzz).
         .executableTarget(
-            name: "roomtap-bench", dependencies: ["RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
+            name: "roomtap-bench", dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
         // The yardstick of `make bench`: the smallest one-thread program for the offline job.
         .executableTarget(
@@ -77,33 +81,38 @@ let package = Package(
         // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
         // Realtime servers).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA"],
+            name: "RoomTapTestSupport", dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
+            swiftSettings: strict),
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapIngestTests", dependencies: ["RoomTapSync", "RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapRTPTests", dependencies: ["RoomTapRTP", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapRTPTests", dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapTestSupport", "COpus"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "RoomTapControlTests", dependencies: ["RoomTapControl", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapControlTests", dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapALSATests", dependencies: ["RoomTapALSA", "RoomTapTestSupport", "CALSA"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapWebSocketTests", dependencies: ["RoomTapWebSocket", "RoomTapTestSupport"],
+            name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapAgentTests", dependencies: ["RoomTapAgent", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
+            swiftSettings: strict),
     ]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// Everything `record` checks before it creates a single file: the inputs are readable Ogg Opus,
 /// the output directory is usable, and no output would overwrite anything (unless --force).
@@ -44,7 +44,7 @@ struct RecordingPlan {
 
     /// The directories a run created, innermost last.
     final class CreatedDirectories: Sendable {
-        let paths = Mutex<[String]>([])
+        let paths = Locked<[String]>([])
     }
 
     /// Longest input accepted (48 hours): a damaged or crafted file whose granule positions claim

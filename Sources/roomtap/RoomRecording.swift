@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import Synchronization
 
 /// Runs one room: a track per input file and per live participant, a WAV sink attached to each
@@ -66,12 +67,12 @@ final class RoomRecording: Sendable {
         var inputsBySource: [ObjectIdentifier: String] = [:]
     }
 
-    private let shared: Mutex<Shared>
-    private let liveRoom = Mutex<LiveRoom?>(nil)
-    private let controlHandler = Mutex<RoomControlHandler?>(nil)
-    private let playback = Mutex<ALSAPlayback?>(nil)
-    private let roomAgent = Mutex<RoomAgent?>(nil)
-    private let controlServer = Mutex<ControlServer?>(nil)
+    private let shared: Locked<Shared>
+    private let liveRoom = Locked<LiveRoom?>(nil)
+    private let controlHandler = Locked<RoomControlHandler?>(nil)
+    private let playback = Locked<ALSAPlayback?>(nil)
+    private let roomAgent = Locked<RoomAgent?>(nil)
+    private let controlServer = Locked<ControlServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -83,7 +84,7 @@ final class RoomRecording: Sendable {
     init(plan: RecordingPlan) {
         self.plan = plan
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
-        shared = Mutex(Shared(naming: plan.naming))
+        shared = Locked(Shared(naming: plan.naming))
     }
 
     func run() throws -> Result {

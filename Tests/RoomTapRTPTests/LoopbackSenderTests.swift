@@ -1,8 +1,8 @@
 import COpus
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// The whole live path in one process, over real loopback UDP: ``RTPTestSender`` → `UDPSocket` →
@@ -179,7 +179,7 @@ final class LoopbackRoom: RTPReceiverDelegate, @unchecked Sendable {
     private let sinks = SinkTable()
 
     final class SinkTable: Sendable {
-        let map = Mutex<[String: CollectingSink]>([:])
+        let map = Locked<[String: CollectingSink]>([:])
     }
 
     init(oneStreamPerPort: Bool) {

@@ -1,6 +1,6 @@
+import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +9,7 @@ import Testing
 
 /// Lets an event handler reach the client it belongs to.
 final class ClientHolder: Sendable {
-    private let lock = Mutex<WebSocketClient?>(nil)
+    private let lock = Locked<WebSocketClient?>(nil)
     var client: WebSocketClient? {
         get { lock.withLock { $0 } }
         set { lock.withLock { $0 = newValue } }

@@ -1,3 +1,4 @@
+import RoomTapSync
 import Synchronization
 
 /// Sums chosen tracks of a room into one frame per tick, through a ``Limiter``: the source of a
@@ -25,7 +26,7 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     public var isFinished: Bool { true }
 
     private let generation = Atomic<UInt64>(1)
-    private let inputList: Mutex<[AudioTrack]>
+    private let inputList: Locked<[AudioTrack]>
     // Room clock's thread only:
     private var clockInputs: [AudioTrack] = []
     private var clockGeneration: UInt64 = 0
@@ -38,7 +39,7 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     public init(inputs: [AudioTrack], channels: Int = 1) {
         precondition(channels == 1 || channels == 2, "a mix has 1 or 2 channels")
         self.channels = channels
-        inputList = Mutex(inputs)
+        inputList = Locked(inputs)
         accumulator = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)
         accumulator.initialize(repeating: 0)
         converted = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// A call room: tracks on one timeline, driven by one room clock.
@@ -33,9 +34,9 @@ public final class Room: Sendable {
     private let stopPosition = Atomic<Int64>(.max)
     private let clockRunning = Atomic<Bool>(false)
     private let soloActive = Atomic<Bool>(false)
-    private let soloList = Mutex<[AudioTrack]>([])
-    private let control = Mutex(Control())
-    private let routing: Mutex<RenderPlan>
+    private let soloList = Locked<[AudioTrack]>([])
+    private let control = Locked(Control())
+    private let routing: Locked<RenderPlan>
     private let clockDone = DispatchSemaphore(value: 0)
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide: ClockSide
@@ -79,7 +80,7 @@ public final class Room: Sendable {
         self.parallelThreshold = max(2, parallelThreshold)
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         let empty = RenderPlan(tracks: [], poolThreads: 1, parallelThreshold: 2)
-        routing = Mutex(empty)
+        routing = Locked(empty)
         clockSide = ClockSide(plan: empty)
         control.withLock { $0.events = events }
     }

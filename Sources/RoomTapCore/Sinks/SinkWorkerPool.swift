@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// A few threads shared by many ``QueuedSink``s whose consumers do short blocking I/O (file
@@ -81,15 +82,14 @@ public final class SinkWorkerPool: Sendable {
     /// One thread of the pool and the sinks it services.
     ///
     /// Thread: `register` on the control side, `wake` from any thread including the room clock's,
-    /// `run` on the worker's own thread. Atomics are declared before the mutex (docs/ARCHITECTURE.md,
-    /// "Stored-property order").
+    /// `run` on the worker's own thread.
     final class Worker: @unchecked Sendable {
         private let threadName: String
         private let sleeping = Atomic<Bool>(false)
         private let retired = Atomic<Bool>(false)
         private let assigned = Atomic<Int>(0)  // registered and not yet finished
         private let wakeUp = DispatchSemaphore(value: 0)
-        private let state = Mutex<(sinks: [QueuedSink], running: Bool)>(([], false))
+        private let state = Locked<(sinks: [QueuedSink], running: Bool)>(([], false))
 
         init(threadName: String) { self.threadName = threadName }
 

@@ -1,3 +1,4 @@
+import RoomTapSync
 import Synchronization
 
 /// One participant's audio in the room (or a derived stream such as a mix), with its sinks.
@@ -30,7 +31,7 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     let metered: Bool
 
     private let sinkGeneration = Atomic<UInt64>(0)
-    private let sinkList = Mutex<[SinkEntry]>([])
+    private let sinkList = Locked<[SinkEntry]>([])
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
 

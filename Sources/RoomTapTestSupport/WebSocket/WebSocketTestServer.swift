@@ -1,6 +1,6 @@
 import Foundation
+import RoomTapSync
 import RoomTapWebSocket
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -61,9 +61,9 @@ public final class WebSocketTestServer: Sendable {
 
     let options: Options
     private let listener: Int32
-    private let connectionList = Mutex<[WebSocketTestConnection]>([])
-    private let upgradeRequestList = Mutex<[String]>([])
-    private let stopped = Mutex(false)
+    private let connectionList = Locked<[WebSocketTestConnection]>([])
+    private let upgradeRequestList = Locked<[String]>([])
+    private let stopped = Locked(false)
     let onConnection: (@Sendable (WebSocketTestConnection) -> Void)?
     let onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)?
 
