@@ -28,8 +28,9 @@ let package = Package(
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
-        // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
-        .target(name: "RoomTapCore", dependencies: ["RoomTapSync"], swiftSettings: strict),
+        // The room core: frames, tracks, sinks, the room clock, the mixer. No C library (CLinuxNet:
+        // pthread_setname_np).
+        .target(name: "RoomTapCore", dependencies: ["RoomTapSync", "CLinuxNet"], swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
@@ -89,7 +90,8 @@ let package = Package(
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
-            name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
+            name: "RealTimePathTests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests", dependencies: ["RoomTapSync", "RoomTapIngest", "RoomTapTestSupport", "COpus"],

@@ -27,8 +27,8 @@ public final class Room: Sendable {
         var finished = false
     }
 
-    private let routingGeneration = Atomic<UInt64>(0)
     private let appliedGeneration = Atomic<UInt64>(0)
+    private let applyWaiters = Atomic<Int>(0)  // control threads in waitForClock
     private let framesRendered = Atomic<Int64>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let stopPosition = Atomic<Int64>(.max)
@@ -36,8 +36,9 @@ public final class Room: Sendable {
     private let soloActive = Atomic<Bool>(false)
     private let soloList = Locked<[AudioTrack]>([])
     private let control = Locked(Control())
-    private let routing: Locked<RenderPlan>
+    private let routing: PublishedSnapshot<RenderPlan>
     private let clockDone = DispatchSemaphore(value: 0)
+    private let clockApplied = DispatchSemaphore(value: 0)  // signalled when a waiter exists
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide: ClockSide
 
@@ -80,7 +81,7 @@ public final class Room: Sendable {
         self.parallelThreshold = max(2, parallelThreshold)
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         let empty = RenderPlan(tracks: [], poolThreads: 1, parallelThreshold: 2)
-        routing = Locked(empty)
+        routing = PublishedSnapshot(empty)
         clockSide = ClockSide(plan: empty)
         control.withLock { $0.events = events }
     }
@@ -126,9 +127,11 @@ public final class Room: Sendable {
             return true
         }
         guard found else { return }
-        for other in tracks { (other.source as? Mixer)?.removeInput(track) }
+        let mixers = tracks.compactMap { $0.source as? Mixer }
+        for mixer in mixers { mixer.removeInput(track) }
         let generation = publishRouting()
         waitForClock(toApply: generation)
+        for mixer in mixers { mixer.releaseRetiredInputs() }
         retire(track)
     }
 
@@ -171,6 +174,7 @@ public final class Room: Sendable {
             clock.run { index in tick(index) }
             clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)
+            if applyWaiters.load(ordering: .acquiring) > 0 { clockApplied.signal() }
             clockDone.signal()
         }
         thread.qualityOfService = .userInteractive
@@ -208,6 +212,7 @@ public final class Room: Sendable {
             return (c.tracks, c.events.onFinished)
         }
         publishRouting()
+        routing.releaseRetired()
         for track in remaining { retire(track) }
         onFinished?()
     }
@@ -224,16 +229,25 @@ public final class Room: Sendable {
     private func publishRouting() -> UInt64 {
         let ordered = control.withLock { c in c.tracks.filter { !$0.isDerived } + c.tracks.filter { $0.isDerived } }
         let plan = RenderPlan(tracks: ordered, poolThreads: renderThreads, parallelThreshold: parallelThreshold)
-        return routing.withLock { r in
+        return routing.update { r in
             r = plan
-            return routingGeneration.add(1, ordering: .releasing).newValue
+            return true
         }
     }
 
+    /// Waits until the clock has taken routing `generation` (or has stopped), then releases the
+    /// plans it let go of, on this thread. Sleeps on a semaphore the clock signals after taking a
+    /// new plan while someone waits (rechecked every 100 ms, so two waiters sharing one signal
+    /// cost at most that).
     private func waitForClock(toApply generation: UInt64) {
-        while clockRunning.load(ordering: .acquiring) && appliedGeneration.load(ordering: .acquiring) < generation {
-            usleep(500)
+        applyWaiters.add(1, ordering: .sequentiallyConsistent)
+        while clockRunning.load(ordering: .acquiring)
+            && appliedGeneration.load(ordering: .sequentiallyConsistent) < generation
+        {
+            _ = clockApplied.wait(timeout: .now() + .milliseconds(100))
         }
+        applyWaiters.subtract(1, ordering: .sequentiallyConsistent)
+        routing.releaseRetired()
     }
 
     private func retire(_ track: AudioTrack) {
@@ -248,12 +262,11 @@ public final class Room: Sendable {
         if stopRequested.load(ordering: .acquiring) { return false }
         if index * Int64(AudioFrame.samplesPerChannel) >= stopPosition.load(ordering: .acquiring) { return false }
         let side = clockSide
-        let generation = routingGeneration.load(ordering: .acquiring)
-        if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {
-            side.plan = fresh
-            for entry in fresh.staggering { entry.source.decodeAhead(entry.ahead) }
-            side.generation = generation
-            appliedGeneration.store(generation, ordering: .releasing)
+        // A new plan, if any and the lock is free; the one replaced is freed on the control side.
+        if routing.take(into: &side.plan, generation: &side.generation) {
+            for entry in side.plan.staggering { entry.source.decodeAhead(entry.ahead) }
+            appliedGeneration.store(side.generation, ordering: .sequentiallyConsistent)
+            if applyWaiters.load(ordering: .sequentiallyConsistent) > 0 { clockApplied.signal() }
         }
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
         let plan = side.plan
