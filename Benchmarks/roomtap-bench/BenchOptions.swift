@@ -17,6 +17,8 @@ struct BenchOptions {
     var liveLayout = LiveCapacity.Layout()
     /// Only the every-core comparison with roomtap-minimal.
     var coresOnly = false
+    /// The live soak (`make soak`): this many speakers for --live-seconds, and nothing else.
+    var soakSenders: Int?
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -29,6 +31,7 @@ struct BenchOptions {
             case "--repeats": options.repeats = Int(args.next() ?? "") ?? options.repeats
             case "--bare-only": while let file = args.next() { options.bareOnly.append(file) }
             case "--live": options.liveSenders = Int(args.next() ?? "")
+            case "--soak": options.soakSenders = Int(args.next() ?? "")
             case "--no-live": options.liveSearch = false
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
@@ -39,7 +42,7 @@ struct BenchOptions {
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --agent | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

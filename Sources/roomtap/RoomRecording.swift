@@ -104,13 +104,14 @@ final class RoomRecording: Sendable {
         // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
         // 10 ms tick is short enough on one thread).
         let cores = ProcessInfo.processInfo.activeProcessorCount
+        let priority = options.realtimePriority ? realtimePriority() : nil
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
             renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
             parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
             timing: options.timing,
             // The meters are read over the control socket only.
-            metersTracks: options.usesRealTimeClock || options.control != nil)
+            metersTracks: options.usesRealTimeClock || options.control != nil, realtimePriority: priority)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -401,6 +402,20 @@ final class RoomRecording: Sendable {
     }
 
     /// One warning per listen address that has received nothing in `seconds` of the room.
+    /// --realtime-priority: the SCHED_FIFO priority when permitted (memory locked too when that is
+    /// safe), nil when not; one warning line for what could not be had.
+    private func realtimePriority() -> Int32? {
+        let priority = RealtimeScheduling.defaultPriority
+        if let reason = RealtimeScheduling.unavailableReason(priority: priority) {
+            CommandDispatch.printWarning("--realtime-priority: \(reason); running at normal priority")
+            return nil
+        }
+        if let reason = RealtimeScheduling.lockMemory() {
+            CommandDispatch.printWarning("--realtime-priority: \(reason); SCHED_FIFO \(priority) in force")
+        }
+        return priority
+    }
+
     private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
         let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {

@@ -49,6 +49,8 @@ public final class Room: Sendable {
         init(plan: RenderPlan) { self.plan = plan }
     }
 
+    /// The SCHED_FIFO priority of the clock's thread and the render helpers; nil: normal.
+    public let realtimePriority: Int32?
     /// Render threads per tick, the clock's included (1 ... 64; see ``RenderPool``).
     public let renderThreads: Int
     /// Source tracks from which the room renders on more than one thread.
@@ -68,12 +70,16 @@ public final class Room: Sendable {
     /// (never more threads than source tracks; see ``RenderPool``): offline rooms on every core,
     /// live rooms to keep a large tick short. `timing` says how late the record is against the
     /// live playout (see ``RoomTiming``; the default: the record is the live audio). With
-    /// `metersTracks` false the tracks' meters are not measured (they read as silence).
+    /// `metersTracks` false the tracks' meters are not measured (they read as silence). With
+    /// `realtimePriority` the clock's thread and the render helpers run under SCHED_FIFO at that
+    /// priority (see ``RealtimeScheduling``; check it is permitted first: a thread that is refused
+    /// stays at normal priority).
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
         renderThreads: Int = 1, parallelThreshold: Int = Room.defaultParallelThreshold,
-        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true
+        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true, realtimePriority: Int32? = nil
     ) {
+        self.realtimePriority = realtimePriority
         self.clock = clock
         self.metersTracks = metersTracks
         self.timing = timing
@@ -170,7 +176,10 @@ public final class Room: Sendable {
         clockRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
             SinkWorkerPool.nameCurrentThread("roomtap.clock")  // (Thread.name set before start is lost on Linux)
-            if renderThreads > 1 { clockSide.pool = RenderPool(threadCount: renderThreads) }
+            if let realtimePriority { RealtimeScheduling.applyToCurrentThread(priority: realtimePriority) }
+            if renderThreads > 1 {
+                clockSide.pool = RenderPool(threadCount: renderThreads, realtimePriority: realtimePriority)
+            }
             clock.run { index in tick(index) }
             clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)

@@ -21,9 +21,9 @@ public final class ConnectProxyTestServer: Sendable {
     private let stopped = Locked(false)
 
     /// Starts listening on 127.0.0.1:`port`.
-    public init(port: UInt16) throws {
-        self.port = port
+    public init(port: UInt16 = 0) throws {
         listener = try TestTCP.listen(port: port)
+        self.port = TestTCP.boundPort(listener)
         let listener = listener
         TestTCP.thread("proxy-test.accept") { [self] in
             while true {

@@ -17,7 +17,7 @@ import RoomTapWebSocket
 /// closes or drops on command.
 ///
 /// ```swift
-/// let server = try WebSocketTestServer(port: 28001)
+/// let server = try WebSocketTestServer()
 /// defer { server.stop() }
 /// let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
 /// try client.connect()
@@ -67,21 +67,22 @@ public final class WebSocketTestServer: Sendable {
     let onConnection: (@Sendable (WebSocketTestConnection) -> Void)?
     let onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)?
 
-    /// Starts listening on 127.0.0.1:`port`.
+    /// Starts listening on 127.0.0.1:`port` (by default a free port the kernel picks: read it back
+    /// from ``port`` or ``url``).
     ///
     /// - Parameters:
     ///   - onConnection: called on the reader thread after the 101 went out, before any frame.
     ///   - onMessage: called on the reader thread for every complete message (after recording it).
     public init(
-        port: UInt16, options: Options = Options(),
+        port: UInt16 = 0, options: Options = Options(),
         onConnection: (@Sendable (WebSocketTestConnection) -> Void)? = nil,
         onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)? = nil
     ) throws {
-        self.port = port
         self.options = options
         self.onConnection = onConnection
         self.onMessage = onMessage
         listener = try TestTCP.listen(port: port)
+        self.port = TestTCP.boundPort(listener)
         let listener = listener
         TestTCP.thread("ws-test.accept") { [self] in
             while true {
