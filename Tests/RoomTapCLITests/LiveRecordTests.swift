@@ -246,7 +246,7 @@ struct LiveRecordTests {
     /// (d) Bad setups: one clear stderr line and a non-zero exit.
     @Test func aPortAlreadyInUseIsOneErrorLine() throws {
         let out = try temporaryDirectory()
-        let holder = try UDPSocket(address: try #require(ListenAddress("127.0.0.1:0")))
+        let holder = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
         defer { holder.close() }
         let outcome = try roomtap(
             ["record", "--listen", holder.address.description, "--duration", "1", "--out", out.path], expect: 1,
