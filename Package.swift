@@ -2,6 +2,8 @@
 // roomtap: record and route the audio of a multi-party call room.
 // Data path: ingest (RoomTapIngest, RoomTapRTP, ALSA capture) -> room clock, tracks, controls, mixer
 // (RoomTapCore) -> sinks (RoomTapSinks, ALSA playback, RTP out, the agent); control socket (RoomTapControl).
+// Linux only (Debian 12 and later): epoll, recvmmsg, eventfd, ALSA, SCHED_FIFO; SwiftPM has no
+// platforms entry for Linux, so there is none.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -11,7 +13,6 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "roomtap",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "RoomTap", targets: ["RoomTap"]),
         .executable(name: "roomtap", targets: ["roomtap"]),
