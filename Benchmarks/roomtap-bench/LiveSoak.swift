@@ -33,13 +33,13 @@ enum LiveSoak {
         }
 
         var report: String {
-            String(
-                format:
-                    "%@: %d speakers, %.0f s: RSS %.1f → %.1f MiB, slope after the first minute %.0f KiB/hour; late ticks %d; files exact %d/%d; fds %d-%d; threads %d-%d",
-                passed ? "pass" : "FAIL", senders, samples.last?.seconds ?? 0,
-                Double(samples.first?.rssKiB ?? 0) / 1024, Double(samples.last?.rssKiB ?? 0) / 1024,
-                slopeKiBPerHour, lateTicks, exactFiles, tracks, fdRange.lowerBound, fdRange.upperBound,
-                threadRange.lowerBound, threadRange.upperBound)
+            let mib = { (kib: Int?) in String(format: "%.1f", Double(kib ?? 0) / 1024) }
+            return (passed ? "pass" : "FAIL")
+                + ": \(senders) speakers, \(Int(samples.last?.seconds ?? 0)) s, \(samples.count) samples: RSS "
+                + "\(mib(samples.first?.rssKiB)) → \(mib(samples.last?.rssKiB)) MiB, slope after the first minute "
+                + "\(Int(slopeKiBPerHour)) KiB/hour; late ticks \(lateTicks); files exact \(exactFiles)/\(tracks); "
+                + "fds \(fdRange.lowerBound)-\(fdRange.upperBound); threads "
+                + "\(threadRange.lowerBound)-\(threadRange.upperBound); exit \(exitStatus)"
         }
     }
 
@@ -101,7 +101,7 @@ enum LiveSoak {
             fdRange: (used.map(\.fds).min() ?? 0)...(used.map(\.fds).max() ?? 0),
             threadRange: (used.map(\.threads).min() ?? 0)...(used.map(\.threads).max() ?? 0),
             exitStatus: (status >> 8) & 0xFF, senders: senders)
-        try? FileManager.default.removeItem(atPath: out)
+        if result.passed { try? FileManager.default.removeItem(atPath: out) }  // kept to look into
         return result
     }
 
@@ -109,7 +109,10 @@ enum LiveSoak {
     static func statusField(_ pid: pid_t, _ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
         let line = status.split(separator: "\n").first { $0.hasPrefix(name) }
-        return line.flatMap { Int($0.dropFirst(name.count).split(separator: " ").first ?? "") } ?? 0
+        return line.flatMap {
+            Int($0.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+        }
+            ?? 0
     }
 
     /// Least-squares slope of y over x.
