@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstream
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize soak soak-live soak-virtual
 
 all: build
 
@@ -85,6 +85,23 @@ sanitize: deps
 	    | grep -E '^(✘ Test run|✔ Test run)|ERROR: AddressSanitizer|SUMMARY' || status=1; \
 	  echo "$$s: $$(grep -c 'WARNING: ThreadSanitizer' .build/sanitize-$$s.log) ThreadSanitizer reports (see .build/sanitize-$$s.log)"; \
 	done; exit $$status
+
+# Long runs (not in `make test`): one hour of a 50-speaker live room through a seeded bad network
+# at real time (RSS slope, late ticks, exact file lengths, constant fds and threads), then a
+# 10-hour 8-speaker room on the virtual clock whose WAVs cross 4 GiB into RF64 (read by sox and
+# ffprobe; `repair` on a cut copy). The virtual one needs ~60 GB free in SOAK_DIR (not tmpfs).
+SOAK_SPEAKERS ?= 50
+SOAK_SECONDS ?= 3600
+soak: soak-live soak-virtual
+
+soak-live: deps
+	$(SWIFT) build -c release --product roomtap
+	$(SWIFT) build -c release --product roomtap-bench
+	.build/release/roomtap-bench --soak $(SOAK_SPEAKERS) --live-seconds $(SOAK_SECONDS)
+
+soak-virtual: deps
+	$(SWIFT) build -c release --product roomtap
+	bash Benchmarks/soak-virtual.sh
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20

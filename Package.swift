@@ -2,6 +2,8 @@
 // roomtap: record and route the audio of a multi-party call room.
 // Data path: ingest (RoomTapIngest, RoomTapRTP, ALSA capture) -> room clock, tracks, controls, mixer
 // (RoomTapCore) -> sinks (RoomTapSinks, ALSA playback, RTP out, the agent); control socket (RoomTapControl).
+// Linux only (Debian 12 and later): epoll, recvmmsg, eventfd, ALSA, SCHED_FIFO; SwiftPM has no
+// platforms entry for Linux, so there is none.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -11,7 +13,6 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "roomtap",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "RoomTap", targets: ["RoomTap"]),
         .executable(name: "roomtap", targets: ["roomtap"]),
@@ -30,8 +31,11 @@ let package = Package(
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
 
-        // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
-        .target(name: "RoomTapCore", swiftSettings: strict),
+        // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
+        .target(name: "RoomTapSync", swiftSettings: strict),
+        // The room core: frames, tracks, sinks, the room clock, the mixer. No C library (CLinuxNet:
+        // pthread_setname_np).
+        .target(name: "RoomTapCore", dependencies: ["RoomTapSync", "CLinuxNet"], swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
@@ -39,7 +43,7 @@ let package = Package(
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), SRTP (libsrtp2) and who
         // may send, the jitter buffer.
         .target(
-            name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet", "CSRTP"], swiftSettings: strict),
+            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP"], swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).
         .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
@@ -49,11 +53,11 @@ let package = Package(
             name: "RoomTapSinks", dependencies: ["RoomTapCore", "CFLAC", "COpus", "COgg", "CSoxr", "CEBUR128"],
             swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
-        .target(name: "RoomTapControl", dependencies: ["RoomTapCore"], swiftSettings: strict),
+        .target(name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore"], swiftSettings: strict),
         // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.
-        .target(name: "RoomTapALSA", dependencies: ["RoomTapCore", "CALSA"], swiftSettings: strict),
+        .target(name: "RoomTapALSA", dependencies: ["RoomTapSync", "RoomTapCore", "CALSA"], swiftSettings: strict),
         // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
-        .target(name: "RoomTapWebSocket", dependencies: ["CCurl", "CWslay"], swiftSettings: strict),
+        .target(name: "RoomTapWebSocket", dependencies: ["RoomTapSync", "CCurl", "CWslay"], swiftSettings: strict),
         // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
         .target(
             name: "RoomTapAgent", dependencies: ["RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
@@ -67,7 +71,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The command-line tool.
-        .executableTarget(name: "roomtap", dependencies: ["RoomTap"], swiftSettings: strict),
+        .executableTarget(name: "roomtap", dependencies: ["RoomTapSync", "RoomTap"], swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.
         .executableTarget(
@@ -75,7 +79,7 @@ let package = Package(
             swiftSettings: strict),
         // Benchmarks (make bench) and fuzz entry points (make fuzz).
         .executableTarget(
-            name: "roomtap-bench", dependencies: ["RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
+            name: "roomtap-bench", dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
         // The yardstick of `make bench`: the smallest one-thread program for the offline job.
         .executableTarget(
@@ -89,33 +93,39 @@ let package = Package(
         // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
         // Realtime servers).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
+            name: "RoomTapTestSupport", dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapCoreTests", dependencies: ["RoomTapCore", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
+            swiftSettings: strict),
         // Counts heap allocations per thread (interposes malloc); linked into the test binary only.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
-            name: "RealTimePathTests", dependencies: ["RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
+            name: "RealTimePathTests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapIngestTests", dependencies: ["RoomTapIngest", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapIngestTests", dependencies: ["RoomTapSync", "RoomTapIngest", "RoomTapTestSupport", "COpus"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapRTPTests", dependencies: ["RoomTapRTP", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapRTPTests", dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapTestSupport", "COpus"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "RoomTapSinksTests", dependencies: ["RoomTapSinks", "RoomTapTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RoomTapCLITests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "RoomTapControlTests", dependencies: ["RoomTapControl", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapControlTests", dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapALSATests", dependencies: ["RoomTapALSA", "RoomTapTestSupport", "CALSA"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapWebSocketTests", dependencies: ["RoomTapWebSocket", "RoomTapTestSupport"],
+            name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapAgentTests", dependencies: ["RoomTapAgent", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
+            swiftSettings: strict),
     ]
 )

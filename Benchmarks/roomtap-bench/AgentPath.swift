@@ -1,7 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 
 /// The agent path under measurement (`make bench`): a live room (real-time clock) whose one track
 /// is a 10 ms tone burst every 100 ms, an agent hearing it and streaming to a local WebSocket
@@ -74,7 +74,7 @@ enum AgentPath {
 
     /// Runs the burst room for `seconds`; with a `port`, an agent streams it to a local server there.
     private static func room(seconds: Double, port: UInt16?) throws -> ([Arrival], UInt64) {
-        let arrivals = Mutex<[Arrival]>([])
+        let arrivals = Locked<[Arrival]>([])
         let server = try port.map { port in
             try WebSocketTestServer(
                 port: port,

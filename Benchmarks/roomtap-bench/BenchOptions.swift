@@ -19,6 +19,8 @@ struct BenchOptions {
     var coresOnly = false
     /// Only the cost of the output formats (FLAC, Opus, --rate 16000, --loudness) against WAV.
     var formatsOnly = false
+    /// The live soak (`make soak`): this many speakers for --live-seconds, and nothing else.
+    var soakSenders: Int?
     /// Seconds of each live run.
     var liveSeconds: Double = 10
 
@@ -31,6 +33,7 @@ struct BenchOptions {
             case "--repeats": options.repeats = Int(args.next() ?? "") ?? options.repeats
             case "--bare-only": while let file = args.next() { options.bareOnly.append(file) }
             case "--live": options.liveSenders = Int(args.next() ?? "")
+            case "--soak": options.soakSenders = Int(args.next() ?? "")
             case "--no-live": options.liveSearch = false
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
@@ -42,7 +45,7 @@ struct BenchOptions {
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --formats | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --formats | --agent | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

@@ -8,6 +8,11 @@ if !options.bareOnly.isEmpty {
     print(String(format: "bare decode: %.3f s CPU", BareDecode.cpuSeconds(files: options.bareOnly)))
     exit(0)
 }
+if let senders = options.soakSenders {
+    let outcome = try LiveSoak.run(senders: senders, seconds: options.liveSeconds)
+    print("live soak: " + outcome.report)
+    exit(outcome.passed ? 0 : 1)
+}
 if options.agentOnly {
     print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
     exit(0)

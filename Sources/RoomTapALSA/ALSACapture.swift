@@ -1,6 +1,7 @@
 import CALSA
 import Foundation
 public import RoomTapCore
+import RoomTapSync
 import Synchronization
 
 /// A microphone (an ALSA capture device) as a live track of the room, e.g. `local`.
@@ -46,7 +47,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     private let underflowCount = Atomic<Int>(0)
     private let overrunCount = Atomic<Int>(0)
     private let captured = Atomic<Int64>(0)
-    private let failureBox = Mutex<ALSAError?>(nil)
+    private let failureBox = Locked<ALSAError?>(nil)
     private let threadDone = DispatchSemaphore(value: 0)
     private let pacedFlag = Atomic<Bool>(false)
 

@@ -13,9 +13,9 @@
 ///   list` and the verbs read from each socket) gives a recorder with a known state, no negative
 ///   count, and a `--json` line that parses back;
 /// - a volume is nil or a finite gain in `0...10`.
-public enum ControlFuzz {
+package enum ControlFuzz {
     /// Runs every check over `bytes`. Thread: any.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         // A small limit too, so that over-long lines are reached with small inputs.
         for limit in [ControlLimits.maxLineBytes, 24] {
             let whole = pieces(bytes, maxLineBytes: limit, chunk: max(bytes.count, 1))

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// The control socket of a running recorder: a Unix domain stream socket where clients send one
@@ -252,8 +253,8 @@ final class ServerShared: Sendable {
     let watcherCount = Atomic<Int>(0)
     /// The server thread's `pthread_t`, once it runs.
     let serverThread = Atomic<UInt>(0)
-    let ticker = Mutex<Ticker?>(nil)
-    let pending = Mutex<[[UInt8]]>([])
+    let ticker = Locked<Ticker?>(nil)
+    let pending = Locked<[[UInt8]]>([])
 
     /// Events queued for the server thread at most.
     static let maxPending = 4096

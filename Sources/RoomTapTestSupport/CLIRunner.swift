@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import RoomTapSync
 
 /// Runs the real `roomtap` executable built next to the tests and captures what it printed.
 ///
@@ -135,7 +135,7 @@ public enum CLIRunner {
     }
 }
 
-private let controlCounter = Mutex(0)
+private let controlCounter = Locked(0)
 
 /// A fresh control socket path in a directory of its own (short: Unix socket paths are limited).
 public func uniqueControlPath() -> String {

@@ -1,5 +1,5 @@
 public import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// A sink that keeps everything it is given: every frame's room sample, status, channel count and
 /// samples, in arrival order. For tests (it allocates and locks on the clock's thread).
@@ -18,7 +18,7 @@ public final class CollectingSink: AudioTrackSink, @unchecked Sendable {
         var samples: [Int16] = []
     }
 
-    private let store = Mutex(Store())
+    private let store = Locked(Store())
 
     /// An empty sink; `reserveFrames` preallocates room for that many mono frames.
     public init(reserveFrames: Int = 0) {

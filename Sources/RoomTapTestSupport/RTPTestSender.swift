@@ -1,7 +1,7 @@
 import COpus
 import Foundation
 public import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// A test participant: encodes mono 48 kHz PCM into 20 ms Opus packets (libopus, VoIP, in-band
 /// FEC on for 10 % expected loss) and sends them as RTP over UDP to a ``ListenAddress`` (IPv4 or
@@ -146,7 +146,7 @@ public final class RTPTestSender: Sendable {
         public var maxLatenessNanos: UInt64 = 0
     }
 
-    private let state = Mutex<(thread: Thread?, report: Report?)>((nil, nil))
+    private let state = Locked<(thread: Thread?, report: Report?)>((nil, nil))
     private let done = DispatchSemaphore(value: 0)
     private let sendsRTCP: Bool
     private let sendsBye: Bool

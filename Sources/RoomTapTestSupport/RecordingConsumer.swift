@@ -1,6 +1,6 @@
 import Foundation
 public import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// A ``FrameConsumer`` for ``QueuedSink`` tests: records what it consumes, and can be slow
 /// (sleeps `delay` per frame) or fail (throws ``Failure`` from the `failAt`-th frame on, 0-based).
@@ -26,7 +26,7 @@ public final class RecordingConsumer: FrameConsumer, @unchecked Sendable {
         var finishCalls = 0
     }
 
-    private let store = Mutex(Store())
+    private let store = Locked(Store())
 
     public init(delay: Duration = .zero, failAt: Int? = nil) {
         self.delay = delay

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -51,9 +51,9 @@ public final class WebSocketClient: Sendable {
 
     let configuration: WebSocketConfiguration
     let onEvent: @Sendable (WebSocketEvent) -> Void
-    let state = Mutex(State())
+    let state = Locked(State())
     private let closedSignal = NSCondition()
-    private let closedFlag = Mutex(false)
+    private let closedFlag = Locked(false)
 
     /// Prepares a client; nothing happens on the network until `connect`.
     ///

@@ -207,6 +207,11 @@ enum CommandTable {
             "--realtime", .flag, section: live,
             help: "Play --file tracks at real time (a live clock), e.g. beside live ones."),
         OptionSpec(
+            "--realtime-priority", .flag, section: live,
+            help: "Run the room clock and render threads under SCHED_FIFO (priority\n"
+                + "10) and lock memory, when permitted (CAP_SYS_NICE or ulimit -r;\n"
+                + "ulimit -l unlimited); otherwise one warning line."),
+        OptionSpec(
             "--mic", .optionalValue(default: "default"), "[DEVICE]", section: live,
             help: "Capture an ALSA device (default: \"default\") as a live track."),
         OptionSpec("--mic-name", .value, "NAME", section: live, help: "The microphone's track name (default: local)."),

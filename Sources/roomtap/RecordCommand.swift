@@ -49,6 +49,8 @@ enum RecordCommand {
         var duration: Double?
         /// Pace file tracks at real time (a live clock) instead of as fast as possible.
         var realtime = false
+        /// --realtime-priority: SCHED_FIFO for the clock and render threads, memory locked.
+        var realtimePriority = false
         /// The control socket (--control); nil: `ROOMTAP_CONTROL` or the per-user default.
         var control: String?
         /// ALSA playback device (--play), "default" when given without a name.
@@ -195,6 +197,7 @@ enum RecordCommand {
             options.leaveAfter = seconds
         }
         options.realtime = args.flag("--realtime")
+        options.realtimePriority = args.flag("--realtime-priority")
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
         options.play = args.value("--play")

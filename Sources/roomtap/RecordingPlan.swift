@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// Everything `record` checks before it creates a single file: the inputs are readable Ogg Opus,
 /// the output directory is usable, and no output would overwrite anything (unless --force).
@@ -71,7 +71,7 @@ struct RecordingPlan {
 
     /// The directories a run created, innermost last.
     final class CreatedDirectories: Sendable {
-        let paths = Mutex<[String]>([])
+        let paths = Locked<[String]>([])
     }
 
     /// Wall-clock time of room sample 0 when recordings with wall-clock times placed the room (the

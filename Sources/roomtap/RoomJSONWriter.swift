@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 /// Keeps `DIR/room.json` current while a room runs, so a recorder killed with SIGKILL (or a power
 /// cut) still leaves a report saying which file is whose, marked `"state": "recording"`.
@@ -16,7 +16,7 @@ final class RoomJSONWriter: Sendable {
     /// The room.json written.
     let path: String
     private let queue = DispatchQueue(label: "roomtap.room-json")
-    private let state = Mutex<State>(State())
+    private let state = Locked<State>(State())
 
     private struct State {
         /// The newest report not written yet.

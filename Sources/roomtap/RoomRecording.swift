@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import Synchronization
 
 /// Runs one room: a track per input file and per live participant, a WAV sink attached to each
@@ -68,12 +69,12 @@ final class RoomRecording: Sendable {
         var inputsBySource: [ObjectIdentifier: String] = [:]
     }
 
-    private let shared: Mutex<Shared>
-    private let liveRoom = Mutex<LiveRoom?>(nil)
-    private let controlHandler = Mutex<RoomControlHandler?>(nil)
-    private let playback = Mutex<ALSAPlayback?>(nil)
-    private let roomAgent = Mutex<RoomAgent?>(nil)
-    private let controlServer = Mutex<ControlServer?>(nil)
+    private let shared: Locked<Shared>
+    private let liveRoom = Locked<LiveRoom?>(nil)
+    private let controlHandler = Locked<RoomControlHandler?>(nil)
+    private let playback = Locked<ALSAPlayback?>(nil)
+    private let roomAgent = Locked<RoomAgent?>(nil)
+    private let controlServer = Locked<ControlServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -85,7 +86,7 @@ final class RoomRecording: Sendable {
     init(plan: RecordingPlan) {
         self.plan = plan
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
-        shared = Mutex(Shared(naming: plan.naming))
+        shared = Locked(Shared(naming: plan.naming))
     }
 
     func run() throws -> Result {
@@ -106,13 +107,14 @@ final class RoomRecording: Sendable {
         // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
         // 10 ms tick is short enough on one thread).
         let cores = ProcessInfo.processInfo.activeProcessorCount
+        let priority = options.realtimePriority ? realtimePriority() : nil
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
             renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
             parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
             timing: options.timing,
             // The meters are read over the control socket only.
-            metersTracks: options.usesRealTimeClock || options.control != nil)
+            metersTracks: options.usesRealTimeClock || options.control != nil, realtimePriority: priority)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -441,6 +443,20 @@ final class RoomRecording: Sendable {
     }
 
     /// One warning per listen address that has received nothing in `seconds` of the room.
+    /// --realtime-priority: the SCHED_FIFO priority when permitted (memory locked too when that is
+    /// safe), nil when not; one warning line for what could not be had.
+    private func realtimePriority() -> Int32? {
+        let priority = RealtimeScheduling.defaultPriority
+        if let reason = RealtimeScheduling.unavailableReason(priority: priority) {
+            CommandDispatch.printWarning("--realtime-priority: \(reason); running at normal priority")
+            return nil
+        }
+        if let reason = RealtimeScheduling.lockMemory() {
+            CommandDispatch.printWarning("--realtime-priority: \(reason); SCHED_FIFO \(priority) in force")
+        }
+        return priority
+    }
+
     private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
         let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {

@@ -37,7 +37,10 @@ static inline void note(void) {
 void *malloc(size_t size) { note(); return __libc_malloc(size); }
 void *calloc(size_t n, size_t size) { note(); return __libc_calloc(n, size); }
 void *realloc(void *p, size_t size) { note(); return __libc_realloc(p, size); }
-void free(void *p) { __libc_free(p); }
+void free(void *p) {
+    if (p) note();
+    __libc_free(p);
+}
 void *memalign(size_t alignment, size_t size) { note(); return __libc_memalign(alignment, size); }
 void *aligned_alloc(size_t alignment, size_t size) { note(); return __libc_memalign(alignment, size); }
 int posix_memalign(void **out, size_t alignment, size_t size) {

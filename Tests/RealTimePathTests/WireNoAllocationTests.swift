@@ -1,5 +1,6 @@
 import CAllocationCounter
 import RoomTap
+import RoomTapRTP
 import RoomTapTestSupport
 import Testing
 
@@ -20,6 +21,9 @@ extension AllocationCounting {
                 + RTCPPacketBuilder.cnames([(1, "alice@host")]) + RTCPPacketBuilder.bye(ssrcs: [1], reason: "done")
             let opus: [UInt8] = [(31 << 3) | 3, 0x80 | 3, 2, 1, 9, 9, 9, 9, 9, 9]
             let datagrams = [rtp.bytes(), two.bytes(), rtcp, opus, [0x80, 0x00], []]
+            // The builders live until after the counted region (an optimised build may otherwise
+            // release their arrays inside it: frees are counted too).
+            defer { withExtendedLifetime((rtp, two, rtcp, opus, datagrams)) {} }
             roomtap_reset_counted_allocations()
             roomtap_count_allocations_on_this_thread(1)
             var sum = 0

@@ -1,8 +1,8 @@
 import Foundation
 import RoomTapAgent
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// The agent's session against a local Realtime stand-in: what it sends, how it talks back, how
@@ -168,7 +168,7 @@ import Testing
 
     @Test func anUnreachableServerIsRetriedWithBackoffUntilItComes() throws {
         let log = LogCapture()
-        let delays = Mutex<[Int]>([])
+        let delays = Locked<[Int]>([])
         var configuration = RealtimeAgentConfiguration(
             apiKey: AgentTestRig.key, url: "ws://127.0.0.1:28508/v1/realtime",
             reconnectDelay: { attempt in

@@ -1,13 +1,13 @@
 import Foundation
 import RoomTapAgent
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// Captures the agent's log lines.
 final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     var sink: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import RoomTapAgent
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// Collects what a listen sink hands over; can refuse audio for a range of frames (by the count
@@ -13,7 +13,7 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         var questions = 0
         var stalled = false
     }
-    private let store = Mutex(Store())
+    private let store = Locked(Store())
     private let refuse: Range<Int>
     private let stallSeconds: Double
 

@@ -8,10 +8,11 @@ import Testing
 struct RealtimeFileTests {
     @Test func aFileJoinsALiveRoomAtRealTime() throws {
         let out = try temporaryDirectory()
+        let port = try freeUDPPort()
         let started = Date()
         let outcome = try roomtap(
             [
-                "record", "--listen", "127.0.0.1:27701", "--file", "carol=\(sample("carol"))", "--realtime",
+                "record", "--listen", "127.0.0.1:\(port)", "--file", "carol=\(sample("carol"))", "--realtime",
                 "--duration", "1.5", "--out", out.path, "--quiet",
             ], expect: 0)
         let elapsed = Date().timeIntervalSince(started)

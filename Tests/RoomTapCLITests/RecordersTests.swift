@@ -1,7 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// Several recorders on one machine: each gets a control socket of its own in the runtime
@@ -225,4 +225,4 @@ struct RecordersTests {
     }
 }
 
-private let runtimeCounter = Mutex(0)
+private let runtimeCounter = Locked(0)

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import RoomTapSync
 import Synchronization
 import Testing
 
@@ -133,7 +134,7 @@ import Testing
         let directory = ShortTemporaryDirectory()
         let path = directory.file("c.sock")
         var server: ControlServer? = try ControlServer(path: path, handler: TestHandler())
-        let outcome = Mutex<ControlClientError?>(nil)
+        let outcome = Locked<ControlClientError?>(nil)
         let watching = Atomic<Bool>(false)
         let watcher = BackgroundWork {
             do throws(ControlClientError) {
@@ -156,7 +157,7 @@ import Testing
 
     @Test func theHandlerCanStopTheServer() throws {
         final class StoppingHandler: ControlHandler {
-            let server = Mutex<ControlServer?>(nil)
+            let server = Locked<ControlServer?>(nil)
             func handle(_ request: ControlRequest) -> ControlResponse {
                 guard request.command == "shutdown" else { return .unknownCommand(request) }
                 server.withLock { $0 }?.stop()

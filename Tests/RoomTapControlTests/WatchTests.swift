@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import RoomTapSync
 import Synchronization
 import Testing
 
@@ -70,7 +71,7 @@ import Testing
         let server = try ControlServer(path: path, handler: TestHandler())
         defer { server.stop() }
         let path = self.path
-        let received = Mutex<[JSONValue]>([])
+        let received = Locked<[JSONValue]>([])
         let watcher = BackgroundWork {
             do {
                 let client = try ControlClient(path: path)

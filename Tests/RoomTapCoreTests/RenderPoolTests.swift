@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
 import Synchronization
 import Testing
@@ -11,7 +12,7 @@ import Testing
 struct RenderPoolTests {
     /// Records the thread of every frame it gets.
     final class ThreadRecordingSink: AudioTrackSink, @unchecked Sendable {
-        private let threads = Mutex<Set<pthread_t>>([])
+        private let threads = Locked<Set<pthread_t>>([])
         func onFrame(_ frame: AudioFrame) {
             let tid = pthread_self()
             threads.withLock { _ = $0.insert(tid) }

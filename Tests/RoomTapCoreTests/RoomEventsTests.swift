@@ -1,16 +1,16 @@
 import Dispatch
 import Foundation
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// The stream lifecycle (the Sora SDK's add-stream / remove-stream): a sink attached in
 /// onTrackAdded sees frame 0, onTrackRemoved runs after the last frame with the sinks detached.
 @Suite struct RoomEventsTests {
     @Test func aSinkAttachedInOnTrackAddedSeesEveryFrameAndNoneAfterOnTrackRemoved() {
-        let sinks = Mutex<[String: CollectingSink]>([:])
-        let log = Mutex<[String]>([])
+        let sinks = Locked<[String: CollectingSink]>([:])
+        let log = Locked<[String]>([])
         let room = Room(
             clock: VirtualClock(),
             events: RoomEvents(
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func removeTrackReturnsAfterTheTracksLastFrameWithItsSinksDetached() throws {
-        let removed = Mutex<[String]>([])
+        let removed = Locked<[String]>([])
         let victimSink = CollectingSink()
         let room = Room(
             clock: VirtualClock(),

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
 import Synchronization
 import Testing
@@ -187,7 +188,7 @@ final class CheckingConsumer: FrameConsumer, @unchecked Sendable {
 
     private let source: SyntheticSource
     private let inside = Atomic<Bool>(false)
-    private let state = Mutex<(report: Report, threads: Set<UInt>)>((Report(frames: 0, finishes: 0, faults: 0), []))
+    private let state = Locked<(report: Report, threads: Set<UInt>)>((Report(frames: 0, finishes: 0, faults: 0), []))
 
     init(source: SyntheticSource) { self.source = source }
 

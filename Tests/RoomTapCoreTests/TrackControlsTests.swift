@@ -1,7 +1,7 @@
 import Foundation
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// Mute, volume, scope and solo (the Sora semantics) through a real room: what the mix hears, what
@@ -174,7 +174,7 @@ import Testing
         // 0.5 s of a -20 dBFS sine (RMS -23 dBFS), then silence.
         let sine = SineSource(frequency: 440, amplitude: 3_277, length: 24_000)
         let track = room.addTrack(name: "a", source: sine)
-        let seen = Mutex<[(Float?, Bool)]>([])
+        let seen = Locked<[(Float?, Bool)]>([])
         track.addSink(
             FrameHook(
                 Dictionary(

@@ -1,5 +1,6 @@
 import RoomTapCore
 import RoomTapIngest
+import RoomTapSync
 import RoomTapTestSupport
 import Synchronization
 import Testing
@@ -56,7 +57,7 @@ struct TimelineTests {
     /// Counts frames and samples on the clock thread (allocates; a test sink).
     final class Tally: AudioTrackSink, @unchecked Sendable {
         let frames = Atomic<Int>(0)
-        let nonzero = Mutex<(first: Int64, last: Int64)>((-1, -1))
+        let nonzero = Locked<(first: Int64, last: Int64)>((-1, -1))
         func onFrame(_ frame: AudioFrame) {
             frames.add(1, ordering: .relaxed)
             for (i, s) in frame.samples.enumerated() where s != 0 {

@@ -50,7 +50,7 @@ struct LiveRoomLeavingTests {
     }
 
     @Test func aSilentSenderLeavesAfterTheTimeoutAndComesBackOnItsTrack() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27601"))
+        let address = try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())"))
         var options = LiveRoom.Options()
         options.listen = [address]
         options.leaveAfter = 0.3
@@ -70,11 +70,12 @@ struct LiveRoomLeavingTests {
     }
 
     @Test func aByeMarksTheSenderAsLeftAtOnceAndDescribedTracksExistUpFront() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27603"))
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
         var options = LiveRoom.Options()
         options.description = RoomDescription(participants: [
-            ParticipantDescription(name: "alice", port: 27603, address: "127.0.0.1", ssrc: 0xA11CE),
-            ParticipantDescription(name: "bob", port: 27603, address: "127.0.0.1", ssrc: 0xB0B),
+            ParticipantDescription(name: "alice", port: port, address: "127.0.0.1", ssrc: 0xA11CE),
+            ParticipantDescription(name: "bob", port: port, address: "127.0.0.1", ssrc: 0xB0B),
         ])
         options.leaveAfter = 60
         let describedUpFront: (Room) -> Void = { room in

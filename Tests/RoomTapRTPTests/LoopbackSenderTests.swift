@@ -1,8 +1,8 @@
 import COpus
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// The whole live path in one process, over real loopback UDP: ``RTPTestSender`` → `UDPSocket` →
@@ -15,7 +15,7 @@ struct LoopbackSenderTests {
 
     @Test func aCleanStreamIsTheLibopusDecodeSampleExactAtAConstantOffset() throws {
         let sender = RTPTestSender(
-            pcm: voiced(samples: 120 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:27401")),
+            pcm: voiced(samples: 120 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())")),
             ssrc: 0xC1EA_0001)
         let run = try LoopbackRun(sender: sender)
         let reference = sender.cleanDecode()
@@ -35,7 +35,7 @@ struct LoopbackSenderTests {
         let impairments = RTPTestSender.Impairments(
             loss: 0.05, reorder: 0.05, duplicate: 0.05, jitterMilliseconds: 20, seed: 11)
         let sender = RTPTestSender(
-            pcm: voiced(samples: 150 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:27402")),
+            pcm: voiced(samples: 150 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())")),
             ssrc: 0x1055_0001, impairments: impairments)
         #expect(sender.dropped.count >= 4, "the seed drops packets: \(sender.dropped)")
         #expect(!sender.reordered.isEmpty && !sender.duplicated.isEmpty)
@@ -84,7 +84,7 @@ struct LoopbackSenderTests {
 
     @Test func sequenceAndTimestampWraparoundOverIPv6AreSampleExact() throws {
         let sender = RTPTestSender(
-            pcm: voiced(samples: 100 * 960 - 312), to: try #require(ListenAddress("[::1]:27403")),
+            pcm: voiced(samples: 100 * 960 - 312), to: try #require(ListenAddress("[::1]:\(try freeUDPPort())")),
             ssrc: 0xAB_CDEF, firstSequence: 65_500, firstTimestamp: UInt32.max - 960 * 40 + 1)
         #expect(sender.packets.contains { $0.sequence == 65_535 } && sender.packets.contains { $0.sequence == 0 })
         #expect(sender.packets.contains { $0.timestamp < 960 * 50 })
@@ -101,7 +101,7 @@ struct LoopbackSenderTests {
 
     @Test func anSSRCRestartContinuesTheTrackAfterWhatWasPlaced() throws {
         let sender = RTPTestSender(
-            pcm: voiced(samples: 120 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:27404")),
+            pcm: voiced(samples: 120 * 960 - 312), to: try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())")),
             ssrc: 0x0001_D1E5, impairments: .init(restartAtPacket: 60, seed: 5))
         let restartSSRC = sender.packets[60].ssrc
         #expect(restartSSRC != sender.ssrc && sender.packets[59].ssrc == sender.ssrc)
@@ -130,7 +130,7 @@ struct LoopbackSenderTests {
 
 extension LoopbackSenderTests {
     @Test func theSendersPlanIsSeededAndTimedExactly() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27409"))
+        let address = try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())"))
         let pcm = voiced(samples: 200 * 960)
         let impairments = RTPTestSender.Impairments(
             loss: 0.1, reorder: 0.1, duplicate: 0.1, jitterMilliseconds: 5, restartAtPacket: 120, seed: 42)
@@ -179,7 +179,7 @@ final class LoopbackRoom: RTPReceiverDelegate, @unchecked Sendable {
     private let sinks = SinkTable()
 
     final class SinkTable: Sendable {
-        let map = Mutex<[String: CollectingSink]>([:])
+        let map = Locked<[String: CollectingSink]>([:])
     }
 
     init(oneStreamPerPort: Bool) {

@@ -1,8 +1,8 @@
 import Foundation
 import RoomTapCore
 import RoomTapRTP
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// Arrival times are when the kernel received a datagram, not when the receive thread got to it:
@@ -12,7 +12,7 @@ import Testing
 struct NetworkArrivalTimeTests {
     /// Holds the receive thread 100 ms on the first packet; notes every arrival.
     final class SlowCollector: RTPReceiverDelegate, @unchecked Sendable {
-        let arrivals = Mutex<[UInt64]>([])
+        let arrivals = Locked<[UInt64]>([])
         func receiver(_ receiver: RTPReceiver, didReceive packet: RTPPacket, on address: ListenAddress, arrival: UInt64)
         {
             let first = arrivals.withLock { list in

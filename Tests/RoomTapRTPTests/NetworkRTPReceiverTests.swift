@@ -38,7 +38,7 @@ struct NetworkRTPReceiverTests {
     }
 
     @Test func mediaRTCPAndGarbageAreToldApart() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27111"))
+        let address = try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())"))
         let collector = Collector()
         let receiver = RTPReceiver(sockets: [try UDPSocket(address: address)], delegate: collector)
         receiver.start()
@@ -101,7 +101,7 @@ struct NetworkRTPReceiverTests {
     }
 
     @Test func randomDatagramsNeverReachTheDelegateAsGarbage() throws {
-        let address = try #require(ListenAddress("127.0.0.1:27112"))
+        let address = try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())"))
         let collector = Collector()
         let receiver = RTPReceiver(sockets: [try UDPSocket(address: address)], delegate: collector)
         receiver.start()

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import RoomTapCore
 import RoomTapSinks
+import RoomTapSync
 import RoomTapTestSupport
-import Synchronization
 import Testing
 
 /// The sink as the room uses it: one file per track, all on one timeline; a full disk stops the
@@ -11,8 +11,8 @@ import Testing
 @Suite struct WAVFileSinkTests {
     @Test func aRoomRecordsEveryTrackToAlignedFilesOfTheSameLength() throws {
         let dir = try TemporaryDirectory()
-        let sinks = Mutex<[String: WAVFileSink]>([:])
-        let closed = Mutex<[String: Int64]>([:])
+        let sinks = Locked<[String: WAVFileSink]>([:])
+        let closed = Locked<[String: Int64]>([:])
         let room = Room(
             clock: VirtualClock(),
             events: RoomEvents(

@@ -1,6 +1,6 @@
 import Foundation
+import RoomTapSync
 import RoomTapWebSocket
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -8,8 +8,8 @@ import Synchronization
 
 /// Collects a client's events for a test (onEvent runs on the loop thread).
 final class EventRecorder: Sendable {
-    private let events = Mutex<[WebSocketEvent]>([])
-    private let threadList = Mutex<Set<UInt>>([])
+    private let events = Locked<[WebSocketEvent]>([])
+    private let threadList = Locked<Set<UInt>>([])
 
     var all: [WebSocketEvent] { events.withLock { $0 } }
 

@@ -2,10 +2,10 @@ import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing
 
-/// Pings, pongs, closing and dropping (ports 28050-28099).
+/// Pings, pongs, closing and dropping (servers on ports the kernel picks).
 @Suite struct WebSocketControlTests {
     @Test func aServerPingIsAnsweredWithItsPayload() throws {
-        let server = try WebSocketTestServer(port: 28050)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, _, connection) = try WebSocketMessageTests.connect(server)
         defer { client.close() }
@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func theClientPingsWhenIdle() throws {
-        let server = try WebSocketTestServer(port: 28051)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let start = ContinuousClock.now
         let (client, events, connection) = try WebSocketMessageTests.connect(server) {
@@ -30,7 +30,7 @@ import Testing
     @Test func anUnansweredPingEndsTheConnectionWith1006() throws {
         var options = WebSocketTestServer.Options()
         options.answerPings = false
-        let server = try WebSocketTestServer(port: 28052, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let (client, events, _) = try WebSocketMessageTests.connect(server) {
             $0.pingInterval = .milliseconds(100)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func closeFromTheClientCarriesCodeAndReason() throws {
-        let server = try WebSocketTestServer(port: 28053)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try WebSocketMessageTests.connect(server)
         #expect(client.send(text: "last words"))
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func closeFromTheServerIsReportedAndAnswered() throws {
-        let server = try WebSocketTestServer(port: 28054)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try WebSocketMessageTests.connect(server)
         connection.send(text: "before close")
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func aCloseFrameWithoutCodeIsReportedAs1005() throws {
-        let server = try WebSocketTestServer(port: 28055)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, _) = try WebSocketMessageTests.connect(server) { _ in }
         server.connections[0].sendClose(code: nil)
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func aTCPDropIsReportedAs1006() throws {
-        let server = try WebSocketTestServer(port: 28056)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try WebSocketMessageTests.connect(server)
         connection.send(text: "then silence")
@@ -93,7 +93,7 @@ import Testing
     @Test func anUnansweredCloseTimesOutWith1006() throws {
         var options = WebSocketTestServer.Options()
         options.answerClose = false
-        let server = try WebSocketTestServer(port: 28057, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let (client, events, connection) = try WebSocketMessageTests.connect(server) {
             $0.closeTimeout = .milliseconds(300)
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func protocolViolationsByTheServerCloseTheConnection() throws {
-        let server = try WebSocketTestServer(port: 28058)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         // A text message that is not UTF-8 (RFC 6455 section 8.1): 1007.
         let (client, events, connection) = try WebSocketMessageTests.connect(server)

@@ -5,7 +5,7 @@ import Testing
 
 /// Proxies from the environment (`http_proxy`, `https_proxy`), as libcurl reads them. The
 /// environment is process-wide, so the client runs in a child copy of this test binary
-/// (ports 28180-28189).
+/// (servers on ports the kernel picks).
 @Suite struct WebSocketEnvironmentProxyTests {
     private static let childURLs = "ROOMTAP_WS_PROXY_CHILD_URLS"
     private static let childCAFile = "ROOMTAP_WS_PROXY_CHILD_CA"
@@ -13,18 +13,18 @@ import Testing
     @Test func theProxyFromTheEnvironmentIsUsedForWsAndWss() throws {
         var options = WebSocketTestServer.Options()
         options.echo = true
-        let server = try WebSocketTestServer(port: 28180, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
-        let proxy = try ConnectProxyTestServer(port: 28181)
+        let proxy = try ConnectProxyTestServer()
         defer { proxy.stop() }
-        let tls = try TLSTestTerminator(port: 28182, forwardingTo: 28180)
+        let tls = try TLSTestTerminator(forwardingTo: server.port)
         defer { tls.stop() }
 
         var environment = ProcessInfo.processInfo.environment
         for name in ["no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "HTTPS_PROXY"] { environment[name] = nil }
         environment["http_proxy"] = proxy.url
         environment["https_proxy"] = proxy.url
-        environment[Self.childURLs] = "ws://127.0.0.1:28180/plain wss://localhost:28182/secure"
+        environment[Self.childURLs] = "\(server.url)plain wss://localhost:\(tls.port)/secure"
         environment[Self.childCAFile] = tls.certificateFile
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -38,7 +38,7 @@ import Testing
         child.waitUntilExit()
         #expect(child.terminationStatus == 0, "\(String(decoding: log, as: UTF8.self).suffix(2000))")
         #expect(String(decoding: log, as: UTF8.self).contains("environmentProxyChild() passed"))
-        #expect(proxy.connectTargets == ["127.0.0.1:28180", "localhost:28182"])
+        #expect(proxy.connectTargets == ["127.0.0.1:\(server.port)", "localhost:\(tls.port)"])
         #expect(server.connections.map(\.request.target) == ["/plain", "/secure"])
     }
 

@@ -3,13 +3,13 @@ import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing
 
-/// The opening handshake and connection failures (ports 28100-28149).
+/// The opening handshake and connection failures (servers on ports the kernel picks).
 @Suite struct WebSocketHandshakeTests {
     @Test func theUpgradeRequestFollowsRFC6455AndCarriesExtraHeaders() throws {
-        let server = try WebSocketTestServer(port: 28100)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, _, connection) = try WebSocketMessageTests.connect(server) {
-            $0.url = "ws://127.0.0.1:28100/v1/realtime?model=gpt-realtime"
+            $0.url = server.url + "v1/realtime?model=gpt-realtime"
             $0.headers = [
                 .init(name: "Authorization", value: "Bearer sk-test-123"), .init(name: "OpenAI-Beta", value: "x"),
             ]
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func eachConnectionUsesAFreshKey() throws {
-        let server = try WebSocketTestServer(port: 28101)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         for _ in 0..<2 {
             let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
@@ -43,7 +43,7 @@ import Testing
         var options = WebSocketTestServer.Options()
         options.status = 403
         options.body = "{\"error\": \"key Bearer sk-secret-abcdef rejected\"}"
-        let server = try WebSocketTestServer(port: 28102, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(
             configuration: .init(
@@ -52,7 +52,7 @@ import Testing
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
         #expect(error.kind == .httpStatus(403))
         #expect(error.message.contains("HTTP 403 Forbidden"))
-        #expect(error.message.contains("ws://127.0.0.1:28102"))
+        #expect(error.message.contains("ws://127.0.0.1:\(server.port)"))
         #expect(error.bodyExcerpt.contains("rejected"))
         #expect(!error.message.contains("sk-secret-abcdef"))
         #expect(!error.bodyExcerpt.contains("sk-secret-abcdef"))
@@ -65,7 +65,7 @@ import Testing
         options.refuse = { request in
             request.header("Authorization") == "Bearer good" ? nil : (401, "missing or wrong key")
         }
-        let server = try WebSocketTestServer(port: 28107, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let refused = WebSocketClient(configuration: .init(url: server.url)) { _ in }
         let error = try #require(throws: WebSocketError.self) { try refused.connect() }
@@ -84,7 +84,7 @@ import Testing
     @Test func aWrongAcceptValueIsRejected() throws {
         var options = WebSocketTestServer.Options()
         options.acceptOverride = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
-        let server = try WebSocketTestServer(port: 28103, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
@@ -93,17 +93,18 @@ import Testing
     }
 
     @Test func aRefusedConnectionSaysSo() throws {
-        let client = WebSocketClient(configuration: .init(url: "ws://127.0.0.1:28149/")) { _ in }
+        let refusing = try RefusingTCPPort()
+        let client = WebSocketClient(configuration: .init(url: "ws://127.0.0.1:\(refusing.port)/")) { _ in }
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
         #expect(error.kind == .connect)
-        #expect(error.message.contains("ws://127.0.0.1:28149"))
+        #expect(error.message.contains("ws://127.0.0.1:\(refusing.port)"))
         #expect(error.message.contains("is the server running?"))
     }
 
     @Test func aSilentServerTimesOut() throws {
         var options = WebSocketTestServer.Options()
         options.responseDelay = .seconds(3)
-        let server = try WebSocketTestServer(port: 28104, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(
             configuration: .init(url: server.url, connectTimeout: .milliseconds(300))
@@ -119,7 +120,7 @@ import Testing
     @Test func closingWhileConnectingEndsTheConnectAtOnce() throws {
         var options = WebSocketTestServer.Options()
         options.responseDelay = .seconds(8)
-        let server = try WebSocketTestServer(port: 28190, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(configuration: .init(url: server.url, connectTimeout: .seconds(10))) { _ in }
         let closer = Thread {
@@ -136,7 +137,7 @@ import Testing
     }
 
     @Test func closingBeforeConnectMakesConnectFail() throws {
-        let server = try WebSocketTestServer(port: 28105)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
         client.close()
@@ -155,7 +156,7 @@ import Testing
     }
 
     @Test func headersThatWouldBreakTheRequestAreRefused() throws {
-        let server = try WebSocketTestServer(port: 28106)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         for header in [
             WebSocketHeader(name: "X-Bad", value: "a\r\nInjected: yes"), .init(name: "Bad Name", value: "v"),

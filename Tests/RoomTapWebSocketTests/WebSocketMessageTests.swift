@@ -1,6 +1,6 @@
+import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -9,26 +9,26 @@ import Testing
 
 /// Lets an event handler reach the client it belongs to.
 final class ClientHolder: Sendable {
-    private let lock = Mutex<WebSocketClient?>(nil)
+    private let lock = Locked<WebSocketClient?>(nil)
     var client: WebSocketClient? {
         get { lock.withLock { $0 } }
         set { lock.withLock { $0 = newValue } }
     }
 }
 
-/// Messages both ways against the loopback test server (ports 28000-28049).
+/// Messages both ways against the loopback test server (on a port the kernel picks).
 @Suite struct WebSocketMessageTests {
     @Test func textAndBinaryEchoWithMaskedFrames() throws {
         var options = WebSocketTestServer.Options()
         options.echo = true
-        let server = try WebSocketTestServer(port: 28000, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let events = EventRecorder()
         let client = WebSocketClient(configuration: .init(url: server.url + "echo?x=1"), onEvent: events.handler)
         try client.connect()
         let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
         #expect(connection.request.target == "/echo?x=1")
-        #expect(connection.request.header("Host") == "127.0.0.1:28000")
+        #expect(connection.request.header("Host") == "127.0.0.1:\(server.port)")
 
         #expect(client.send(text: "hello, wörld"))
         #expect(client.send(binary: [0, 1, 2, 255]))
@@ -63,7 +63,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func theEventHandlerMaySendAndClose() throws {
-        let server = try WebSocketTestServer(port: 28007)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let holder = ClientHolder()
         let client = WebSocketClient(configuration: .init(url: server.url)) { event in
@@ -91,7 +91,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func fragmentedServerMessagesAreReassembled() throws {
-        let server = try WebSocketTestServer(port: 28001)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try Self.connect(server)
         defer { client.close() }
@@ -105,7 +105,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func fiveMebibyteMessagesBothWays() throws {
-        let server = try WebSocketTestServer(port: 28002)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try Self.connect(server)
         defer { client.close() }
@@ -124,7 +124,7 @@ extension WebSocketMessageTests {
     @Test func framesInTheSameWriteAsThe101AreDelivered() throws {
         var options = WebSocketTestServer.Options()
         options.messagesWithUpgrade = [.text("session.created"), .binary([9, 8, 7])]
-        let server = try WebSocketTestServer(port: 28003, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let (client, events, _) = try Self.connect(server)
         defer { client.close() }
@@ -132,7 +132,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func aMessageOverTheLimitClosesWith1009() throws {
-        let server = try WebSocketTestServer(port: 28004)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, events, connection) = try Self.connect(server) { $0.maxMessageBytes = 1000 }
         connection.send(binary: [UInt8](repeating: 1, count: 999))
@@ -145,7 +145,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func sendFailsBeforeConnectAndAfterClose() throws {
-        let server = try WebSocketTestServer(port: 28005)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let events = EventRecorder()
         let client = WebSocketClient(configuration: .init(url: server.url), onEvent: events.handler)
@@ -160,7 +160,7 @@ extension WebSocketMessageTests {
     }
 
     @Test func aFullOutboxRefusesMessages() throws {
-        let server = try WebSocketTestServer(port: 28006)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, _, connection) = try Self.connect(server) { $0.outboxLimitBytes = 4 << 20 }
         defer { client.close() }

@@ -6,25 +6,25 @@ import Testing
     import Glibc
 #endif
 
-/// wss:// through socat with a test CA, and the HTTP CONNECT proxy (ports 28150-28199).
+/// wss:// through socat with a test CA, and the HTTP CONNECT proxy (servers on ports the kernel picks).
 @Suite struct WebSocketTLSAndProxyTests {
     @Test func wssWorksWithTheTestCAAndFailsWithoutIt() throws {
         var options = WebSocketTestServer.Options()
         options.echo = true
-        let server = try WebSocketTestServer(port: 28150, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
-        let tls = try TLSTestTerminator(port: 28151, forwardingTo: 28150)
+        let tls = try TLSTestTerminator(forwardingTo: server.port)
         defer { tls.stop() }
 
-        let untrusting = WebSocketClient(configuration: .init(url: "wss://localhost:28151/")) { _ in }
+        let untrusting = WebSocketClient(configuration: .init(url: "wss://localhost:\(tls.port)/")) { _ in }
         let error = try #require(throws: WebSocketError.self) { try untrusting.connect() }
         #expect(error.kind == .tls)
         #expect(error.message.contains("certificate"))
-        #expect(error.message.contains("wss://localhost:28151"))
+        #expect(error.message.contains("wss://localhost:\(tls.port)"))
 
         let events = EventRecorder()
         let client = WebSocketClient(
-            configuration: .init(url: "wss://localhost:28151/secure", caFile: tls.certificateFile),
+            configuration: .init(url: "wss://localhost:\(tls.port)/secure", caFile: tls.certificateFile),
             onEvent: events.handler)
         try client.connect()
         #expect(client.send(text: "over TLS"))
@@ -39,13 +39,14 @@ import Testing
     }
 
     @Test func aDropWhileSendingOverTLSIsReportedAs1006() throws {
-        let server = try WebSocketTestServer(port: 28155)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
-        let tls = try TLSTestTerminator(port: 28156, forwardingTo: 28155)
+        let tls = try TLSTestTerminator(forwardingTo: server.port)
         defer { tls.stop() }
         let events = EventRecorder()
         let client = WebSocketClient(
-            configuration: .init(url: "wss://127.0.0.1:28156/", caFile: tls.certificateFile), onEvent: events.handler)
+            configuration: .init(url: "wss://127.0.0.1:\(tls.port)/", caFile: tls.certificateFile),
+            onEvent: events.handler)
         try client.connect()
         let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
         connection.drop()
@@ -59,14 +60,14 @@ import Testing
     @Test func theProxyTunnelsPlainAndTLSConnections() throws {
         var options = WebSocketTestServer.Options()
         options.echo = true
-        let server = try WebSocketTestServer(port: 28160, options: options)
+        let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
-        let proxy = try ConnectProxyTestServer(port: 28161)
+        let proxy = try ConnectProxyTestServer()
         defer { proxy.stop() }
-        let tls = try TLSTestTerminator(port: 28162, forwardingTo: 28160)
+        let tls = try TLSTestTerminator(forwardingTo: server.port)
         defer { tls.stop() }
 
-        for (url, caFile) in [("ws://127.0.0.1:28160/", nil), ("wss://localhost:28162/", tls.certificateFile)] {
+        for (url, caFile) in [(server.url, nil), ("wss://localhost:\(tls.port)/", tls.certificateFile)] {
             let events = EventRecorder()
             let client = WebSocketClient(
                 configuration: .init(url: url, caFile: caFile, proxy: proxy.url), onEvent: events.handler)
@@ -76,12 +77,12 @@ import Testing
             client.close()
             #expect(client.waitUntilClosed(timeout: .seconds(5)))
         }
-        #expect(proxy.connectTargets == ["127.0.0.1:28160", "localhost:28162"])
+        #expect(proxy.connectTargets == ["127.0.0.1:\(server.port)", "localhost:\(tls.port)"])
         #expect(server.connections.count == 2)
     }
 
     @Test func aRefusingProxyIsAProxyError() throws {
-        let proxy = try ConnectProxyTestServer(port: 28170)
+        let proxy = try ConnectProxyTestServer()
         defer { proxy.stop() }
         // The test proxy only tunnels to loopback; any other host gets 405.
         let client = WebSocketClient(configuration: .init(url: "ws://example.invalid:80/", proxy: proxy.url)) { _ in }
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func anEmptyProxyConnectsDirectly() throws {
-        let server = try WebSocketTestServer(port: 28171)
+        let server = try WebSocketTestServer()
         defer { server.stop() }
         let (client, _, _) = try WebSocketMessageTests.connect(server) { $0.proxy = "" }
         client.close()

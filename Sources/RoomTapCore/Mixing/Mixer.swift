@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Sums chosen tracks of a room into one frame per tick, through a ``Limiter``: the source of a
 /// mix track (see ``Room/addMix(name:inputs:channels:)``).
 ///
@@ -24,8 +22,7 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     /// do; derived tracks are not consulted).
     public var isFinished: Bool { true }
 
-    private let generation = Atomic<UInt64>(1)
-    private let inputList: Mutex<[AudioTrack]>
+    private let inputList: PublishedSnapshot<[AudioTrack]>
     // Room clock's thread only:
     private var clockInputs: [AudioTrack] = []
     private var clockGeneration: UInt64 = 0
@@ -38,7 +35,8 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     public init(inputs: [AudioTrack], channels: Int = 1) {
         precondition(channels == 1 || channels == 2, "a mix has 1 or 2 channels")
         self.channels = channels
-        inputList = Mutex(inputs)
+        inputList = PublishedSnapshot(inputs)
+        clockInputs = inputs
         accumulator = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)
         accumulator.initialize(repeating: 0)
         converted = .allocate(capacity: AudioFrame.samplesPerChannel * AudioFrame.maxChannels)
@@ -51,33 +49,37 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     }
 
     /// The tracks now mixed.
-    public var inputs: [AudioTrack] { inputList.withLock { $0 } }
+    public var inputs: [AudioTrack] { inputList.value }
 
     /// Replaces the mixed tracks. Thread-safe; takes effect at the next tick.
     public func setInputs(_ tracks: [AudioTrack]) {
-        inputList.withLock { list in
+        inputList.update { list in
             list = tracks
-            generation.add(1, ordering: .releasing)
+            return true
         }
     }
 
     /// Adds a track to the mix; adding one already mixed does nothing.
     public func addInput(_ track: AudioTrack) {
-        inputList.withLock { list in
-            guard !list.contains(where: { $0 === track }) else { return }
+        inputList.update { list in
+            guard !list.contains(where: { $0 === track }) else { return false }
             list.append(track)
-            generation.add(1, ordering: .releasing)
+            return true
         }
     }
 
     /// Takes a track out of the mix; does nothing if it is not mixed.
     public func removeInput(_ track: AudioTrack) {
-        inputList.withLock { list in
-            guard let i = list.firstIndex(where: { $0 === track }) else { return }
+        inputList.update { list in
+            guard let i = list.firstIndex(where: { $0 === track }) else { return false }
             list.remove(at: i)
-            generation.add(1, ordering: .releasing)
+            return true
         }
     }
+
+    /// Releases, on this thread, the input lists the clock no longer holds (a removed track's last
+    /// reference may be one). Control side.
+    func releaseRetiredInputs() { inputList.releaseRetired() }
 
     /// Always true: a mix has a live mix when its room has a live playout.
     public var hasLivePlayout: Bool { true }
@@ -91,11 +93,8 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
     }
 
     private func mix(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64, live: Bool) -> FrameStatus {
-        let current = generation.load(ordering: .acquiring)
-        if current != clockGeneration, let list = inputList.withLockIfAvailable({ $0 }) {
-            clockInputs = list
-            clockGeneration = current
-        }
+        // Never waits, never frees the list it replaces (see PublishedSnapshot).
+        _ = inputList.take(into: &clockInputs, generation: &clockGeneration)
         let count = AudioFrame.samplesPerChannel * channels
         let acc = accumulator.baseAddress!
         acc.update(repeating: 0, count: count)

@@ -38,8 +38,9 @@ final class RenderPool: @unchecked Sendable {
     @exclusivity(unchecked) private var roomSample: Int64 = 0
     @exclusivity(unchecked) private var soloActive = false
 
-    /// Starts `threadCount - 1` helper threads (1 ... 64 threads in all).
-    init(threadCount: Int) {
+    /// Starts `threadCount - 1` helper threads (1 ... 64 threads in all), under SCHED_FIFO at
+    /// `realtimePriority` when given.
+    init(threadCount: Int, realtimePriority: Int32? = nil) {
         self.threadCount = max(1, min(64, threadCount))
         spins =
             ProcessInfo.processInfo.environment["ROOMTAP_RENDER_SPINS"].flatMap { Int($0) }.map { max(0, $0) }
@@ -48,6 +49,7 @@ final class RenderPool: @unchecked Sendable {
         for index in 1..<self.threadCount {
             let thread = Thread { [self] in
                 SinkWorkerPool.nameCurrentThread("roomtap.render")
+                if let realtimePriority { RealtimeScheduling.applyToCurrentThread(priority: realtimePriority) }
                 helperLoop(index)
             }
             thread.qualityOfService = .userInteractive

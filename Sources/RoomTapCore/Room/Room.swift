@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// A call room: tracks on one timeline, driven by one room clock.
@@ -26,17 +27,18 @@ public final class Room: Sendable {
         var finished = false
     }
 
-    private let routingGeneration = Atomic<UInt64>(0)
     private let appliedGeneration = Atomic<UInt64>(0)
+    private let applyWaiters = Atomic<Int>(0)  // control threads in waitForClock
     private let framesRendered = Atomic<Int64>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let stopPosition = Atomic<Int64>(.max)
     private let clockRunning = Atomic<Bool>(false)
     private let soloActive = Atomic<Bool>(false)
-    private let soloList = Mutex<[AudioTrack]>([])
-    private let control = Mutex(Control())
-    private let routing: Mutex<RenderPlan>
+    private let soloList = Locked<[AudioTrack]>([])
+    private let control = Locked(Control())
+    private let routing: PublishedSnapshot<RenderPlan>
     private let clockDone = DispatchSemaphore(value: 0)
+    private let clockApplied = DispatchSemaphore(value: 0)  // signalled when a waiter exists
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide: ClockSide
 
@@ -47,6 +49,8 @@ public final class Room: Sendable {
         init(plan: RenderPlan) { self.plan = plan }
     }
 
+    /// The SCHED_FIFO priority of the clock's thread and the render helpers; nil: normal.
+    public let realtimePriority: Int32?
     /// Render threads per tick, the clock's included (1 ... 64; see ``RenderPool``).
     public let renderThreads: Int
     /// Source tracks from which the room renders on more than one thread.
@@ -66,12 +70,16 @@ public final class Room: Sendable {
     /// (never more threads than source tracks; see ``RenderPool``): offline rooms on every core,
     /// live rooms to keep a large tick short. `timing` says how late the record is against the
     /// live playout (see ``RoomTiming``; the default: the record is the live audio). With
-    /// `metersTracks` false the tracks' meters are not measured (they read as silence).
+    /// `metersTracks` false the tracks' meters are not measured (they read as silence). With
+    /// `realtimePriority` the clock's thread and the render helpers run under SCHED_FIFO at that
+    /// priority (see ``RealtimeScheduling``; check it is permitted first: a thread that is refused
+    /// stays at normal priority).
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
         renderThreads: Int = 1, parallelThreshold: Int = Room.defaultParallelThreshold,
-        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true
+        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true, realtimePriority: Int32? = nil
     ) {
+        self.realtimePriority = realtimePriority
         self.clock = clock
         self.metersTracks = metersTracks
         self.timing = timing
@@ -79,7 +87,7 @@ public final class Room: Sendable {
         self.parallelThreshold = max(2, parallelThreshold)
         self.endsWhenSourcesFinish = endsWhenSourcesFinish
         let empty = RenderPlan(tracks: [], poolThreads: 1, parallelThreshold: 2)
-        routing = Mutex(empty)
+        routing = PublishedSnapshot(empty)
         clockSide = ClockSide(plan: empty)
         control.withLock { $0.events = events }
     }
@@ -125,9 +133,11 @@ public final class Room: Sendable {
             return true
         }
         guard found else { return }
-        for other in tracks { (other.source as? Mixer)?.removeInput(track) }
+        let mixers = tracks.compactMap { $0.source as? Mixer }
+        for mixer in mixers { mixer.removeInput(track) }
         let generation = publishRouting()
         waitForClock(toApply: generation)
+        for mixer in mixers { mixer.releaseRetiredInputs() }
         retire(track)
     }
 
@@ -166,10 +176,14 @@ public final class Room: Sendable {
         clockRunning.store(true, ordering: .releasing)
         let thread = Thread { [self] in
             SinkWorkerPool.nameCurrentThread("roomtap.clock")  // (Thread.name set before start is lost on Linux)
-            if renderThreads > 1 { clockSide.pool = RenderPool(threadCount: renderThreads) }
+            if let realtimePriority { RealtimeScheduling.applyToCurrentThread(priority: realtimePriority) }
+            if renderThreads > 1 {
+                clockSide.pool = RenderPool(threadCount: renderThreads, realtimePriority: realtimePriority)
+            }
             clock.run { index in tick(index) }
             clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)
+            if applyWaiters.load(ordering: .acquiring) > 0 { clockApplied.signal() }
             clockDone.signal()
         }
         thread.qualityOfService = .userInteractive
@@ -207,6 +221,7 @@ public final class Room: Sendable {
             return (c.tracks, c.events.onFinished)
         }
         publishRouting()
+        routing.releaseRetired()
         for track in remaining { retire(track) }
         onFinished?()
     }
@@ -223,16 +238,25 @@ public final class Room: Sendable {
     private func publishRouting() -> UInt64 {
         let ordered = control.withLock { c in c.tracks.filter { !$0.isDerived } + c.tracks.filter { $0.isDerived } }
         let plan = RenderPlan(tracks: ordered, poolThreads: renderThreads, parallelThreshold: parallelThreshold)
-        return routing.withLock { r in
+        return routing.update { r in
             r = plan
-            return routingGeneration.add(1, ordering: .releasing).newValue
+            return true
         }
     }
 
+    /// Waits until the clock has taken routing `generation` (or has stopped), then releases the
+    /// plans it let go of, on this thread. Sleeps on a semaphore the clock signals after taking a
+    /// new plan while someone waits (rechecked every 100 ms, so two waiters sharing one signal
+    /// cost at most that).
     private func waitForClock(toApply generation: UInt64) {
-        while clockRunning.load(ordering: .acquiring) && appliedGeneration.load(ordering: .acquiring) < generation {
-            usleep(500)
+        applyWaiters.add(1, ordering: .sequentiallyConsistent)
+        while clockRunning.load(ordering: .acquiring)
+            && appliedGeneration.load(ordering: .sequentiallyConsistent) < generation
+        {
+            _ = clockApplied.wait(timeout: .now() + .milliseconds(100))
         }
+        applyWaiters.subtract(1, ordering: .sequentiallyConsistent)
+        routing.releaseRetired()
     }
 
     private func retire(_ track: AudioTrack) {
@@ -247,12 +271,11 @@ public final class Room: Sendable {
         if stopRequested.load(ordering: .acquiring) { return false }
         if index * Int64(AudioFrame.samplesPerChannel) >= stopPosition.load(ordering: .acquiring) { return false }
         let side = clockSide
-        let generation = routingGeneration.load(ordering: .acquiring)
-        if generation != side.generation, let fresh = routing.withLockIfAvailable({ $0 }) {
-            side.plan = fresh
-            for entry in fresh.staggering { entry.source.decodeAhead(entry.ahead) }
-            side.generation = generation
-            appliedGeneration.store(generation, ordering: .releasing)
+        // A new plan, if any and the lock is free; the one replaced is freed on the control side.
+        if routing.take(into: &side.plan, generation: &side.generation) {
+            for entry in side.plan.staggering { entry.source.decodeAhead(entry.ahead) }
+            appliedGeneration.store(side.generation, ordering: .sequentiallyConsistent)
+            if applyWaiters.load(ordering: .sequentiallyConsistent) > 0 { clockApplied.signal() }
         }
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
         let plan = side.plan

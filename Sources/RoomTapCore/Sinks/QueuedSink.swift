@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// Work a ``QueuedSink`` does with frames off the room clock (write a file, send to a socket).
@@ -40,11 +41,8 @@ public enum OverflowPolicy: Sendable {
 /// Thread: `onFrame` on the room clock's thread (never blocks under `.drop`, never allocates);
 /// `close`, the counters and `failure` from any other thread but the consumer thread.
 ///
-/// Not generic on purpose, and its atomics are declared before its mutexes: with Swift 6.3
-/// release builds, an `Atomic` stored right after a `Mutex` in a class has corrupted the memory
-/// at the end of the mutex's value (see docs/ARCHITECTURE.md, "Stored-property order"). The
-/// consumer is called once per frame on the consumer thread, where an existential call costs
-/// nothing that matters.
+/// Not generic on purpose: the consumer is called once per frame on the consumer thread, where
+/// an existential call costs nothing that matters.
 public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     /// The queue between the clock and the consumer thread.
     public let queue: FrameQueue
@@ -63,8 +61,8 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     private let dataReady = DispatchSemaphore(value: 0)
     private let spaceReady = DispatchSemaphore(value: 0)
     private let threadDone = DispatchSemaphore(value: 0)  // the consumer has finished
-    private let result = Mutex<(closed: Bool, error: (any Error)?)>((false, nil))
-    private let failureBox = Mutex<(any Error)?>(nil)
+    private let result = Locked<(closed: Bool, error: (any Error)?)>((false, nil))
+    private let failureBox = Locked<(any Error)?>(nil)
 
     /// A sink with a dedicated thread named `threadName` (its first 15 bytes, as Linux keeps it),
     /// started here. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken when

@@ -1,4 +1,6 @@
+import CLinuxNet
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// A few threads shared by many ``QueuedSink``s whose consumers do short blocking I/O (file
@@ -67,8 +69,10 @@ public final class SinkWorkerPool: Sendable {
     }
 
     /// Names the calling thread `name`, cut to the 15 bytes Linux keeps (whole characters), so
-    /// that /proc/self/task/*/comm, ps and gdb show it: Foundation on Linux passes a name to the
-    /// OS only when a thread names itself, and not at all when it is longer than that.
+    /// that /proc/self/task/*/comm, ps and gdb show it. Calls pthread_setname_np itself: Foundation
+    /// on Linux names the OS thread from `Thread.name` only when it already knows the thread's
+    /// pthread_t, which the starting thread stores after pthread_create returns, so a new thread
+    /// that names itself first kept the process's name (a race a loaded machine lost).
     static func nameCurrentThread(_ name: String) {
         var kept = ""
         for character in name {
@@ -76,20 +80,20 @@ public final class SinkWorkerPool: Sendable {
             kept.append(character)
         }
         Thread.current.name = kept
+        _ = roomtap_thread_set_name(UInt(pthread_self()), kept)
     }
 
     /// One thread of the pool and the sinks it services.
     ///
     /// Thread: `register` on the control side, `wake` from any thread including the room clock's,
-    /// `run` on the worker's own thread. Atomics are declared before the mutex (docs/ARCHITECTURE.md,
-    /// "Stored-property order").
+    /// `run` on the worker's own thread.
     final class Worker: @unchecked Sendable {
         private let threadName: String
         private let sleeping = Atomic<Bool>(false)
         private let retired = Atomic<Bool>(false)
         private let assigned = Atomic<Int>(0)  // registered and not yet finished
         private let wakeUp = DispatchSemaphore(value: 0)
-        private let state = Mutex<(sinks: [QueuedSink], running: Bool)>(([], false))
+        private let state = Locked<(sinks: [QueuedSink], running: Bool)>(([], false))
 
         init(threadName: String) { self.threadName = threadName }
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One participant's audio in the room (or a derived stream such as a mix), with its sinks.
 ///
 /// A track is created by ``Room/addTrack(name:source:)`` (or ``Room/addMix(name:inputs:channels:)``),
@@ -29,8 +27,7 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// Whether ``meter`` is measured every frame.
     let metered: Bool
 
-    private let sinkGeneration = Atomic<UInt64>(0)
-    private let sinkList = Mutex<[SinkEntry]>([])
+    private let sinkList = PublishedSnapshot<[SinkEntry]>([])
     /// State owned by the room clock's thread.
     nonisolated(unsafe) let render: TrackRenderState
 
@@ -52,32 +49,38 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// recording). Adding a sink that is already attached does nothing. The track keeps a strong
     /// reference until the sink is removed or the track leaves the room. Thread-safe.
     public func addSink(_ sink: any AudioTrackSink, tap: SinkTap = .recorded) {
-        sinkList.withLock { list in
-            guard !list.contains(where: { $0.sink === sink }) else { return }
+        sinkList.update { list in
+            guard !list.contains(where: { $0.sink === sink }) else { return false }
             list.append(SinkEntry(sink: sink, tap: tap))
-            sinkGeneration.add(1, ordering: .releasing)
+            return true
         }
     }
 
     /// Detaches `sink`; no frame reaches it after the next tick starts. Removing a sink that is not
     /// attached does nothing. Thread-safe.
     public func removeSink(_ sink: any AudioTrackSink) {
-        sinkList.withLock { list in
-            guard let i = list.firstIndex(where: { $0.sink === sink }) else { return }
+        sinkList.update { list in
+            guard let i = list.firstIndex(where: { $0.sink === sink }) else { return false }
             list.remove(at: i)
-            sinkGeneration.add(1, ordering: .releasing)
+            return true
         }
     }
 
     /// The sinks now attached, in the order they were added.
-    public var sinks: [any AudioTrackSink] { sinkList.withLock { $0.map(\.sink) } }
+    public var sinks: [any AudioTrackSink] { sinkList.value.map(\.sink) }
 
+    /// Detaches every sink. Control side, once the track has left the clock's plan (the clock holds
+    /// no sink list of it any more), so the sinks are released here, not on the clock.
     func removeAllSinks() {
-        sinkList.withLock { list in
+        sinkList.update { list in
             list.removeAll()
-            sinkGeneration.add(1, ordering: .releasing)
+            return true
         }
+        sinkList.releaseRetired()
     }
+
+    /// Sink lists replaced and still kept for the clock (tests).
+    var retiredSinkLists: Int { sinkList.retiredCount }
 
     public var description: String { "\(id) \(name)" }
 
@@ -87,14 +90,9 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     /// allocates nothing.
     func renderFrame(at roomSample: Int64, soloActive: Bool) {
         let state = render
-        let generation = sinkGeneration.load(ordering: .acquiring)
-        if generation != state.sinkGeneration {
-            // Never wait on the control side: if the lock is busy, keep the old list one more tick.
-            if let list = sinkList.withLockIfAvailable({ $0 }) {
-                state.sinks = list
-                state.sinkGeneration = generation
-            }
-        }
+        // Never waits on the control side (a busy lock keeps the old list one more tick), never
+        // frees the list it replaces (see PublishedSnapshot).
+        _ = sinkList.take(into: &state.sinks, generation: &state.sinkGeneration)
         let controlState = TrackControls.decode(controls.packed, soloed: controls.isSoloed)
         let heardNow = controlState.heardGain(soloActive: soloActive)
         state.liveHeardGain.advance(to: heardNow)

@@ -1,3 +1,4 @@
+import RoomTapSync
 import Synchronization
 
 /// The room's mapping from senders' RTCP wall clock (NTP, RFC 3550 §6.4.1,
@@ -15,7 +16,7 @@ import Synchronization
 public final class SenderClockSync: Sendable {
     private let offset = Atomic<Int64>(.min)  // room sample of NTP 0, in 48 kHz samples; .min: unset
     private let groupDelay = Atomic<Int64>(0)
-    private let needs = Mutex<[ObjectIdentifier: Int64]>([:])
+    private let needs = Locked<[ObjectIdentifier: Int64]>([:])
 
     /// An empty mapping: the first stream with a sender report will fix it.
     public init() {}

@@ -1,5 +1,6 @@
 import CLinuxNet
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// What an ``RTPReceiver`` hands on. Called on the receiver's one receive thread
@@ -60,7 +61,7 @@ public final class RTPReceiver: Sendable {
         fileprivate let rtpCount = Atomic<Int>(0)
         fileprivate let rtcpCount = Atomic<Int>(0)
         fileprivate let rtcpInvalidCount = Atomic<Int>(0)
-        fileprivate let invalidCounts = Mutex<[Int]>(Array(repeating: 0, count: RTPParseError.allCases.count))
+        fileprivate let invalidCounts = Locked<[Int]>(Array(repeating: 0, count: RTPParseError.allCases.count))
 
         /// Datagrams read.
         public var datagrams: Int { datagramCount.load(ordering: .relaxed) }
@@ -100,7 +101,7 @@ public final class RTPReceiver: Sendable {
     private let wakeFD: Int32
     /// The receive thread's buffers; touched by the receive thread only.
     private let buffers: ReceiveBuffers
-    private let phase = Mutex<Phase>(.idle)
+    private let phase = Locked<Phase>(.idle)
 
     private static let wakeToken = UInt64.max
 

@@ -11,9 +11,9 @@
 /// - RTCP packets are consecutive, 32-bit multiples, bodies inside their packets.
 ///
 /// Thread: pure, any thread. Allocates nothing in an optimized build, like the parsers it calls.
-public enum WireFuzz {
+package enum WireFuzz {
     /// Runs every parser over `bytes`; traps only when a parser breaks an invariant.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         var sink: UInt64 = 0
         sink &+= UInt64(RTPDemux.isRTCP(bytes) ? 1 : 0)
         exerciseRTP(bytes, &sink)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -17,13 +17,13 @@ public final class ConnectProxyTestServer: Sendable {
     public var url: String { "http://127.0.0.1:\(port)" }
 
     private let listener: Int32
-    private let requests = Mutex<[String]>([])
-    private let stopped = Mutex(false)
+    private let requests = Locked<[String]>([])
+    private let stopped = Locked(false)
 
     /// Starts listening on 127.0.0.1:`port`.
-    public init(port: UInt16) throws {
-        self.port = port
+    public init(port: UInt16 = 0) throws {
         listener = try TestTCP.listen(port: port)
+        self.port = TestTCP.boundPort(listener)
         let listener = listener
         TestTCP.thread("proxy-test.accept") { [self] in
             while true {

@@ -16,11 +16,12 @@ public final class TLSTestTerminator: Sendable {
     private let directory: String
     private let process: Process
 
-    /// Makes a key and certificate in a new temporary directory and starts socat; returns once
-    /// socat accepts connections (or throws after 5 s).
-    public init(port: UInt16, forwardingTo plainPort: UInt16) throws {
-        self.port = port
-        directory = NSTemporaryDirectory() + "roomtap-tls-\(getpid())-\(port)-\(UInt32.random(in: 0...UInt32.max))"
+    /// Makes a key and certificate in a new temporary directory and starts socat on `port` (by
+    /// default a port the kernel just gave out: socat cannot report one it picked, so a port taken
+    /// meanwhile by another process is retried with a new one); returns once socat accepts
+    /// connections (or throws after three tries of 5 s).
+    public init(port: UInt16 = 0, forwardingTo plainPort: UInt16) throws {
+        directory = NSTemporaryDirectory() + "roomtap-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         certificateFile = directory + "/cert.pem"
         let keyFile = directory + "/key.pem"
@@ -38,24 +39,39 @@ public final class TLSTestTerminator: Sendable {
         guard openssl.terminationStatus == 0 else {
             throw TestTCP.Failure(description: "openssl req failed with status \(openssl.terminationStatus)")
         }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
-        process.arguments = [
-            "OPENSSL-LISTEN:\(port),bind=127.0.0.1,cert=\(certificateFile),key=\(keyFile),verify=0,reuseaddr,fork",
-            "TCP:127.0.0.1:\(plainPort)",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let ready = waitUntil(timeout: .seconds(5)) {
-            let fd = TestTCP.connect(port: port)
-            guard fd >= 0 else { return false }
-            close(fd)
-            return true
-        }
-        guard ready else {
-            stop()
-            throw TestTCP.Failure(description: "socat did not start listening on \(port)")
+        var attempt = 0
+        while true {
+            attempt += 1
+            let chosen = port != 0 ? port : try TestTCP.freePort()
+            let socat = Process()
+            socat.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+            socat.arguments = [
+                "OPENSSL-LISTEN:\(chosen),bind=127.0.0.1,cert=\(certificateFile),key=\(keyFile),verify=0,reuseaddr,fork",
+                "TCP:127.0.0.1:\(plainPort)",
+            ]
+            socat.standardOutput = FileHandle.nullDevice
+            socat.standardError = FileHandle.nullDevice
+            try socat.run()
+            let ready = waitUntil(timeout: .seconds(5)) {
+                guard socat.isRunning else { return true }  // exited: the port was taken
+                let fd = TestTCP.connect(port: chosen)
+                guard fd >= 0 else { return false }
+                close(fd)
+                return true
+            }
+            if ready && socat.isRunning {
+                self.port = chosen
+                self.process = socat
+                return
+            }
+            if socat.isRunning {
+                kill(socat.processIdentifier, SIGKILL)
+                socat.waitUntilExit()
+            }
+            guard port == 0 && attempt < 3 else {
+                try? FileManager.default.removeItem(atPath: directory)
+                throw TestTCP.Failure(description: "socat did not start listening on \(chosen)")
+            }
         }
     }
 

@@ -11,7 +11,7 @@ enum TestTCP {
         var description: String
     }
 
-    /// A listening socket on 127.0.0.1:`port`.
+    /// A listening socket on 127.0.0.1:`port` (0: a port the kernel picks; see ``boundPort(_:)``).
     static func listen(port: UInt16) throws(Failure) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
@@ -29,6 +29,25 @@ enum TestTCP {
             throw Failure(description: "cannot listen on 127.0.0.1:\(port): errno \(code)")
         }
         return fd
+    }
+
+    /// A TCP port on 127.0.0.1 the kernel just gave out (bound to port 0, read back, closed), for
+    /// a helper program that must be told its port (socat).
+    static func freePort() throws(Failure) -> UInt16 {
+        let fd = try listen(port: 0)
+        defer { close(fd) }
+        return boundPort(fd)
+    }
+
+    /// The port `fd` is bound to (read back with getsockname: a server given port 0 got it from
+    /// the kernel, so tests running side by side never share one), or 0.
+    static func boundPort(_ fd: Int32) -> UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let status = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return status == 0 ? UInt16(bigEndian: address.sin_port) : 0
     }
 
     /// A connected socket to 127.0.0.1:`port`, or -1.
@@ -135,4 +154,34 @@ enum TestTCP {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
     }
+}
+
+/// A TCP port on 127.0.0.1 where nothing listens, held for the test: a socket bound to a port the
+/// kernel picks and never listening, so connecting is refused and no other test can take the port
+/// meanwhile. Closed on deinit.
+public final class RefusingTCPPort: Sendable {
+    /// The port.
+    public let port: UInt16
+    private let fd: Int32
+
+    public init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestTCP.Failure(description: "socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw TestTCP.Failure(description: "bind: errno \(errno)")
+        }
+        self.fd = fd
+        port = TestTCP.boundPort(fd)
+    }
+
+    deinit { close(fd) }
 }

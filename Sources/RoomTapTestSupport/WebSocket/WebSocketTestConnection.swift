@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -38,8 +38,8 @@ public final class WebSocketTestConnection: Sendable {
     /// The upgrade request (target, headers).
     public let request: WebSocketTestRequest
     private let fd: Int32
-    private let writeLock = Mutex(false)  // true once dropped
-    private let record = Mutex(Record())
+    private let writeLock = Locked(false)  // true once dropped
+    private let record = Locked(Record())
     private unowned let server: WebSocketTestServer
 
     init(fd: Int32, request: WebSocketTestRequest, server: WebSocketTestServer) {

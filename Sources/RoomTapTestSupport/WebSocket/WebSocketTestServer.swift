@@ -1,6 +1,6 @@
 import Foundation
+import RoomTapSync
 import RoomTapWebSocket
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +17,7 @@ import Synchronization
 /// closes or drops on command.
 ///
 /// ```swift
-/// let server = try WebSocketTestServer(port: 28001)
+/// let server = try WebSocketTestServer()
 /// defer { server.stop() }
 /// let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
 /// try client.connect()
@@ -61,27 +61,28 @@ public final class WebSocketTestServer: Sendable {
 
     let options: Options
     private let listener: Int32
-    private let connectionList = Mutex<[WebSocketTestConnection]>([])
-    private let upgradeRequestList = Mutex<[String]>([])
-    private let stopped = Mutex(false)
+    private let connectionList = Locked<[WebSocketTestConnection]>([])
+    private let upgradeRequestList = Locked<[String]>([])
+    private let stopped = Locked(false)
     let onConnection: (@Sendable (WebSocketTestConnection) -> Void)?
     let onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)?
 
-    /// Starts listening on 127.0.0.1:`port`.
+    /// Starts listening on 127.0.0.1:`port` (by default a free port the kernel picks: read it back
+    /// from ``port`` or ``url``).
     ///
     /// - Parameters:
     ///   - onConnection: called on the reader thread after the 101 went out, before any frame.
     ///   - onMessage: called on the reader thread for every complete message (after recording it).
     public init(
-        port: UInt16, options: Options = Options(),
+        port: UInt16 = 0, options: Options = Options(),
         onConnection: (@Sendable (WebSocketTestConnection) -> Void)? = nil,
         onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)? = nil
     ) throws {
-        self.port = port
         self.options = options
         self.onConnection = onConnection
         self.onMessage = onMessage
         listener = try TestTCP.listen(port: port)
+        self.port = TestTCP.boundPort(listener)
         let listener = listener
         TestTCP.thread("ws-test.accept") { [self] in
             while true {

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// The agent of a recorded room (`record --agent`): a ``RealtimeAgent`` whose voice is the track
 /// `agent` (recorded to agent.wav, mixed, played, sent as RTP with --agent-send) and who hears a
@@ -13,7 +13,7 @@ final class RoomAgent: Sendable {
     let options: AgentOptions
     let agent: RealtimeAgent
     let transcript: TranscriptWriter
-    private let tracks = Mutex<AgentTracks?>(nil)
+    private let tracks = Locked<AgentTracks?>(nil)
     private let sender: RTPOpusSender?
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// Every control change made while the room ran, with the room time it took effect, for the
 /// `controls` array of room.json (and `roomtap timeline`).
@@ -28,7 +28,7 @@ final class ControlLog: Sendable {
         var tracks: [String]? = nil
     }
 
-    private let changes = Mutex<[Change]>([])
+    private let changes = Locked<[Change]>([])
     /// Seconds between a change being live and its place in the record.
     private let recordLag: Double
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import Synchronization
 
 /// The commands of the control socket (docs/CONTROL-PROTOCOL.md) acting on a running room: who the
@@ -35,9 +36,9 @@ final class RoomControlHandler: ControlHandler {
     let log: ControlLog
     private let details: @Sendable (AudioTrack) -> TrackDetails
     private let status: @Sendable () -> StatusDetails
-    private let publisher = Mutex<(@Sendable (JSONValue) -> Void)?>(nil)
-    private let agentHandler = Mutex<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
-    private let stopAction = Mutex<(@Sendable () -> Void)?>(nil)
+    private let publisher = Locked<(@Sendable (JSONValue) -> Void)?>(nil)
+    private let agentHandler = Locked<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
+    private let stopAction = Locked<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let startedMonotonic = ContinuousClock.now
 

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import Synchronization
+import RoomTapSync
 
 /// `roomtap watch`: a live view of the running room. On a terminal: a level meter and talking
 /// indicator per track, redrawn in place about 10 times a second, with keys to select a track,
@@ -64,7 +64,7 @@ enum WatchCommand {
     // MARK: - The terminal view
 
     private static func interactive(events: ControlClient, commands: ControlClient) throws {
-        let screen = Mutex(Screen())
+        let screen = Locked(Screen())
         let eventClient = UncheckedBox(events)
         let thread = Thread {
             do {
