@@ -43,14 +43,16 @@ let package = Package(
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), SRTP (libsrtp2) and who
         // may send, the jitter buffer.
         .target(
-            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP"], swiftSettings: strict),
+            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP"],
+            swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).
         .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair; FLAC (libFLAC) and Ogg Opus (libopus +
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(
-            name: "RoomTapSinks", dependencies: ["RoomTapCore", "CFLAC", "COpus", "COgg", "CSoxr", "CEBUR128"],
+            name: "RoomTapSinks",
+            dependencies: ["RoomTapSync", "RoomTapCore", "CFLAC", "COpus", "COgg", "CSoxr", "CEBUR128"],
             swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
         .target(name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore"], swiftSettings: strict),
@@ -93,7 +95,8 @@ let package = Package(
         // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
         // Realtime servers).
         .target(
-            name: "RoomTapTestSupport", dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
+            name: "RoomTapTestSupport",
+            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],

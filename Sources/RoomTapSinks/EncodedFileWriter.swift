@@ -1,5 +1,6 @@
 import Foundation
 public import RoomTapCore
+import RoomTapSync
 import Synchronization
 
 /// Writes a track's 10 ms frames to a file in any ``AudioFileFormat`` at any
@@ -52,7 +53,7 @@ public final class EncodedFileWriter: AudioFileWriter {
     private var finished = false
     private let writtenCounter = Atomic<Int64>(0)
     private let offeredEnd = Atomic<Int64>(.min)
-    private let measured = Mutex<LoudnessMeter.Result?>(nil)
+    private let measured = Locked<LoudnessMeter.Result?>(nil)
 
     /// Creates the file (see the encoders for the errors; `.invalidArgument` for a rate roomtap
     /// does not write).
