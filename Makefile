@@ -4,8 +4,8 @@
 SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
-APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev pkg-config
-APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libspandsp-dev pkg-config
+APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good janus
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 

@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
 
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C dependencies.
         .target(name: "RoomTapCore", swiftSettings: strict),
@@ -32,8 +33,11 @@ let package = Package(
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
         .target(name: "CLinuxNet"),
-        // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer.
-        .target(name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet"], swiftSettings: strict),
+        // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), the jitter buffer; the
+        // PBX codecs (G.711/G.722 through libspandsp, L16) resampled to 48 kHz by libsoxr.
+        .target(
+            name: "RoomTapRTP", dependencies: ["RoomTapCore", "COpus", "CLinuxNet", "CSpanDSP", "CSoxr"],
+            swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair.
         .target(name: "RoomTapSinks", dependencies: ["RoomTapCore"], swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
