@@ -140,9 +140,12 @@ struct SDPParser {
         var participants: [ParticipantDescription] = []
         var claimed: [PortAndSSRC: Int] = [:]
         for section in sections {
-            // The first format roomtap decodes chooses the codec; its other payload types join it.
+            // Opus when offered (a sender offering it with others, a WebRTC SFU, sends it), else the
+            // first format roomtap decodes; the payload types of the same codec join it.
             let codecs = section.formats.map { codec(of: $0, in: section) }
-            guard let preferredIndex = codecs.firstIndex(where: { $0 != nil }), let codec = codecs[preferredIndex] else {
+            guard let preferredIndex = codecs.firstIndex(where: { $0?.isOpus == true }) ?? codecs.firstIndex(where: { $0 != nil }),
+                let codec = codecs[preferredIndex]
+            else {
                 throw error(
                     .unsupported, section.line,
                     "m=audio on port \(section.port) offers only \(offered(section)); "
