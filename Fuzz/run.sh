@@ -33,6 +33,9 @@ printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85
   >"$corpus/seed-rtp-extension.bin"
 printf '\x80\xc8\x00\x06\x00\x0a\x11\xce\xe0\x00\x00\x00\x80\x00\x00\x00\x00\x00\x12\xc0\x00\x00\x00\x19\x00\x00\x02\x58\x81\xcb\x00\x01\x00\x00\x0b\x0b' \
   >"$corpus/seed-rtcp-sr-bye.bin"
+# A PBX stream (PBXCodecFuzz): codec byte 0 (PCMU), then packets of 160 µ-law bytes, steps 1 and 8.
+{ printf '\x00'; for _ in 1 2 3 4; do printf '\xa0\x01\x08'; head -c 160 /dev/zero | tr '\0' '\125'; done; } \
+  >"$corpus/seed-pbx-pcmu.bin"
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

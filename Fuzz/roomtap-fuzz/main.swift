@@ -5,7 +5,8 @@
 //
 // Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
 // volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
-// the Opus TOC; SDP and the JSON room file), to OpusHead.parse, OpusTags.parse, and through the
+// the Opus TOC; SDP and the JSON room file; the PBX codecs' payloads through a jitter buffer),
+// to OpusHead.parse, OpusTags.parse, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -30,6 +31,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
+    PBXCodecFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)

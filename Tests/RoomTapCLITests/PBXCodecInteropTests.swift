@@ -51,14 +51,14 @@ import Testing
             "record", "--sdp", sdp.path, "--duration", "5", "--out", out.path, "--quiet",
         ])
         try waitUntilListening(port: port, pid: recorder.pid)
-        // The relay notes the first datagram's arrival: what anchors the stream.
-        let relay = try UDPRelay(
+        // The relay notes every datagram's arrival and RTP timestamp: where the stream belongs.
+        let relay = try RTPArrivalRelay(
             listen: try #require(ListenAddress("127.0.0.1:\(relayPort)")),
             forward: try #require(ListenAddress("127.0.0.1:\(port)")))
         let send = try CLIRunner.start(sender(["-i", wav.path], relayPort).dropLast(2), executable: Self.ffmpeg)
         #expect(send.wait(timeout: 20).status == 0)
         let outcome = recorder.wait(timeout: 30)
-        let firstArrival = relay.stop()
+        let arrivals = relay.stop()
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
 
         let json = try roomJSON(out)
@@ -72,23 +72,36 @@ import Testing
             .samples
         #expect(samples.count == json["durationSamples"] as? Int, "the file has the room's length")
 
-        // Placed: the source's first sample at its first packet's arrival + the record delay.
-        let arrival = try #require(firstArrival, "the relay saw no packet")
+        // Placed: the source's first sample at its first packet's arrival + the record delay, less
+        // how much earlier the stream's least-delayed packets put it (ffmpeg sends its first
+        // packets late, while it starts up, then catches up): the record places a stream by its
+        // least-delayed packets (docs/ARCHITECTURE.md), and says by how much in recordAnchorMs.
+        let first = try #require(arrivals.first, "the relay saw no packet")
+        let clockRate = Double(codec.split(separator: "/")[1])!
+        let leastSkew = arrivals.map { a in
+            a.arrival.timeIntervalSince(first.arrival) - Double(Int32(bitPattern: a.timestamp &- first.timestamp)) / clockRate
+        }.min()!
         let recordDelay = Int(try #require(rtp["recordDelayMs"] as? Double) * 48)
-        let anchor = Int(arrival.timeIntervalSince(startTime) * 48_000) + recordDelay
+        let firstPacket = Int(first.arrival.timeIntervalSince(startTime) * 48_000) + recordDelay
+        let anchor = firstPacket + Int((leastSkew * 48_000).rounded())
         let window = Array(Self.source[0..<24_000])
         var best = (lag: 0, c: -2.0)
-        for lag in stride(from: -1_920, through: 1_920, by: 1) {
+        for lag in stride(from: -4_800, through: 4_800, by: 1) {
             let from = anchor + lag
             guard from >= 0, from + window.count <= samples.count else { continue }
             let c = TestSignal.correlation(samples[from..<(from + window.count)], window)
             if c > best.c { best = (lag, c) }
         }
-        #expect(abs(best.lag) <= 960, "\(codec): placed \(best.lag) samples from its first packet + the delay")
+        let anchorMs = rtp["recordAnchorMs"] as? Double ?? 0
+        #expect(abs(best.lag) <= 960, "\(codec): placed \(best.lag) samples from its least-delayed packets")
+        #expect(abs(Double(anchor - firstPacket) / 48 - anchorMs) <= 20, "room.json's recordAnchorMs \(anchorMs)")
         let start = anchor + best.lag
         let whole = TestSignal.correlation(samples[start..<min(samples.count, start + Self.source.count)], Self.source)
         #expect(whole >= 0.95, "\(codec): correlation \(whole) with the source")
-        print("PBX interop \(codec): placed \(best.lag) samples (\(Double(best.lag) / 48) ms) off, correlation \(whole)")
+        print(
+            "PBX interop \(codec): \(Double(best.lag) / 48) ms from the least-delayed packets' place, "
+                + "\(Double(anchor + best.lag - firstPacket) / 48) ms from the first packet's; recordAnchorMs "
+                + "\(anchorMs); correlation \(whole)")
     }
 
     /// A payload type nobody described is counted and dropped, never guessed at: PCMA sent to a
@@ -120,5 +133,45 @@ import Testing
             let rtp = track["rtp"] as? [String: Any]
             #expect(rtp?["packets"] as? Int ?? 0 == 0, "\(track)")
         }
+    }
+}
+
+/// Forwards UDP datagrams from `listen` to `forward` on a thread of its own and notes each RTP
+/// packet's arrival (wall clock) and timestamp, for senders whose send times the test cannot see.
+final class RTPArrivalRelay: @unchecked Sendable {
+    struct Arrival {
+        var arrival: Date
+        var timestamp: UInt32
+    }
+
+    private let socket: UDPSocket
+    private let out: DatagramSocket
+    private let lock = NSLock()
+    private var arrivals: [Arrival] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(listen: ListenAddress, forward: ListenAddress) throws {
+        socket = try UDPSocket(address: listen)
+        out = DatagramSocket(forward)
+        let thread = Thread { [self] in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+            defer { buffer.deallocate() }
+            while let n = socket.receive(into: buffer, timeoutMilliseconds: 50) {
+                guard n >= 12 else { continue }
+                let now = Date()
+                let timestamp = UInt32(buffer[4]) << 24 | UInt32(buffer[5]) << 16 | UInt32(buffer[6]) << 8 | UInt32(buffer[7])
+                lock.withLock { arrivals.append(Arrival(arrival: now, timestamp: timestamp)) }
+                out.send(Array(buffer[0..<n]))
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Stops relaying; returns every packet's arrival, in arrival order.
+    func stop() -> [Arrival] {
+        socket.close()
+        done.wait()
+        return lock.withLock { arrivals }
     }
 }

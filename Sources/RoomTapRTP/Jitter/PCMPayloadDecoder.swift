@@ -159,8 +159,8 @@ final class PCMPayloadDecoder: PayloadDecoder {
         for i in 0..<n {
             let left = max(0, fadeLength - fadePosition - i)
             let scale = Int32(left) * 32_768 / Int32(max(1, fadeLength))
-            mapped[i * channels] = Int16(Int32(lastSample.0) * scale >> 15)
-            if channels == 2 { mapped[i * channels + 1] = Int16(Int32(lastSample.1) * scale >> 15) }
+            mapped[i * channels] = Int16((Int32(lastSample.0) * scale) >> 15)
+            if channels == 2 { mapped[i * channels + 1] = Int16((Int32(lastSample.1) * scale) >> 15) }
         }
         fadePosition += n
     }
