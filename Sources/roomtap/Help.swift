@@ -73,10 +73,11 @@ enum Help {
     static let recordIntro = """
         OVERVIEW: Record every speaker of a room to a time-aligned WAV each.
 
-        Speakers come from Ogg Opus files (--file) or live, as Opus over RTP from an SFU or PBX
-        (--listen, --sdp, --room). All speakers share one room timeline that starts at 0: a file
-        starts at room time 0 or at its '@' offset (seconds); a live participant is placed by its
-        RTP timestamps from its first packet on. Every WAV covers the whole room, start to end,
+        Speakers come from Ogg Opus files (--file) or live, as RTP from an SFU or PBX (--listen,
+        --sdp, --room): Opus, or G.711 (PCMU, PCMA), G.722 or L16 where the SDP's a=rtpmap or the
+        room file's "codec" says so (docs/ROOM-FILE.md). All speakers share one room timeline that
+        starts at 0: a file starts at room time 0 or at its '@' offset (seconds); a live
+        participant is placed by its RTP timestamps from its first packet on. Every WAV covers the whole room, start to end,
         with silence where its speaker is absent, so all files of a room have exactly the same
         number of samples (48 kHz, 16-bit).
 

@@ -221,7 +221,8 @@ struct RoomReport: Codable {
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {
         let s = participant.buffer.statistics
         return RTPStatistics(
-            port: participant.port, ssrc: participant.ssrc, codec: participant.buffer.codec.description, packets: s.packets, bytes: s.bytes, lost: s.lost,
+            port: participant.port, ssrc: participant.ssrc, codec: participant.buffer.codec.description,
+            packets: s.packets, bytes: s.bytes, lost: s.lost,
             recoveredByFEC: s.recoveredByFEC, concealedMs: s.concealedSamples / 48, late: s.late,
             duplicates: s.duplicates, reordered: s.reordered, restarts: s.restarts, invalid: s.invalid,
             jitterMs: (s.jitterMilliseconds * 100).rounded() / 100, driftCorrectedSamples: s.driftCorrectedSamples,

@@ -44,7 +44,8 @@ import Testing
         }
         // A first, tiny run writes the SDP (the codec's, with the recorder's port).
         let probe = try CLIRunner.run(
-            sender(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono:d=0.05"], port), timeout: 20, executable: Self.ffmpeg)
+            sender(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono:d=0.05"], port), timeout: 20, executable: Self.ffmpeg
+        )
         #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
 
         let recorder = try CLIRunner.start([
@@ -68,8 +69,10 @@ import Testing
         let rtp = try #require(track["rtp"] as? [String: Any])
         #expect(rtp["codec"] as? String == codec)
         #expect(rtp["invalid"] as? Int == 0 && rtp["lost"] as? Int == 0, "\(rtp)")
-        let samples = try WAVFile.readSamples(path: out.appendingPathComponent(try #require(track["file"] as? String)).path)
-            .samples
+        let samples = try WAVFile.readSamples(
+            path: out.appendingPathComponent(try #require(track["file"] as? String)).path
+        )
+        .samples
         #expect(samples.count == json["durationSamples"] as? Int, "the file has the room's length")
 
         // Placed: the source's first sample at its first packet's arrival + the record delay, less
@@ -79,7 +82,8 @@ import Testing
         let first = try #require(arrivals.first, "the relay saw no packet")
         let clockRate = Double(codec.split(separator: "/")[1])!
         let leastSkew = arrivals.map { a in
-            a.arrival.timeIntervalSince(first.arrival) - Double(Int32(bitPattern: a.timestamp &- first.timestamp)) / clockRate
+            a.arrival.timeIntervalSince(first.arrival) - Double(Int32(bitPattern: a.timestamp &- first.timestamp))
+                / clockRate
         }.min()!
         let recordDelay = Int(try #require(rtp["recordDelayMs"] as? Double) * 48)
         let firstPacket = Int(first.arrival.timeIntervalSince(startTime) * 48_000) + recordDelay
@@ -120,7 +124,8 @@ import Testing
         try waitUntilListening(port: port, pid: recorder.pid)
         let send = try CLIRunner.run(
             [
-                "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=f=440:d=0.5", "-c:a", "pcm_alaw",
+                "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=f=440:d=0.5", "-c:a",
+                "pcm_alaw",
                 "-ar", "8000", "-ac", "1", "-f", "rtp", "rtp://127.0.0.1:\(port)",
             ], timeout: 20, executable: Self.ffmpeg)
         #expect(send.status == 0)
@@ -159,7 +164,8 @@ final class RTPArrivalRelay: @unchecked Sendable {
             while let n = socket.receive(into: buffer, timeoutMilliseconds: 50) {
                 guard n >= 12 else { continue }
                 let now = Date()
-                let timestamp = UInt32(buffer[4]) << 24 | UInt32(buffer[5]) << 16 | UInt32(buffer[6]) << 8 | UInt32(buffer[7])
+                let timestamp =
+                    UInt32(buffer[4]) << 24 | UInt32(buffer[5]) << 16 | UInt32(buffer[6]) << 8 | UInt32(buffer[7])
                 lock.withLock { arrivals.append(Arrival(arrival: now, timestamp: timestamp)) }
                 out.send(Array(buffer[0..<n]))
             }

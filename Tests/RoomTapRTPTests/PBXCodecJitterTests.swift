@@ -33,7 +33,8 @@ import Testing
                 start + Int64(next * samplesPerPacket * 48_000 / codec.clockRate) < room + 480
             {
                 if !lost.contains(next) {
-                    let arrival = UInt64(start + Int64(next * samplesPerPacket * 48_000 / codec.clockRate)) * 1_000_000 / 48
+                    let arrival =
+                        UInt64(start + Int64(next * samplesPerPacket * 48_000 / codec.clockRate)) * 1_000_000 / 48
                     packets[next].withUnsafeBytes { payload in
                         _ = buffer.insert(
                             sequence: UInt16(truncatingIfNeeded: 7_000 + next),

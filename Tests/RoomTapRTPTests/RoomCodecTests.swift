@@ -31,7 +31,8 @@ import Testing
     }
 
     @Test func aWrongRateOrChannelCountIsNotTheCodec() {
-        let error = sdpError(Self.head + "m=audio 25000 RTP/AVP 96 97\na=rtpmap:96 PCMA/16000\na=rtpmap:97 L16/16000/3\n")
+        let error = sdpError(
+            Self.head + "m=audio 25000 RTP/AVP 96 97\na=rtpmap:96 PCMA/16000\na=rtpmap:97 L16/16000/3\n")
         #expect(error?.reason == .unsupported)
         #expect(error?.description.contains("offers only PCMA/16000, L16/16000/3") == true)
     }

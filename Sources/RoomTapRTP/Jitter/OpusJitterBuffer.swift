@@ -106,7 +106,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     ///     receive thread.
     /// Returns nil if the codec's library cannot create a decoder.
     public init?(
-        channels: Int = 1, codec: AudioCodec = .opus, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
+        channels: Int = 1, codec: AudioCodec = .opus, targetDelayMilliseconds: Int = 60,
+        maxDelayMilliseconds: Int = 200,
         adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true,
         recordLookahead: Bool = false,
         senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,

@@ -50,7 +50,9 @@ public enum PBXCodecFuzz {
         for _ in 0..<30 { render(buffer, frame, &room) }
     }
 
-    private static func render(_ buffer: OpusJitterBuffer, _ frame: UnsafeMutableBufferPointer<Int16>, _ room: inout Int64) {
+    private static func render(
+        _ buffer: OpusJitterBuffer, _ frame: UnsafeMutableBufferPointer<Int16>, _ room: inout Int64
+    ) {
         let status = buffer.render(into: frame, at: room)
         if status == .silence { check(frame.allSatisfy { $0 == 0 }, "a silent frame holds samples") }
         _ = buffer.renderLive(into: frame, at: room)

@@ -74,7 +74,9 @@ final class ResamplingQueue {
         var fed: Int64 = 0
         var got: Int64 = 0
         var held: Int64 = 0
-        for size in [1, inputRate / 100, inputRate / 50, inputRate / 50 + 7, 3, maxInput] + Array(repeating: inputRate / 50, count: 20) {
+        for size in [1, inputRate / 100, inputRate / 50, inputRate / 50 + 7, 3, maxInput]
+            + Array(repeating: inputRate / 50, count: 20)
+        {
             let n = min(max(1, size), maxInput)
             var idone = 0
             var odone = 0

@@ -146,7 +146,8 @@ struct RoomFileParser {
             participants.append(
                 ParticipantDescription(
                     name: name, port: UInt16(port), address: participantAddress ?? listen, ssrc: ssrc,
-                    payloadTypes: payloadTypes, channels: channels.map { Int($0) } ?? min(2, codec.isOpus ? 1 : codec.channels),
+                    payloadTypes: payloadTypes,
+                    channels: channels.map { Int($0) } ?? min(2, codec.isOpus ? 1 : codec.channels),
                     codec: codec))
         }
         return RoomDescription(participants: participants)

@@ -143,7 +143,9 @@ struct SDPParser {
             // Opus when offered (a sender offering it with others, a WebRTC SFU, sends it), else the
             // first format roomtap decodes; the payload types of the same codec join it.
             let codecs = section.formats.map { codec(of: $0, in: section) }
-            guard let preferredIndex = codecs.firstIndex(where: { $0?.isOpus == true }) ?? codecs.firstIndex(where: { $0 != nil }),
+            guard
+                let preferredIndex = codecs.firstIndex(where: { $0?.isOpus == true })
+                    ?? codecs.firstIndex(where: { $0 != nil }),
                 let codec = codecs[preferredIndex]
             else {
                 throw error(
