@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize interop
 
 all: build
 
@@ -85,6 +85,11 @@ sanitize: deps
 	    | grep -E '^(✘ Test run|✔ Test run)|ERROR: AddressSanitizer|SUMMARY' || status=1; \
 	  echo "$$s: $$(grep -c 'WARNING: ThreadSanitizer' .build/sanitize-$$s.log) ThreadSanitizer reports (see .build/sanitize-$$s.log)"; \
 	done; exit $$status
+
+# End to end through real servers, too slow or too heavy for `make test` (about 25 s each):
+# Janus's AudioBridge with two plain-RTP ffmpeg participants, each group rtp_forwarded to roomtap.
+interop: build
+	bash Tests/Interop/janus-audiobridge.sh $(ROOMTAP_RELEASE)
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20
