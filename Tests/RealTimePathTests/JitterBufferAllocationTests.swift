@@ -58,7 +58,7 @@ extension AllocationCounting {
         /// through 10 % loss, with the record and the live playout side by side.
         @Test(arguments: [
             (AudioCodec.pcmu, 160), (.pcma, 160), (.g722, 160), (.l16(rate: 16_000), 320),
-            (.l16(rate: 44_100, channels: 2), 441),
+            (.l16(rate: 44_100), 441), (.l16(rate: 48_000, channels: 2), 240),
         ])
         func pbxCodecsInsertAndRenderMakeNoAllocation(codec: AudioCodec, samplesPerPacket: Int) throws {
             let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
