@@ -4,12 +4,12 @@
 SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
-APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev pkg-config
-APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev pkg-config
+APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize soak soak-live soak-virtual
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize soak soak-live soak-virtual interop
 
 all: build
 
@@ -102,6 +102,11 @@ soak-live: deps
 soak-virtual: deps
 	$(SWIFT) build -c release --product roomtap
 	bash Benchmarks/soak-virtual.sh
+
+# End to end through real servers, too slow or too heavy for `make test` (about 25 s each):
+# Janus's AudioBridge with two plain-RTP ffmpeg participants, each group rtp_forwarded to roomtap.
+interop: build
+	bash Tests/Interop/janus-audiobridge.sh $(ROOMTAP_RELEASE)
 
 fuzz-smoke:
 	SWIFT_BACKTRACE=enable=no bash Fuzz/run.sh 20

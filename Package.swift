@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
@@ -41,9 +42,10 @@ let package = Package(
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), SRTP (libsrtp2) and who
-        // may send, the jitter buffer.
+        // may send, the jitter buffer; the PBX codecs (G.711/G.722 through libspandsp, L16) resampled to
+        // 48 kHz by libsoxr.
         .target(
-            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP"],
+            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "CSoxr"],
             swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).

@@ -44,6 +44,9 @@ done
 printf '1 AES_CM_128_HMAC_SHA1_32 inline:zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA|2^31' >"$corpus/seed-crypto.txt"
 printf '{"allow": ["10.0.0.0/8", "::1"], "participants": [{"name": "a", "port": 25000, "ssrc": 1, "srtp": {"suite": 80, "key": "zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA"}}]}' \
   >"$corpus/seed-room-srtp.json"
+# A PBX stream (PBXCodecFuzz): codec byte 0 (PCMU), then packets of 160 µ-law bytes, steps 1 and 8.
+{ printf '\x00'; for _ in 1 2 3 4; do printf '\xa0\x01\x08'; head -c 160 /dev/zero | tr '\0' '\125'; done; } \
+  >"$corpus/seed-pbx-pcmu.bin"
 for f in Samples/room/*.opus; do
   name="$(basename "$f" .opus)"
   cp -f "$f" "$corpus/seed-$name.opus"

@@ -6,9 +6,9 @@
 // Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
 // volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
 // the Opus TOC; SDP with a=crypto and the JSON room file with srtp/allow; SDES a=crypto values,
-// allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place), to the Janus .mjr reader and the
-// recorded-stream source (RecordingFuzz), to OpusHead.parse, OpusTags.parse, the transcript.jsonl
-// parser and its subtitle formats, and through the
+// allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
+// jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
+// OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -34,6 +34,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
     SecurityFuzz.exercise(bytes)
+    PBXCodecFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)

@@ -18,6 +18,8 @@ struct RoomReport: Codable {
     struct RTPStatistics: Codable {
         var port: UInt16
         var ssrc: UInt32?
+        /// The stream's codec as an rtpmap names it: `opus/48000/2`, `PCMU/8000`, `L16/16000/1`.
+        var codec: String
         var packets: Int
         var bytes: Int
         var lost: Int
@@ -304,7 +306,8 @@ struct RoomReport: Codable {
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {
         let s = participant.buffer.statistics
         return RTPStatistics(
-            port: participant.port, ssrc: participant.ssrc, packets: s.packets, bytes: s.bytes, lost: s.lost,
+            port: participant.port, ssrc: participant.ssrc, codec: participant.buffer.codec.description,
+            packets: s.packets, bytes: s.bytes, lost: s.lost,
             recoveredByFEC: s.recoveredByFEC, concealedMs: s.concealedSamples / 48, late: s.late,
             duplicates: s.duplicates, reordered: s.reordered, restarts: s.restarts, invalid: s.invalid,
             jitterMs: (s.jitterMilliseconds * 100).rounded() / 100, driftCorrectedSamples: s.driftCorrectedSamples,

@@ -131,7 +131,7 @@ struct RoomFileTests {
         expectError(
             one("\"prot\": 1"),
             "room.json:2: participants[0].prot: unknown key; "
-                + "the keys are name, port, ssrc, payloadType, address, channels, srtp")
+                + "the keys are name, port, ssrc, payloadType, address, channels, codec, srtp")
         expectError(one("\"port\": 25002"), "room.json:2: participants[0].port: repeated key; give it once", .duplicate)
     }
 

@@ -33,20 +33,19 @@ struct RoomSDPErrorTests {
     }
 
     @Test func audioWithoutOpus() {
+        let records = "roomtap records Opus (a=rtpmap:<pt> opus/48000/2), PCMU, PCMA, G722 or L16"
         expectError(
-            head + "m=audio 25000 RTP/AVP 0\n",
-            "room.sdp:6: m=audio on port 25000 offers only PCMU/8000; "
-                + "roomtap records Opus (a=rtpmap:<pt> opus/48000/2)",
+            head + "m=audio 25000 RTP/AVP 3 18\n",
+            "room.sdp:6: m=audio on port 25000 offers only GSM/8000, G729/8000; " + records,
             .unsupported)
         expectError(
-            head + "m=audio 25000 RTP/AVP 0 8 96 97\na=rtpmap:96 opus/44100/2\n",
-            "room.sdp:6: m=audio on port 25000 offers only PCMU/8000, PCMA/8000, opus/44100/2, "
-                + "payload type 97 (no a=rtpmap); roomtap records Opus (a=rtpmap:<pt> opus/48000/2)",
+            head + "m=audio 25000 RTP/AVP 0 96 97\na=rtpmap:96 opus/44100/2\na=rtpmap:0 PCMU/16000\n",
+            "room.sdp:6: m=audio on port 25000 offers only PCMU/16000, opus/44100/2, "
+                + "payload type 97 (no a=rtpmap); " + records,
             .unsupported)
         expectError(
             head + "m=audio 25000 RTP/AVP 96\na=rtpmap:96 opus/48000/6\n",
-            "room.sdp:6: m=audio on port 25000 offers only opus/48000/6; "
-                + "roomtap records Opus (a=rtpmap:<pt> opus/48000/2)",
+            "room.sdp:6: m=audio on port 25000 offers only opus/48000/6; " + records,
             .unsupported)
     }
 

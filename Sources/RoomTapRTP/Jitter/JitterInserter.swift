@@ -6,7 +6,10 @@ import RoomTapCore
 /// measures the network (delay, jitter, drift, least skew) and copies it into the packet ring.
 ///
 /// Placement: the first packet's arrival `A` (room time, by the injected ``RoomTimeMapping``)
-/// anchors the stream: packet `T` has timeline position `P(T) = A + (T − T₀)`. Each playout adds
+/// anchors the stream: packet `T` has timeline position `P(T) = A + (T − T₀)`, the timestamp
+/// distance converted from the codec's RTP clock to 48 kHz (×6 for G.711 and G.722's 8000,
+/// rounded down for a rate that does not divide 48000), and a duration of the 48 kHz samples
+/// between its start and end. Each playout adds
 /// its own lag (and the record its anchor refinement, from ``JitterStreamState/leastSkew``). A
 /// jump of more than 1000 in sequence number or 10 s in timestamp is a sender restart: the stream
 /// is re-anchored at the new packet's arrival, never before the end of audio already placed.
@@ -19,6 +22,8 @@ final class JitterInserter {
     let targetDelay: Int64
     let maxDelay: Int64
     let isAdaptive: Bool
+    /// The stream's codec: how long a payload is, and the RTP clock rate.
+    let codec: AudioCodec
     private let ring: JitterPacketRing
     private let state: JitterStreamState
     private let statistics: JitterStatistics
@@ -44,9 +49,11 @@ final class JitterInserter {
     private var published: Int64 = -1
 
     init(
-        targetDelay: Int64, maxDelay: Int64, adaptive: Bool, senderClock: SenderClockSync?, ring: JitterPacketRing,
-        state: JitterStreamState, statistics: JitterStatistics, arrivalToRoom: @escaping RoomTimeMapping
+        targetDelay: Int64, maxDelay: Int64, adaptive: Bool, codec: AudioCodec = .opus, senderClock: SenderClockSync?,
+        ring: JitterPacketRing, state: JitterStreamState, statistics: JitterStatistics,
+        arrivalToRoom: @escaping RoomTimeMapping
     ) {
+        self.codec = codec
         self.targetDelay = targetDelay
         self.maxDelay = maxDelay
         self.isAdaptive = adaptive
@@ -65,8 +72,7 @@ final class JitterInserter {
         stats.packetCounter.add(1, ordering: .relaxed)
         stats.byteCounter.add(payload.count, ordering: .relaxed)
         state.lastArrivalNanos.store(arrival, ordering: .relaxed)
-        guard payload.count <= JitterPacketRing.maxPayload, let duration = LiveOpusDecoder.duration(of: payload)
-        else {
+        guard payload.count <= JitterPacketRing.maxPayload, let units = timestampUnits(of: payload) else {
             stats.invalidCounter.add(1, ordering: .relaxed)
             return .invalid
         }
@@ -79,7 +85,7 @@ final class JitterInserter {
         if firstExtended < 0 {
             return anchorFirst(
                 sequence: sequence, timestamp: timestamp, payload: payload, arrivalRoom: arrivalRoom,
-                duration: duration)
+                duration: Int(roomSamples(Int64(units))))
         }
 
         var (extended, distance) = sequences.peek(sequence)
@@ -88,7 +94,7 @@ final class JitterInserter {
         let timestampDistance = extendedTimestamp - (timestamps.reference ?? extendedTimestamp)
         var startsStream = false
         if reopened || abs(distance) > OpusJitterBuffer.restartSequenceJump
-            || abs(timestampDistance) > OpusJitterBuffer.restartTimestampJump
+            || abs(roomSamples(timestampDistance)) > OpusJitterBuffer.restartTimestampJump
         {
             restart(sequence: sequence, timestamp: timestamp, arrivalRoom: arrivalRoom)
             startsStream = true
@@ -105,7 +111,9 @@ final class JitterInserter {
             stats.duplicateCounter.add(1, ordering: .relaxed)
             return .duplicate
         }
-        let position = anchorRoom + (extendedTimestamp - anchorTimestamp)
+        let sinceAnchor = extendedTimestamp - anchorTimestamp
+        let position = anchorRoom + roomSamples(sinceAnchor)
+        let duration = Int(roomSamples(sinceAnchor + Int64(units)) - roomSamples(sinceAnchor))
         observeDelay(arrivalRoom: arrivalRoom, position: position)
         // Late for a playout that has passed it (each counts its own).
         if extended < liveRead && liveRead != .max { stats.live.lateArrivalCounter.add(1, ordering: .relaxed) }
@@ -129,6 +137,20 @@ final class JitterInserter {
             extended: extended, timestamp: timestamp, position: position, duration: duration, payload: payload,
             arrivalRoom: arrivalRoom, startsStream: startsStream)
         return .accepted
+    }
+
+    /// The payload's length in RTP timestamp units, or nil when it is not a valid payload of the
+    /// codec.
+    private func timestampUnits(of payload: UnsafeRawBufferPointer) -> Int? {
+        codec.isOpus ? LiveOpusDecoder.duration(of: payload) : PCMPayload.timestampUnits(of: payload, codec: codec)
+    }
+
+    /// `ticks` of the codec's RTP clock as 48 kHz samples, rounded down.
+    private func roomSamples(_ ticks: Int64) -> Int64 {
+        let rate = Int64(codec.clockRate)
+        if rate == 48_000 { return ticks }
+        let scaled = ticks * 48_000
+        return scaled >= 0 ? scaled / rate : -((-scaled + rate - 1) / rate)
     }
 
     private func anchorFirst(
@@ -225,7 +247,7 @@ final class JitterInserter {
     ) {
         ring.write(
             extended: extended, payload: payload, position: position, duration: duration,
-            hasFEC: LiveOpusDecoder.hasFEC(payload), startsStream: startsStream)
+            hasFEC: codec.isOpus && LiveOpusDecoder.hasFEC(payload), startsStream: startsStream)
         state.highestSequence.store(highest, ordering: .sequentiallyConsistent)
         timelineEnd = max(timelineEnd, position + Int64(duration))
         let skew = arrivalRoom - position
@@ -233,8 +255,10 @@ final class JitterInserter {
             leastSkew = skew
             state.leastSkew.store(skew, ordering: .relaxed)
         }
-        // RFC 3550 §6.4.1 / Appendix A.8: J += (|D| - J) / 16, in timestamp units, kept scaled by 16.
-        let transit = UInt32(truncatingIfNeeded: arrivalRoom) &- timestamp
+        // RFC 3550 §6.4.1 / Appendix A.8: J += (|D| - J) / 16, in 48 kHz units (the timestamp
+        // units of Opus), kept scaled by 16. The transit is arrival − position: arrival −
+        // timestamp up to a constant of the sender.
+        let transit = UInt32(truncatingIfNeeded: arrivalRoom - position)
         if let previous = previousTransit {
             let d = abs(Int(Int32(bitPattern: transit &- previous)))
             jitterQ4 += d - ((jitterQ4 + 8) >> 4)

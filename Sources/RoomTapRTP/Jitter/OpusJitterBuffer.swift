@@ -1,8 +1,13 @@
 public import RoomTapCore
 import Synchronization
 
-/// One RTP Opus stream (one SSRC) as a track's source on the room timeline: the jitter buffer
+/// One RTP audio stream (one SSRC) as a track's source on the room timeline: the jitter buffer
 /// between a receive thread that pushes packets and the room clock that pulls frames.
+///
+/// Opus by default; the PBX codecs (G.711, G.722, L16: ``AudioCodec``) play through the same
+/// buffer: the inserter converts their timestamps to 48 kHz and each playout decodes them with a
+/// ``PCMPayloadDecoder`` (see ``PayloadDecoder``). Everything below is the same for every codec,
+/// except that only Opus has in-band FEC and DTX.
 ///
 /// Built the NetEq way, so the types say which thread touches what:
 /// - ``JitterInserter`` (receive thread): validates, numbers and places packets by RTP timestamp
@@ -51,6 +56,8 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     public static let recordDriftDeadband: Int64 = 960
 
     public let channels: Int
+    /// The stream's codec.
+    public let codec: AudioCodec
     /// Live playout delay after the first packet's arrival, in samples (48 kHz): the initial delay
     /// and, when adaptive, the smallest.
     public let targetDelay: Int64
@@ -77,7 +84,9 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     /// Creates a buffer for one stream.
     ///
     /// - Parameters:
-    ///   - channels: channels rendered (1 or 2; libopus down- or up-mixes the stream).
+    ///   - channels: channels rendered (1 or 2; libopus down- or up-mixes the stream, and so
+    ///     does the PBX decoder).
+    ///   - codec: the stream's codec (default Opus).
     ///   - targetDelayMilliseconds: live playout delay after the first packet's arrival (default
     ///     60); the smallest delay when adaptive.
     ///   - maxDelayMilliseconds: the largest live delay adaptation may reach (default 200; raised
@@ -95,9 +104,10 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     ///   - arrivalToRoom: converts an arrival time (`CLOCK_MONOTONIC` ns) to a room sample
     ///     (``RealTimeClock/roomTimeMapping`` live; any function in tests). Called on the
     ///     receive thread.
-    /// Returns nil if libopus cannot create a decoder.
+    /// Returns nil if the codec's library cannot create a decoder.
     public init?(
-        channels: Int = 1, targetDelayMilliseconds: Int = 60, maxDelayMilliseconds: Int = 200,
+        channels: Int = 1, codec: AudioCodec = .opus, targetDelayMilliseconds: Int = 60,
+        maxDelayMilliseconds: Int = 200,
         adaptive: Bool = true, recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true,
         recordLookahead: Bool = false,
         senderClock: SenderClockSync? = nil, driftDeadbandSamples: Int64 = 240,
@@ -107,6 +117,7 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
         precondition(targetDelayMilliseconds >= 0, "the target delay is not negative")
         precondition((recordDelayMilliseconds ?? 0) >= 0, "the record delay is not negative")
         self.channels = channels
+        self.codec = codec
         targetDelay = Int64(targetDelayMilliseconds) * 48
         maxDelay = Int64(max(maxDelayMilliseconds, targetDelayMilliseconds)) * 48
         isAdaptive = adaptive
@@ -122,13 +133,15 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
             capacity: Self.ringCapacity(recordDelayMilliseconds: recordDelayMilliseconds),
             arenaBytes: recordDelayMilliseconds.map(Self.arenaBytes(recordDelayMilliseconds:)))
         inserter = JitterInserter(
-            targetDelay: targetDelay, maxDelay: maxDelay, adaptive: adaptive, senderClock: senderClock, ring: ring,
+            targetDelay: targetDelay, maxDelay: maxDelay, adaptive: adaptive, codec: codec, senderClock: senderClock,
+            ring: ring,
             state: state, statistics: statistics, arrivalToRoom: arrivalToRoom)
         let capacity = 2 * LiveOpusDecoder.maxFrameSamples + AudioFrame.samplesPerChannel
         if hasLive {
             guard
                 let line = PlayoutDecoder(
-                    channels: channels, ring: ring, state: state, statistics: statistics.live, placement: .asPlaced,
+                    channels: channels, codec: codec, ring: ring, state: state, statistics: statistics.live,
+                    placement: .asPlaced,
                     maxConcealment: maxConcealment, bufferCapacity: capacity)
             else { return nil }
             live = LivePlayout(
@@ -140,7 +153,7 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
         if let recordDelay, let recordStatistics = statistics.record {
             guard
                 let line = PlayoutDecoder(
-                    channels: channels, ring: ring, state: state, statistics: recordStatistics,
+                    channels: channels, codec: codec, ring: ring, state: state, statistics: recordStatistics,
                     placement: .leastSkew, maxConcealment: maxConcealment, bufferCapacity: capacity)
             else { return nil }
             record = RecordPlayout(
@@ -201,13 +214,13 @@ public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchec
     /// arrival). Idempotent; any thread.
     public func markEnded() { state.ended.store(true, ordering: .sequentiallyConsistent) }
 
-    /// Stores one RTP packet's Opus payload for playout. Receive thread only; copies `payload`
+    /// Stores one RTP packet's payload for playout. Receive thread only; copies `payload`
     /// (at most 1500 bytes) and returns at once; never decodes, blocks or allocates.
     ///
     /// - Parameters:
     ///   - sequence: the RTP sequence number.
-    ///   - timestamp: the RTP timestamp (48 kHz units, RFC 7587).
-    ///   - payload: the Opus packet (RTP payload without padding).
+    ///   - timestamp: the RTP timestamp (the codec's clock: 48 kHz for Opus, RFC 7587).
+    ///   - payload: the RTP payload without padding (an Opus packet, G.711 bytes, ...).
     ///   - arrival: when it arrived, `CLOCK_MONOTONIC` nanoseconds.
     @discardableResult
     public func insert(

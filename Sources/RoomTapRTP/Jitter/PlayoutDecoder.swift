@@ -1,8 +1,10 @@
 /// Decodes one playout's packets from the stream's ``JitterPacketRing`` into its ``PlayoutBuffer``,
 /// packet by packet on the packet grid (RFC 6716, https://www.rfc-editor.org/rfc/rfc6716).
 ///
-/// Each playout (live and record) has its own: its own libopus decoder, buffer and read position,
-/// so what one conceals never changes what the other decodes.
+/// Each playout (live and record) has its own: its own decoder (libopus for Opus, a
+/// ``PCMPayloadDecoder`` for the PBX codecs; see ``PayloadDecoder``), buffer and read position,
+/// so what one conceals never changes what the other decodes. A decoder whose output runs behind
+/// its packets (a resampler's ``PayloadDecoder/lead``) has every packet placed that much earlier.
 ///
 /// - A present packet is decoded whole (its start trimmed only where audio is already buffered
 ///   there, i.e. after an underrun).
@@ -41,18 +43,21 @@ final class PlayoutDecoder {
 
     private let ring: JitterPacketRing
     private let state: JitterStreamState
-    private let decoder: LiveOpusDecoder
+    private let decoder: any PayloadDecoder
+    /// The decoder's ``PayloadDecoder/lead``, subtracted from every packet's position.
+    private let lead: Int64
     private let scratch: UnsafeMutablePointer<Int16>
     private var concealRun = 0
     private var lastWasDTX = false
     private var placedRestart: Int64 = -1
 
-    /// Nil if libopus cannot create a decoder.
+    /// Nil if the codec's library cannot create a decoder.
     init?(
-        channels: Int, ring: JitterPacketRing, state: JitterStreamState, statistics: PlayoutStatistics,
-        placement: Placement, maxConcealment: Int, bufferCapacity: Int
+        channels: Int, codec: AudioCodec = .opus, ring: JitterPacketRing, state: JitterStreamState,
+        statistics: PlayoutStatistics, placement: Placement, maxConcealment: Int, bufferCapacity: Int
     ) {
-        guard let decoder = LiveOpusDecoder(channels: channels) else { return nil }
+        guard let decoder = makePayloadDecoder(codec: codec, channels: channels) else { return nil }
+        lead = Int64(decoder.lead)
         self.channels = channels
         self.ring = ring
         self.state = state
@@ -78,7 +83,7 @@ final class PlayoutDecoder {
         while playout.end < target {
             if var packet = ring.packet(at: nextSequence) {
                 if packet.startsStream { placeRestart(packet, sequence: nextSequence) }
-                packet.position += offset
+                packet.position += offset - lead
                 if packet.position + Int64(packet.duration) <= playout.end {
                     // Its time was played (an underrun concealed it) before it came.
                     statistics.lateDropCounter.add(1, ordering: .relaxed)
@@ -99,7 +104,7 @@ final class PlayoutDecoder {
                 }
                 continue
             }
-            let gap = packet.position + offset - playout.end
+            let gap = packet.position + offset - lead - playout.end
             let missing = later - nextSequence
             if gap <= 0 {
                 // Their time is covered already (concealed during an underrun).
@@ -109,7 +114,7 @@ final class PlayoutDecoder {
             // One missing packet at a time, on the packet grid: its share of the gap.
             let share = gap / missing
             if missing == 1, packet.hasFEC, gap <= Int64(LiveOpusDecoder.maxFrameSamples),
-                gap % Int64(LiveOpusDecoder.granularity) == 0, gap >= packet.duration
+                gap % Int64(decoder.concealmentStep) == 0, gap >= packet.duration
             {
                 recover(from: packet, frames: Int(gap))
             } else {
@@ -149,7 +154,7 @@ final class PlayoutDecoder {
 
     private func decode(_ packet: JitterPacketRing.Packet) {
         if packet.startsStream { decoder.reset() }
-        let n = decoder.decode(packet.payload, into: scratch, maxFrames: LiveOpusDecoder.maxFrameSamples)
+        let n = decoder.decode(packet.payload, into: scratch, frames: packet.duration)
         guard n > 0 else {
             // Passed the TOC check but libopus refused it: conceal its duration.
             concealPacket(frames: max(0, Int(packet.position + Int64(packet.duration) - playout.end)))
@@ -157,7 +162,7 @@ final class PlayoutDecoder {
         }
         let skip = Int(max(0, playout.end - packet.position))
         if skip < n { playout.append(scratch + skip * channels, frames: n - skip, kind: .audio) }
-        lastWasDTX = packet.payload.count <= 2
+        lastWasDTX = decoder.isDTX(packet.payload)
         concealRun = 0
     }
 
@@ -217,7 +222,7 @@ final class PlayoutDecoder {
     }
 
     private func roundUp(_ frames: Int) -> Int {
-        let g = LiveOpusDecoder.granularity
+        let g = decoder.concealmentStep
         return max(g, (frames + g - 1) / g * g)
     }
 }

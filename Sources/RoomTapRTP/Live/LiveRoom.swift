@@ -230,7 +230,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         // StaggeredSource), made when the track joins.
         guard
             let buffer = OpusJitterBuffer(
-                channels: options.channels, targetDelayMilliseconds: options.jitterMilliseconds,
+                channels: options.channels, codec: description?.codec ?? .opus,
+                targetDelayMilliseconds: options.jitterMilliseconds,
                 maxDelayMilliseconds: options.jitterMaxMilliseconds, adaptive: !options.jitterFixed,
                 recordDelayMilliseconds: options.recordDelayMilliseconds, livePlayout: options.livePlayout,
                 senderClock: senderClock, arrivalToRoom: clock.roomTimeMapping)

@@ -1,4 +1,5 @@
-/// One speaker of a room as a description names it: where their Opus RTP arrives and what to call them.
+/// One speaker of a room as a description names it: where their RTP audio arrives, in which codec,
+/// and what to call them.
 ///
 /// Made by ``RoomDescription/parseSDP(_:source:)`` (one per `m=audio` section, or one per `a=ssrc` of
 /// the section when it lists several) and by ``RoomDescription/parseJSON(_:source:)`` (one per entry
@@ -21,10 +22,11 @@ public struct ParticipantDescription: Sendable, Equatable {
     /// The RTP SSRC (RFC 3550 §5.1) of this participant's stream; nil = whatever arrives on the port
     /// and is not claimed by another participant.
     public var ssrc: UInt32?
-    /// The RTP payload types carrying this participant's Opus, in order of preference (the `m=` line's
-    /// order); empty = any dynamic payload type (96...127).
+    /// The RTP payload types carrying this participant's audio in ``codec``, in order of preference
+    /// (the `m=` line's order); empty = any dynamic payload type (96...127). A packet of another
+    /// type is counted and dropped, never guessed at.
     public var payloadTypes: [UInt8]
-    /// Channels to decode to: 1 or 2. Opus in SDP is always `opus/48000/2` (RFC 7587 §7), so the
+    /// Channels to decode to: 1 or 2. For the PBX codecs the stream's own (L16 may be stereo). Opus in SDP is always `opus/48000/2` (RFC 7587 §7), so the
     /// count comes from the `sprop-stereo` fmtp parameter (else `stereo`), both defaulting to mono;
     /// see ``RoomDescription`` for the rule.
     public var channels: Int
@@ -39,6 +41,9 @@ public struct ParticipantDescription: Sendable, Equatable {
     /// The `a=fmtp` parameters of the preferred Opus payload type, names lowercased (e.g.
     /// `["sprop-stereo": "1", "useinbandfec": "1"]`); empty when none.
     public var formatParameters: [String: String]
+    /// The codec of ``payloadTypes``: from the SDP's `a=rtpmap` (or a static payload type), or the
+    /// room file's `codec`; Opus when neither says.
+    public var codec: AudioCodec
     /// The SRTP keying of this participant's stream (SDP `a=crypto`, RFC 4568; the room file's
     /// `srtp`); nil = plain RTP. Every participant of a port has one, or none does (the parsers
     /// check). Never printed: see ``SRTPKeying``.
@@ -49,8 +54,10 @@ public struct ParticipantDescription: Sendable, Equatable {
         name: String? = nil, port: UInt16, address: String? = nil, ssrc: UInt32? = nil,
         payloadTypes: [UInt8] = [], channels: Int = 1, mid: String? = nil, label: String? = nil,
         msid: String? = nil, cname: String? = nil, formatParameters: [String: String] = [:],
+        codec: AudioCodec = .opus,
         srtp: SRTPKeying? = nil
     ) {
+        self.codec = codec
         self.name = name
         self.port = port
         self.address = address
@@ -68,7 +75,7 @@ public struct ParticipantDescription: Sendable, Equatable {
     /// The preferred payload type, or nil when any dynamic payload type is accepted.
     public var payloadType: UInt8? { payloadTypes.first }
 
-    /// Whether a packet with this RTP payload type belongs to this participant's Opus stream: one of
+    /// Whether a packet with this RTP payload type belongs to this participant's stream: one of
     /// ``payloadTypes``, or any dynamic type (96...127, RFC 3551 §6) when that list is empty.
     public func acceptsPayloadType(_ payloadType: UInt8) -> Bool {
         payloadTypes.isEmpty ? (96...127).contains(payloadType) : payloadTypes.contains(payloadType)

@@ -7,7 +7,8 @@ import Foundation
 ///   "listen": "127.0.0.1",
 ///   "participants": [
 ///     { "name": "alice", "port": 25000, "ssrc": 1234, "payloadType": 111 },
-///     { "name": "bob",   "port": 25002, "ssrc": "0x5eed", "channels": 2, "address": "::1" }
+///     { "name": "bob",   "port": 25002, "ssrc": "0x5eed", "channels": 2, "address": "::1" },
+///     { "name": "pbx",   "port": 25004, "codec": "L16/16000", "payloadType": 118 }
 ///   ]
 /// }
 /// ```
@@ -26,7 +27,7 @@ struct RoomFileParser {
     /// The keys of the top-level object.
     static let roomKeys = ["participants", "listen", "allow"]
     /// The keys of a participant object.
-    static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels", "srtp"]
+    static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels", "codec", "srtp"]
     /// The longest name, in characters.
     static let maximumNameLength = 64
 
@@ -119,6 +120,12 @@ struct RoomFileParser {
             let channels = try field["channels"].map { (value) throws(RoomDescriptionError) in
                 try integer(value, path: path + ".channels", in: 1...2, "is not a channel count (1 or 2)")
             }
+            let codecValue = try field["codec"].map { (value) throws(RoomDescriptionError) in
+                try self.codec(value, path: path + ".codec")
+            }
+            let (codec, payloadTypes) = try codecAndPayloadTypes(
+                codecValue, payloadType: payloadType.map { UInt8($0) }, at: field["payloadType"] ?? entry,
+                path: path)
             let participantAddress = try field["address"].map { (value) throws(RoomDescriptionError) in
                 try address(value, path: path + ".address")
             }
@@ -145,7 +152,9 @@ struct RoomFileParser {
             participants.append(
                 ParticipantDescription(
                     name: name, port: UInt16(port), address: participantAddress ?? listen, ssrc: ssrc,
-                    payloadTypes: payloadType.map { [UInt8($0)] } ?? [], channels: Int(channels ?? 1), srtp: srtp))
+                    payloadTypes: payloadTypes,
+                    channels: channels.map { Int($0) } ?? min(2, codec.isOpus ? 1 : codec.channels),
+                    codec: codec, srtp: srtp))
         }
         return RoomDescription(participants: participants, allow: allow ?? [])
     }
@@ -211,6 +220,42 @@ struct RoomFileParser {
             break
         }
         throw invalid(value, path, "\(value.quoted) \(problem)")
+    }
+
+    /// A `codec` text: `<encoding>[/<clock rate>[/<channels>]]` (``AudioCodec/named(_:)``).
+    private func codec(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> AudioCodec {
+        guard case .string(let text) = value.kind, let codec = AudioCodec.named(text) else {
+            throw invalid(
+                value, path,
+                "\(value.quoted) is not a codec roomtap records; give \"opus\", \"PCMU\", \"PCMA\", \"G722\" "
+                    + "or \"L16/<rate>[/<channels>]\"")
+        }
+        return codec
+    }
+
+    /// The codec and payload types of a participant: a static payload type (0 PCMU, 8 PCMA, 9 G722,
+    /// 10/11 L16/44100) names its codec; a codec with a static type takes it when no payload type
+    /// is given; otherwise any dynamic type (96-127) is accepted. A static type of another codec is
+    /// an error.
+    private func codecAndPayloadTypes(
+        _ codec: AudioCodec?, payloadType: UInt8?, at value: JSONValue, path: String
+    ) throws(RoomDescriptionError) -> (AudioCodec, [UInt8]) {
+        let named = payloadType.flatMap(AudioCodec.staticPayloadType)
+        if let payloadType, payloadType < 96, let codec, named != codec {
+            throw invalid(
+                value, path + ".payloadType",
+                "\(payloadType) is not a payload type of \(codec) (RFC 3551); give "
+                    + (codec.staticPayloadType.map { "\($0) or " } ?? "") + "a dynamic type (96-127)")
+        }
+        if let payloadType, payloadType < 96, codec == nil, named == nil {
+            throw invalid(
+                value, path + ".payloadType",
+                "\(payloadType) is a static payload type roomtap does not decode; give a \"codec\" and a "
+                    + "dynamic type (96-127), or 0 (PCMU), 8 (PCMA), 9 (G722)")
+        }
+        let chosen = codec ?? named ?? .opus
+        if let payloadType { return (chosen, [payloadType]) }
+        return (chosen, chosen.staticPayloadType.map { [$0] } ?? [])
     }
 
     /// A track name: 1-64 characters, no `/`, no control characters, not `.` or `..` (it names files).

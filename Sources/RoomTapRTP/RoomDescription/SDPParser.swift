@@ -1,4 +1,5 @@
-/// Reads the parts of an SDP session description (RFC 8866) that say where a room's Opus RTP arrives.
+/// Reads the parts of an SDP session description (RFC 8866) that say where a room's RTP audio arrives
+/// and in which codec (``AudioCodec``).
 ///
 /// https://www.rfc-editor.org/rfc/rfc8866. What is read, by line type:
 ///
@@ -7,7 +8,9 @@
 /// c=IN IP6 <address>[/<n>]
 /// m=audio <port>[/1] <proto> <fmt>...  §5.14  one section; port 0 = disabled, skipped;
 ///                                              proto RTP/AVP or RTP/AVPF (RFC 3551, RFC 4585)
-/// a=rtpmap:<pt> opus/48000[/2]         §6.6   which payload types are Opus (RFC 7587 §7)
+/// a=rtpmap:<pt> opus/48000[/2]         §6.6   the codec of each payload type (RFC 7587 §7;
+/// a=rtpmap:<pt> PCMU/8000 ...                  PCMU, PCMA, G722, L16 of RFC 3551; static types
+///                                              0, 8, 9, 10, 11 need no rtpmap)
 /// a=fmtp:<pt> <k>=<v>[;<k>=<v>]...     §6.15  sprop-stereo, stereo (channels), useinbandfec
 /// a=ssrc:<id> cname:|label:|msid:<v>   RFC 5576 §4.1   one participant per id in a section
 /// a=crypto:<tag> <suite> inline:<key>  RFC 4568 §9.1   the section's SRTP key (SDESCrypto); with
@@ -31,8 +34,10 @@ struct SDPParser {
         var channels: UInt64?
         var written: Substring
 
-        var isOpus: Bool {
-            encoding.lowercased() == "opus" && clockRate == 48_000 && (channels ?? 2) <= 2 && channels != 0
+        var codec: AudioCodec? {
+            guard clockRate <= UInt64(Int32.max), channels ?? 0 <= 255 else { return nil }
+            return AudioCodec.rtpmap(
+                encoding: String(encoding), clockRate: Int(clockRate), channels: channels.map { Int($0) })
         }
     }
 
@@ -153,14 +158,25 @@ struct SDPParser {
                     "m=audio on port \(section.port) uses \(section.proto) (SRTP) without an a=crypto line; "
                         + "give the sender's SDES key (a=crypto, RFC 4568) in the section")
             }
-            let opus = section.formats.filter { section.rtpmaps[$0]?.isOpus == true }
-            guard let preferred = opus.first else {
+            // Opus when offered (a sender offering it with others, a WebRTC SFU, sends it), else the
+            // first format roomtap decodes; the payload types of the same codec join it.
+            let codecs = section.formats.map { codec(of: $0, in: section) }
+            guard
+                let preferredIndex = codecs.firstIndex(where: { $0?.isOpus == true })
+                    ?? codecs.firstIndex(where: { $0 != nil }),
+                let codec = codecs[preferredIndex]
+            else {
                 throw error(
                     .unsupported, section.line,
                     "m=audio on port \(section.port) offers only \(offered(section)); "
-                        + "roomtap records Opus (a=rtpmap:<pt> opus/48000/2)")
+                        + "roomtap records Opus (a=rtpmap:<pt> opus/48000/2), PCMU, PCMA, G722 or L16")
             }
-            let channels = opus.map { channelCount(section.fmtps[$0] ?? [:], rtpmap: section.rtpmaps[$0]) }.max() ?? 1
+            let preferred = section.formats[preferredIndex]
+            let chosen = section.formats.indices.filter { codecs[$0] == codec }.map { section.formats[$0] }
+            let channels =
+                codec.isOpus
+                ? chosen.map { channelCount(section.fmtps[$0] ?? [:], rtpmap: section.rtpmaps[$0]) }.max() ?? 1
+                : codec.channels
             let ssrcs: [UInt32?] = section.ssrcs.isEmpty ? [nil] : section.ssrcs.map { $0 }
             for ssrc in ssrcs {
                 let key = PortAndSSRC(port: section.port, ssrc: ssrc)
@@ -176,9 +192,9 @@ struct SDPParser {
                 participants.append(
                     ParticipantDescription(
                         name: name, port: section.port, address: section.connection ?? sessionConnection,
-                        ssrc: ssrc, payloadTypes: opus, channels: channels, mid: section.mid,
+                        ssrc: ssrc, payloadTypes: chosen, channels: channels, mid: section.mid,
                         label: section.label ?? attributes.label, msid: msid, cname: attributes.cname,
-                        formatParameters: section.fmtps[preferred] ?? [:], srtp: section.srtp))
+                        formatParameters: section.fmtps[preferred] ?? [:], codec: codec, srtp: section.srtp))
             }
         }
         return RoomDescription(participants: Self.uniquelyNamed(participants))
@@ -378,7 +394,14 @@ struct SDPParser {
         return parts.count > 1 ? String(parts[1]) : nil
     }
 
-    /// What a section offers instead of Opus, e.g. `PCMU/8000, PCMA/8000`.
+    /// The codec of payload type `format`: its `a=rtpmap`'s, else the static type's (RFC 3551 §6);
+    /// nil when roomtap does not decode it.
+    private func codec(of format: UInt8, in section: MediaSection) -> AudioCodec? {
+        if let rtpmap = section.rtpmaps[format] { return rtpmap.codec }
+        return AudioCodec.staticPayloadType(format)
+    }
+
+    /// What a section offers that roomtap does not decode, e.g. `GSM/8000, G729/8000`.
     private func offered(_ section: MediaSection) -> String {
         let names = section.formats.map { format in
             if let rtpmap = section.rtpmaps[format] { return String(rtpmap.written) }
