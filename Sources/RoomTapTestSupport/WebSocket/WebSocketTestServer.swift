@@ -67,7 +67,7 @@ public final class WebSocketTestServer: Sendable {
     let onConnection: (@Sendable (WebSocketTestConnection) -> Void)?
     let onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)?
 
-    /// Starts listening on 127.0.0.1:`port`.
+    /// Starts listening on 127.0.0.1:`port` (0: a port the kernel chooses, read back into ``port``).
     ///
     /// - Parameters:
     ///   - onConnection: called on the reader thread after the 101 went out, before any frame.
@@ -77,11 +77,11 @@ public final class WebSocketTestServer: Sendable {
         onConnection: (@Sendable (WebSocketTestConnection) -> Void)? = nil,
         onMessage: (@Sendable (WebSocketTestConnection, WebSocketTestMessage) -> Void)? = nil
     ) throws {
-        self.port = port
         self.options = options
         self.onConnection = onConnection
         self.onMessage = onMessage
         listener = try TestTCP.listen(port: port)
+        self.port = port == 0 ? TestTCP.boundPort(listener) : port
         let listener = listener
         TestTCP.thread("ws-test.accept") { [self] in
             while true {
@@ -171,6 +171,8 @@ public final class WebSocketTestServer: Sendable {
         case 401: "Unauthorized"
         case 403: "Forbidden"
         case 404: "Not Found"
+        case 408: "Request Timeout"
+        case 429: "Too Many Requests"
         case 500: "Internal Server Error"
         case 503: "Service Unavailable"
         default: "Status"
