@@ -109,15 +109,18 @@ import Testing
         rig.server.sendError(code: "session_expired", message: "Your session hit the maximum duration of 60 minutes.")
         rig.server.close(code: 1001, reason: "session expired")
         #expect(rig.server.wait { $0.connectionCount == 2 && $0.events(ofType: "session.update").count == 2 })
+        #expect(rig.server.wait { $0.events(ofType: "conversation.item.create").contains { $0.connection == 1 } })
         let replay = rig.server.events(ofType: "conversation.item.create").filter { $0.connection == 1 }
-        #expect(replay.contains { $0.json.contains("remember the soup") }, "recent transcript replayed as context")
+        #expect(replay.count == 1, "the context is one item")
+        #expect(replay.first?.json.contains("remember the soup") == true, "recent transcript replayed as context")
+        #expect((replay.first?.object["item"] as? [String: Any])?["role"] as? String == "system")
         #expect(rig.server.wait { $0.audio(connection: 1).count > 4_800 }, "audio flows again")
         rig.server.drop()
         #expect(rig.server.wait { $0.connectionCount == 3 && $0.events(ofType: "session.update").count == 3 })
         let resent = try #require(rig.server.events(ofType: "session.update").last?.object["session"] as? [String: Any])
         #expect(resent["instructions"] as? String == "Be brief.")
-        #expect(rig.wait { rig.agent.statistics.reconnects == 2 })
-        #expect(rig.agent.statistics.state == "connected")
+        #expect(rig.wait { rig.agent.statistics.reconnects == 1 && rig.agent.statistics.rollovers == 1 })
+        #expect(rig.agent.statistics.state == .connected)
         let framesBefore = rig.voiceSink.frameCount
         Thread.sleep(forTimeInterval: 0.1)
         #expect(rig.voiceSink.frameCount > framesBefore, "the voice track keeps its timeline")
@@ -129,7 +132,7 @@ import Testing
         let server = try FakeRealtimeServer(port: 28_505, refuseStatus: 403)
         let rig = try AgentTestRig(
             port: 28_505, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         let framesAtFailure = rig.voiceSink.frameCount
         Thread.sleep(forTimeInterval: 0.2)
         #expect(rig.voiceSink.frameCount > framesAtFailure, "the room goes on")
@@ -146,7 +149,7 @@ import Testing
         let server = try FakeRealtimeServer(port: 28_509, expectedKey: "sk-the-right-one")
         let rig = try AgentTestRig(
             port: 28_509, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         rig.finish()
         #expect(rig.log.all.count == 1)
         #expect(rig.log.all.first?.contains("HTTP 401") == true, "\(rig.log.all)")
@@ -163,7 +166,7 @@ import Testing
         agent.stop()
         #expect(log.all.count == 1)
         #expect(log.all.first?.contains("OPENAI_API_KEY") == true)
-        #expect(agent.statistics.state == "failed")
+        #expect(agent.statistics.state == .failed)
     }
 
     @Test func anUnreachableServerIsRetriedWithBackoffUntilItComes() throws {
@@ -181,7 +184,7 @@ import Testing
         #expect(AgentTestRig.waitFor { log.all.count >= 2 })
         let server = try FakeRealtimeServer(port: 28_508)
         #expect(server.wait { $0.events(ofType: "session.update").count == 1 })
-        #expect(AgentTestRig.waitFor { agent.statistics.state == "connected" })
+        #expect(AgentTestRig.waitFor { agent.statistics.state == .connected })
         agent.stop()
         server.stop()
         #expect(log.all.first?.contains("cannot connect to 127.0.0.1:28508") == true, "\(log.all)")
@@ -190,7 +193,7 @@ import Testing
         #expect(attempts.prefix(2) == [1, 2], "each failure backs off further: \(attempts)")
         #expect(agent.statistics.reconnects == 0, "the first connection is not a reconnect")
         #expect(agent.statistics.errors >= 2)
-        #expect(agent.statistics.state == "stopped")
+        #expect(agent.statistics.state == .stopped)
     }
 
     @Test func errorEventsAreSurvivedUnlessFatal() throws {
@@ -198,9 +201,9 @@ import Testing
         rig.server.sendError(code: "conversation_already_has_active_response", message: "busy")
         #expect(rig.wait { rig.agent.statistics.errors == 1 })
         Thread.sleep(forTimeInterval: 0.1)
-        #expect(rig.agent.statistics.state == "connected")
+        #expect(rig.agent.statistics.state == .connected)
         rig.server.sendError(code: "insufficient_quota", message: "You exceeded your quota.")
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         Thread.sleep(forTimeInterval: 0.3)
         #expect(rig.server.connectionCount == 1, "no reconnect after a fatal error")
         let framesAfter = rig.voiceSink.frameCount
