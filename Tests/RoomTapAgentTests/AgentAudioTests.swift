@@ -6,12 +6,12 @@ import Testing
 
 /// What the agent hears and says, end to end through a live room and a local Realtime stand-in:
 /// the heard mix-minus at 24 kHz, replies on the voice track at the right room time, barge-in,
-/// transcripts. Ports 28540–28579.
+/// transcripts. Ports from the kernel.
 @Suite(.serialized) struct AgentAudioTests {
     @Test func theServerReceivesTheMixMinusAt24kHzAndNeverTheAgentsVoice() throws {
         let alice = SineSource(frequency: 440, amplitude: 6_000)
         let bob = SineSource(frequency: 700, amplitude: 4_000)
-        let rig = try AgentTestRig(port: 28_541, humans: [("alice", alice), ("bob", bob)])
+        let rig = try AgentTestRig(port: 0, humans: [("alice", alice), ("bob", bob)])
         rig.server.reply(pcm: sine24(frequency: 1_500, count: 24_000), paced: true)
         #expect(rig.server.wait { $0.audio().count >= 36_000 })
         rig.finish()
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aReplyLandsInTheVoiceTrackAtTheRightRoomTime() throws {
-        let rig = try AgentTestRig(port: 28_542, humans: [("alice", ConstantSource(0))])
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         Thread.sleep(forTimeInterval: 0.3)
         let reply = sine24(frequency: 600, count: 12_000)  // 0.5 s
         let sentAt = rig.room.position
@@ -60,7 +60,7 @@ import Testing
     @Test func bargeInStopsPlaybackAndTruncatesToWhatWasPlayed() throws {
         let dir = try TemporaryDirectory()
         let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
-        let rig = try AgentTestRig(port: 28_543, humans: [("alice", ConstantSource(0))]) { $0.transcript = writer }
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))]) { $0.transcript = writer }
         let words = (1...30).map { "w\($0)" }.joined(separator: " ")
         rig.server.reply(
             pcm: sine24(frequency: 500, count: 72_000), itemID: "item_long", transcript: words, chunkMs: 100,
@@ -106,7 +106,7 @@ import Testing
         let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
         let alice = SineSource(frequency: 300, amplitude: 6_000, offset: 9_600, length: 38_400)  // 0.2–1.0 s
         let bob = SineSource(frequency: 500, amplitude: 6_000, offset: 67_200, length: 38_400)  // 1.4–2.2 s
-        let rig = try AgentTestRig(port: 28_544, humans: [("alice", alice), ("bob", bob)]) {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", alice), ("bob", bob)]) {
             $0.transcript = writer
         }
         #expect(rig.server.wait(timeout: .seconds(10)) { $0.audio().count >= 24 * 2_400 })

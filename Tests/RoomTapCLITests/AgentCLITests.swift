@@ -50,7 +50,7 @@ struct AgentCLITests {
     }
 
     @Test func theAgentHearsTheRoomMinusItselfAndItsReplyIsATrack() throws {
-        let server = try FakeRealtimeServer(port: 27_851, expectedKey: Self.key)
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
         let out = try temporaryDirectory()
         let instructions = out.appendingPathComponent("critic.txt")
@@ -146,7 +146,7 @@ struct AgentCLITests {
     }
 
     @Test func bargeInTruncatesAtWhatWasPlayed() throws {
-        let server = try FakeRealtimeServer(port: 27_852, expectedKey: Self.key)
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
         let out = try temporaryDirectory()
         let recorder = try CLIRunner.start(
@@ -173,7 +173,7 @@ struct AgentCLITests {
     }
 
     @Test func sayReconnectsAndFaultsLeaveTheRecordingWhole() throws {
-        let server = try FakeRealtimeServer(port: 27_853, expectedKey: Self.key)
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
         let out = try temporaryDirectory()
         let env = environment()
@@ -208,7 +208,7 @@ struct AgentCLITests {
     }
 
     @Test func refusedOrMissingKeysAreOneLine() throws {
-        let server = try FakeRealtimeServer(port: 27_854, refuseStatus: 403)
+        let server = try FakeRealtimeServer(refuseStatus: 403)
         defer { server.stop() }
         let out = try temporaryDirectory()
         let refused = try CLIRunner.run(
@@ -239,20 +239,21 @@ struct AgentCLITests {
     }
 
     @Test func theAgentsVoiceGoesBackIntoTheCallAsRTP() throws {
-        let server = try FakeRealtimeServer(port: 27_855, expectedKey: Self.key)
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
         let out = try temporaryDirectory()
         // The "call": another recorder listening where the agent's voice is sent.
+        let callPort = try freeUDPPort()
         let call = try CLIRunner.start(
             [
-                "record", "--listen", "127.0.0.1:27856", "--duration", "6", "--out",
+                "record", "--listen", "127.0.0.1:\(callPort)", "--duration", "6", "--out",
                 out.appendingPathComponent("call").path, "--quiet",
             ],
             environment: ["ROOMTAP_CONTROL": uniqueControlPath()])
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--agent",
-                "--agent-url", server.url, "--agent-send", "rtp://127.0.0.1:27856",
+                "--agent-url", server.url, "--agent-send", "rtp://127.0.0.1:\(callPort)",
                 "--out", out.appendingPathComponent("room").path, "--quiet",
             ], environment: environment())
         #expect(server.wait(timeout: .seconds(10)) { $0.audio().count > 12_000 })
