@@ -238,6 +238,50 @@ struct AgentCLITests {
         #expect(badVoice.status == 64 && badVoice.stderr.contains("not a Realtime voice"))
     }
 
+    @Test func statusShowsTheAgentsStateRetriesAndLastError() throws {
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
+        defer { server.stop() }
+        server.refuseNextUpgrades(status: 503)
+        let out = try temporaryDirectory()
+        let env = environment()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--agent",
+                "--agent-url", server.url, "--out", out.path, "--quiet",
+            ], environment: env)
+        #expect(server.wait(timeout: .seconds(10)) { !$0.events(ofType: "session.update").isEmpty })
+        var agent: [String: Any] = [:]
+        #expect(
+            waitUntil {
+                guard let outcome = try? CLIRunner.run(["status", "--json"], environment: env, timeout: 20),
+                    outcome.status == 0,
+                    let json = try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+                else { return false }
+                agent = json["agent"] as? [String: Any] ?? [:]
+                return agent["state"] as? String == "connected"
+            })
+        #expect(agent["retries"] as? Int == 1)
+        #expect((agent["last_error"] as? String)?.contains("503") == true, "\(agent)")
+        let text = try CLIRunner.run(["status"], environment: env, timeout: 20)
+        #expect(text.stdout.contains("agent       connected, 1 retries"), "\(text.stdout)")
+        #expect(recorder.wait(timeout: 30).status == 0)
+        let stats = (try json(out)["agent"] as? [String: Any])?["statistics"] as? [String: Any]
+        #expect(stats?["state"] as? String == "stopped")
+        #expect(stats?["retries"] as? Int == 1)
+    }
+
+    @Test func theModelIsGivenInOnePlace() throws {
+        let out = try temporaryDirectory()
+        let clash = try CLIRunner.run(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-model", "gpt-realtime-mini",
+                "--agent-url", "ws://127.0.0.1:9/v1/realtime?model=gpt-realtime", "--out", out.path,
+            ], environment: environment())
+        #expect(clash.status == 64)
+        #expect(clash.stderr.contains("disagrees with the model 'gpt-realtime'"), "\(clash.stderr)")
+        #expect(try listing(out).isEmpty)
+    }
+
     @Test func theAgentsVoiceGoesBackIntoTheCallAsRTP() throws {
         let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
