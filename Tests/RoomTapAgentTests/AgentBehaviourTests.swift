@@ -169,7 +169,8 @@ import Testing
             asked += 1
             Thread.sleep(forTimeInterval: 1.7)
         }
-        #expect(rig.wait(timeout: 10) { writer.lineCount == asked }, "every reply written: \(writer.lineCount)/\(asked)")
+        #expect(
+            rig.wait(timeout: 10) { writer.lineCount == asked }, "every reply written: \(writer.lineCount)/\(asked)")
         let roomFrames = rig.voiceSink.frameCount
         rig.finish()
         writer.close()

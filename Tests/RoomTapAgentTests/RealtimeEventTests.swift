@@ -87,14 +87,23 @@ import Testing
         let b64 = Data([5, 0, 0xFA, 0xFF, 0xFF, 0x7F]).base64EncodedString()
         let cases: [(String, RealtimeServerEvent)] = [
             (#"{"type":"session.created","session":{}}"#, .sessionCreated(expiresAt: nil)),
-            (#"{"type":"session.created","session":{"expires_at":1764547200}}"#, .sessionCreated(expiresAt: 1_764_547_200)),
+            (
+                #"{"type":"session.created","session":{"expires_at":1764547200}}"#,
+                .sessionCreated(expiresAt: 1_764_547_200)
+            ),
             (#"{"type":"session.created","session":{"expires_at":"soon"}}"#, .sessionCreated(expiresAt: nil)),
             (
                 #"{"type":"conversation.item.input_audio_transcription.failed","item_id":"u","error":{"message":"m"}}"#,
                 .inputTranscriptionFailed(itemID: "u", message: "m")
             ),
-            (#"{"type":"conversation.item.input_audio_transcription.failed","error":7}"#, .inputTranscriptionFailed(itemID: "", message: "")),
-            (#"{"type":"response.output_text.done","item_id":"i","text":"hello"}"#, .outputTextDone(itemID: "i", text: "hello")),
+            (
+                #"{"type":"conversation.item.input_audio_transcription.failed","error":7}"#,
+                .inputTranscriptionFailed(itemID: "", message: "")
+            ),
+            (
+                #"{"type":"response.output_text.done","item_id":"i","text":"hello"}"#,
+                .outputTextDone(itemID: "i", text: "hello")
+            ),
             (#"{"type":"session.updated"}"#, .sessionUpdated),
             (
                 #"{"type":"input_audio_buffer.speech_started","audio_start_ms":1500,"item_id":"i1"}"#,

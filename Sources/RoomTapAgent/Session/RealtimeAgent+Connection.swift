@@ -158,7 +158,8 @@ extension RealtimeAgent {
             .send(RealtimeClientEvent.sessionUpdate(s.settings).json(eventID: sessionUpdateID(&s)), on: connection)
         ]
         if let summary = s.transcript.contextSummary {
-            actions.append(.send(RealtimeClientEvent.systemMessage(summary).json(eventID: nextEventID()), on: connection))
+            actions.append(
+                .send(RealtimeClientEvent.systemMessage(summary).json(eventID: nextEventID()), on: connection))
         }
         return actions
     }
@@ -167,7 +168,8 @@ extension RealtimeAgent {
     /// session's `expires_at` (Unix seconds).
     func planRollover(expiresAt: Int, _ s: inout State) {
         let left = Double(expiresAt) - Date().timeIntervalSince1970
-        let lead = Double(configuration.rolloverLead.components.seconds)
+        let lead =
+            Double(configuration.rolloverLead.components.seconds)
             + Double(configuration.rolloverLead.components.attoseconds) / 1e18
         let at = ContinuousClock.now + .milliseconds(Int(max(0, left - lead) * 1000))
         s.rolloverAt = min(s.rolloverAt ?? at, at)

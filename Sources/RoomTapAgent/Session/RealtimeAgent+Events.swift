@@ -72,7 +72,8 @@ extension RealtimeAgent {
             if status == "failed" || status == "incomplete" {
                 let (code, message) = Self.failure(in: details)
                 if status == "failed", let code, Self.fatalResponseCodes.contains(code) {
-                    let line = "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
+                    let line =
+                        "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
                         + "recording goes on"
                     s.failure = line
                     s.lastError = line
@@ -139,7 +140,8 @@ extension RealtimeAgent {
     private func serverError(_ error: RealtimeError, incoming: Bool, _ s: inout State) -> [AgentAction] {
         if error.code == "response_cancel_not_active" { return [] }
         if let id = error.eventID, s.sessionUpdateIDs.contains(id) {
-            let warning = "the server refused a session.update (\(error.code ?? error.type): \(error.message)); the "
+            let warning =
+                "the server refused a session.update (\(error.code ?? error.type): \(error.message)); the "
                 + "session keeps its previous settings"
             s.sessionWarning = warning
             if incoming { s.incomingReady = true }
@@ -156,7 +158,8 @@ extension RealtimeAgent {
         errors.add(1, ordering: .relaxed)
         s.lastError = "\(error)"
         if error.isFatal {
-            let line = "the Realtime server refused the account (\(error.code ?? "")): \(error.message); the agent is "
+            let line =
+                "the Realtime server refused the account (\(error.code ?? "")): \(error.message); the agent is "
                 + "off, the recording goes on"
             s.failure = line
             s.status = .failed

@@ -242,7 +242,9 @@ public final class RealtimeAgent: @unchecked Sendable {
     func releaseSay(_ s: inout State) -> [AgentAction] {
         guard let c = s.connection, s.isConnected, let say = s.turns.nextSay() else { return [] }
         var actions: [AgentAction] = []
-        if !say.itemCreated { actions.append(.send(RealtimeClientEvent.userMessage(say.text).json(eventID: nextEventID()), on: c)) }
+        if !say.itemCreated {
+            actions.append(.send(RealtimeClientEvent.userMessage(say.text).json(eventID: nextEventID()), on: c))
+        }
         let create = nextEventID()
         actions.append(.send(RealtimeClientEvent.responseCreate.json(eventID: create), on: c))
         s.turns.sent(say, createEventID: create)

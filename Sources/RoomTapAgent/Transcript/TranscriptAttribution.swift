@@ -37,14 +37,16 @@ struct TranscriptAttribution {
     /// Audio of `itemID` arrived; false when it is to be dropped (the item was cut). `start` is
     /// where a new item begins on the voice ring.
     mutating func receive(
-        itemID: String, responseID: String, contentIndex: Int, session: Int, samples: Int, start: @autoclosure () -> Int64
+        itemID: String, responseID: String, contentIndex: Int, session: Int, samples: Int,
+        start: @autoclosure () -> Int64
     ) -> Bool {
         if let last = items.last, last.id == itemID {
             guard last.stoppedAt == nil else { return false }
         } else {
             guard !items.contains(where: { $0.id == itemID }) else { return false }
             items.append(
-                VoiceItem(id: itemID, responseID: responseID, contentIndex: contentIndex, session: session, start: start()))
+                VoiceItem(
+                    id: itemID, responseID: responseID, contentIndex: contentIndex, session: session, start: start()))
             if items.count > 64 { items.removeFirst(items.count - 64) }
         }
         items[items.count - 1].received += Int64(samples)
