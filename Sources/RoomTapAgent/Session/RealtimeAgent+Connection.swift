@@ -216,7 +216,7 @@ extension RealtimeAgent {
     /// (and a later try) when it cannot be opened.
     private func rollOver() -> (RealtimeConnection, ConnectionLife)? {
         let (generation, next, life) = makeConnection()
-        let ready: Bool
+        var ready: Bool
         do {
             try next.connect(redacting: configuration.apiKey)
             perform(
@@ -235,22 +235,38 @@ extension RealtimeAgent {
         } catch {
             ready = false
         }
-        let actions = state.withLock { s -> [AgentAction] in
-            guard ready, !s.stopRequested, !s.fatal else {
+        // The move happens at a quiet moment, checked under the same lock as the swap: a reply the
+        // old session started meanwhile (server VAD) plays out there first. Says wait meanwhile.
+        var actions: [AgentAction] = []
+        let patience = ContinuousClock.now + .seconds(30)
+        while true {
+            var swapped = false
+            let settled = state.withLock { s -> Bool in
+                guard ready, !s.stopRequested, !s.fatal, !life.isClosed, ContinuousClock.now < patience else {
+                    s.incoming = nil
+                    s.rolloverAt = ContinuousClock.now + .seconds(10)
+                    actions = [.log("could not move to a new session yet; trying again in 10 s")]
+                    return true
+                }
+                guard !s.turns.active, !s.turns.humanTalking, !voice.isPlaying else { return false }
+                s.previous = (s.generation, s.clock)
+                s.generation = generation
+                s.connection = next
                 s.incoming = nil
-                s.rolloverAt = ContinuousClock.now + .seconds(10)
-                return [.log("could not open the next session before this one expires; trying again in 10 s")]
+                s.clock = SessionClock()
+                s.turns.reset()
+                s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+                if let expiresAt = s.incomingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
+                s.incomingExpiresAt = nil
+                actions = releaseSay(&s)
+                swapped = true
+                return true
             }
-            s.previous = (s.generation, s.clock)
-            s.generation = generation
-            s.connection = next
-            s.incoming = nil
-            s.clock = SessionClock()
-            s.turns.reset()
-            s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
-            if let expiresAt = s.incomingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
-            s.incomingExpiresAt = nil
-            return releaseSay(&s)
+            if settled {
+                if !swapped { ready = false }
+                break
+            }
+            _ = wake.wait(timeout: .now() + .milliseconds(20))
         }
         perform(actions)
         guard ready, state.withLock({ $0.connection === next }) else {

@@ -238,9 +238,10 @@ public final class RealtimeAgent: @unchecked Sendable {
         return id
     }
 
-    /// Sends the next `say` if it is its turn on a connected session.
+    /// Sends the next `say` if it is its turn on a connected session (not while a rollover moves
+    /// to a new one: it goes to the new session).
     func releaseSay(_ s: inout State) -> [AgentAction] {
-        guard let c = s.connection, s.isConnected, let say = s.turns.nextSay() else { return [] }
+        guard let c = s.connection, s.isConnected, s.incoming == nil, let say = s.turns.nextSay() else { return [] }
         var actions: [AgentAction] = []
         if !say.itemCreated {
             actions.append(.send(RealtimeClientEvent.userMessage(say.text).json(eventID: nextEventID()), on: c))
