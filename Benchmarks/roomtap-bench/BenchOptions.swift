@@ -13,6 +13,8 @@ struct BenchOptions {
     var impairmentOnly = false
     /// Only measure the agent path.
     var agentOnly = false
+    /// Audio per append in the agent path (`--agent-chunk-ms`; the agent's default when nil).
+    var agentChunkMilliseconds: Int?
     /// With --live: one UDP port per participant, and --play listening live.
     var liveLayout = LiveCapacity.Layout()
     /// Only the every-core comparison with roomtap-minimal.
@@ -33,13 +35,14 @@ struct BenchOptions {
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
+            case "--agent-chunk-ms": options.agentChunkMilliseconds = Int(args.next() ?? "")
             case "--impairment": options.impairmentOnly = true
             case "--cores": options.coresOnly = true
             case "--live-seconds": options.liveSeconds = Double(args.next() ?? "") ?? options.liveSeconds
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --cores | --agent [--agent-chunk-ms N] | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

@@ -9,7 +9,10 @@ if !options.bareOnly.isEmpty {
     exit(0)
 }
 if options.agentOnly {
-    print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
+    print(
+        AgentPath.line(
+            try AgentPath.run(
+                seconds: options.liveSeconds, port: 27_950, chunkMilliseconds: options.agentChunkMilliseconds)))
     exit(0)
 }
 if options.coresOnly {
