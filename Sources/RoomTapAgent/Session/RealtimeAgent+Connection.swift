@@ -85,13 +85,15 @@ extension RealtimeAgent {
             rollingOver = false
             let openedAt = ContinuousClock.now
             perform(state.withLock { s in opened(connection, &s) })
-            switch watch(connection, life) {
+            // After rollovers the session in use is another connection than the one opened here.
+            let (ending, current, currentLife) = watch(connection, life)
+            switch ending {
             case .stop:
-                connection.close(code: 1000)
-                _ = life.wait(seconds: 1)
+                current.close(code: 1000)
+                _ = currentLife.wait(seconds: 1)
                 break supervising
             case .expired:
-                connection.close(code: 1000)
+                current.close(code: 1000)
                 retire()
                 rollingOver = true
                 attempt = 0
@@ -177,7 +179,9 @@ extension RealtimeAgent {
 
     /// Watches the session in use until it ends; writes agent lines as they play out; rolls the
     /// session over when due and quiet (then watches the new one).
-    private func watch(_ first: RealtimeConnection, _ firstLife: ConnectionLife) -> Ending {
+    private func watch(
+        _ first: RealtimeConnection, _ firstLife: ConnectionLife
+    ) -> (Ending, RealtimeConnection, ConnectionLife) {
         var connection = first
         var life = firstLife
         var retiring: [(RealtimeConnection, ContinuousClock.Instant)] = []
@@ -198,12 +202,12 @@ extension RealtimeAgent {
                 old.close(code: 1000)
                 return true
             }
-            if stopping { return .stop }
+            if stopping { return (.stop, connection, life) }
             if life.isClosed {
                 let (code, reason) = life.closeReason
-                return .closed(code: code, reason: reason)
+                return (.closed(code: code, reason: reason), connection, life)
             }
-            if rollNow { return .expired }
+            if rollNow { return (.expired, connection, life) }
             if due, let (next, nextLife) = rollOver() {
                 retiring.append((connection, ContinuousClock.now + .seconds(3)))
                 connection = next
