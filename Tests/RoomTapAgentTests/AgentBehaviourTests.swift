@@ -126,6 +126,22 @@ import Testing
         #expect(rig.agent.statistics.errors == 0, "\(rig.log.all)")
     }
 
+    @Test func aCreateRefusedAsBusyIsQueuedAgainWithoutASecondMessage() throws {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
+        rig.server.startResponseUnannounced()
+        rig.agent.say("Crossing on the wire")
+        let create = try #require(
+            rig.server.wait { $0.events(ofType: "response.create").count == 1 }
+                ? rig.server.events(ofType: "response.create").first?.eventID : nil)
+        rig.server.reply(pcm: sine24(frequency: 500, count: 4_800), itemID: "item_vad", transcript: "First.")
+        #expect(rig.server.wait { $0.events(ofType: "response.create").count == 2 }, "sent again after response.done")
+        rig.finish()
+        #expect(create.hasPrefix("rt_"))
+        #expect(rig.server.events(ofType: "conversation.item.create").count == 1, "the message is made once")
+        #expect(rig.agent.statistics.errors == 0, "the refusal is benign: \(rig.log.all)")
+        #expect(rig.log.all.isEmpty, "\(rig.log.all)")
+    }
+
     @Test func aRefusedSessionUpdateIsAWarningInTheStatistics() throws {
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))]) { $0.session.voice = "robot" }
         #expect(rig.wait { rig.agent.statistics.sessionWarning != nil })

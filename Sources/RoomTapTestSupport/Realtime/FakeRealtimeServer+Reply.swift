@@ -20,7 +20,10 @@ extension FakeRealtimeServer {
         guard let c = connection(nil) else { return "" }
         let (response, created) = record.withLock { r -> (FakeRealtimeResponse, String?) in
             let i = r.connections.firstIndex { $0 === c } ?? 0
-            if let pending = r.sessions[i].active, pending.beginStreaming() { return (pending, nil) }
+            if let pending = r.sessions[i].active, pending.beginStreaming() {
+                guard r.unannounced.remove(pending.id) != nil else { return (pending, nil) }
+                return (pending, Self.text(Self.responseCreated(pending, r.sessions[i].eventID())))
+            }
             r.nextResponse += 1
             let response = FakeRealtimeResponse(id: "resp_\(r.nextResponse)")
             _ = response.beginStreaming()
@@ -31,6 +34,23 @@ extension FakeRealtimeServer {
         startStream(
             response, on: c, pcm: pcm, itemID: itemID, transcript: transcript, chunkMs: chunkMs, paced: paced)
         return response.id
+    }
+
+    /// Starts a response on the latest connection as server VAD does, without telling the client
+    /// yet (its `response.created` still on the way): a `response.create` crossing it on the wire
+    /// is refused with `conversation_already_has_active_response`. ``reply(pcm:itemID:transcript:chunkMs:paced:)``
+    /// then streams it, `response.created` first. Returns its id.
+    @discardableResult
+    public func startResponseUnannounced() -> String {
+        guard let c = connection(nil) else { return "" }
+        return record.withLock { r in
+            let i = r.connections.firstIndex { $0 === c } ?? 0
+            r.nextResponse += 1
+            let response = FakeRealtimeResponse(id: "resp_\(r.nextResponse)")
+            r.sessions[i].active = response
+            r.unannounced.insert(response.id)
+            return response.id
+        }
     }
 
     /// Streams `response` (claimed with `beginStreaming`, `response.created` already sent) on a

@@ -64,6 +64,8 @@ public final class FakeRealtimeServer: Sendable {
         var sessions: [FakeRealtimeSession] = []
         var nextResponse = 0
         var failures: [String] = []
+        /// Responses started without `response.created` sent yet.
+        var unannounced: Set<String> = []
     }
 
     private let server: WebSocketTestServer
