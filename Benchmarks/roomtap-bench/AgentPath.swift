@@ -41,12 +41,14 @@ enum AgentPath {
         let samples: [Int16]
     }
 
-    static func run(seconds: Double, port: UInt16) throws -> Outcome {
-        let baseline = cpuSeconds { _ = try? room(seconds: seconds, port: nil) }
+    /// `chunkMilliseconds`: audio per append (nil: the agent's default).
+    static func run(seconds: Double, port: UInt16, chunkMilliseconds: Int? = nil) throws -> Outcome {
+        let chunk = chunkMilliseconds ?? RealtimeAgentConfiguration(apiKey: "bench").chunkMilliseconds
+        let baseline = cpuSeconds { _ = try? room(seconds: seconds, port: nil, chunk: chunk) }
         var arrivals: [Arrival] = []
         var start: UInt64 = 0
         let withAgent = cpuSeconds {
-            if let r = try? room(seconds: seconds, port: port) { (arrivals, start) = r }
+            if let r = try? room(seconds: seconds, port: port, chunk: chunk) { (arrivals, start) = r }
         }
         // Each burst: the first loud sample after quiet, in the 24 kHz stream, with its chunk's time.
         var latencies: [Double] = []
@@ -68,12 +70,12 @@ enum AgentPath {
         }
         return Outcome(
             bursts: latencies.count, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
-            maxMilliseconds: latencies.last ?? .nan, chunkMilliseconds: 40,
+            maxMilliseconds: latencies.last ?? .nan, chunkMilliseconds: chunk,
             cpuMillisecondsPerRoomSecond: (withAgent - baseline) / seconds * 1_000, seconds: seconds)
     }
 
     /// Runs the burst room for `seconds`; with a `port`, an agent streams it to a local server there.
-    private static func room(seconds: Double, port: UInt16?) throws -> ([Arrival], UInt64) {
+    private static func room(seconds: Double, port: UInt16?, chunk: Int) throws -> ([Arrival], UInt64) {
         let arrivals = Locked<[Arrival]>([])
         let server = try port.map { port in
             try WebSocketTestServer(
@@ -99,7 +101,7 @@ enum AgentPath {
         var agent: RealtimeAgent?
         if let server {
             let configuration = RealtimeAgentConfiguration(
-                apiKey: "bench", url: server.url, transcript: nil, log: { _ in })
+                apiKey: "bench", url: server.url, chunkMilliseconds: chunk, transcript: nil, log: { _ in })
             let a = try RealtimeAgent(configuration: configuration)
             a.attach(to: room, hearing: [track])
             agent = a

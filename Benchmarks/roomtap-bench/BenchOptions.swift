@@ -13,6 +13,8 @@ struct BenchOptions {
     var impairmentOnly = false
     /// Only measure the agent path.
     var agentOnly = false
+    /// Audio per append in the agent path (`--agent-chunk-ms`; the agent's default when nil).
+    var agentChunkMilliseconds: Int?
     /// With --live: one UDP port per participant, and --play listening live.
     var liveLayout = LiveCapacity.Layout()
     /// Only the every-core comparison with roomtap-minimal.
@@ -38,6 +40,7 @@ struct BenchOptions {
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
+            case "--agent-chunk-ms": options.agentChunkMilliseconds = Int(args.next() ?? "")
             case "--impairment": options.impairmentOnly = true
             case "--cores": options.coresOnly = true
             case "--formats": options.formatsOnly = true
@@ -45,7 +48,7 @@ struct BenchOptions {
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --formats | --agent | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --formats | --agent [--agent-chunk-ms N] | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

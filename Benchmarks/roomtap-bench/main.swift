@@ -14,7 +14,10 @@ if let senders = options.soakSenders {
     exit(outcome.passed ? 0 : 1)
 }
 if options.agentOnly {
-    print(AgentPath.line(try AgentPath.run(seconds: options.liveSeconds, port: 27_950)))
+    print(
+        AgentPath.line(
+            try AgentPath.run(
+                seconds: options.liveSeconds, port: 27_950, chunkMilliseconds: options.agentChunkMilliseconds)))
     exit(0)
 }
 if options.formatsOnly {

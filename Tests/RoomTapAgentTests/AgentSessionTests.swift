@@ -6,10 +6,10 @@ import RoomTapTestSupport
 import Testing
 
 /// The agent's session against a local Realtime stand-in: what it sends, how it talks back, how
-/// it survives its connection. Real rooms on the real-time clock; ports 28500–28539.
+/// it survives its connection. Real rooms on the real-time clock; ports from the kernel.
 @Suite(.serialized) struct AgentSessionTests {
     @Test func theSessionUpdateHasTheGAShapeAndTheKeyGoesOnlyInTheHeader() throws {
-        let rig = try AgentTestRig(port: 28_501, humans: [("alice", SineSource(frequency: 440, amplitude: 8_000))]) {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", SineSource(frequency: 440, amplitude: 8_000))]) {
             $0.session.instructions = "You are a food critic who will eat anything."
             $0.session.voice = "cedar"
         }
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func sayQueuesWhileAResponseIsActive() throws {
-        let rig = try AgentTestRig(port: 28_502, humans: [("alice", ConstantSource(0))])
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         rig.agent.say("What's for dinner?")
         #expect(rig.server.wait { $0.events(ofType: "response.create").count == 1 })
         rig.agent.say("And dessert?")
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aSayBeforeTheSessionIsSentOnceConnected() throws {
-        let server = try FakeRealtimeServer(port: 28_510, expectedKey: AgentTestRig.key)
+        let server = try FakeRealtimeServer(expectedKey: AgentTestRig.key)
         let agent = try RealtimeAgent(
             configuration: RealtimeAgentConfiguration(apiKey: AgentTestRig.key, url: server.url, log: { _ in }))
         agent.say("Hello room")
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func instructionsChangeLiveAndListeningPauses() throws {
-        let rig = try AgentTestRig(port: 28_503, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))])
+        let rig = try AgentTestRig(port: 0, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))])
         rig.agent.setInstructions("Only talk about cheese.")
         #expect(rig.server.wait { $0.events(ofType: "session.update").count == 2 })
         let update = try #require(rig.server.events(ofType: "session.update").last?.object["session"] as? [String: Any])
@@ -98,7 +98,7 @@ import Testing
     @Test func closeAndDropReconnectAndResendTheSessionWithContext() throws {
         let dir = try TemporaryDirectory()
         let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
-        let rig = try AgentTestRig(port: 28_504, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))]) {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", SineSource(frequency: 300, amplitude: 5_000))]) {
             $0.session.instructions = "Be brief."
             $0.transcript = writer
         }
@@ -109,15 +109,18 @@ import Testing
         rig.server.sendError(code: "session_expired", message: "Your session hit the maximum duration of 60 minutes.")
         rig.server.close(code: 1001, reason: "session expired")
         #expect(rig.server.wait { $0.connectionCount == 2 && $0.events(ofType: "session.update").count == 2 })
+        #expect(rig.server.wait { $0.events(ofType: "conversation.item.create").contains { $0.connection == 1 } })
         let replay = rig.server.events(ofType: "conversation.item.create").filter { $0.connection == 1 }
-        #expect(replay.contains { $0.json.contains("remember the soup") }, "recent transcript replayed as context")
+        #expect(replay.count == 1, "the context is one item")
+        #expect(replay.first?.json.contains("remember the soup") == true, "recent transcript replayed as context")
+        #expect((replay.first?.object["item"] as? [String: Any])?["role"] as? String == "system")
         #expect(rig.server.wait { $0.audio(connection: 1).count > 4_800 }, "audio flows again")
         rig.server.drop()
         #expect(rig.server.wait { $0.connectionCount == 3 && $0.events(ofType: "session.update").count == 3 })
         let resent = try #require(rig.server.events(ofType: "session.update").last?.object["session"] as? [String: Any])
         #expect(resent["instructions"] as? String == "Be brief.")
-        #expect(rig.wait { rig.agent.statistics.reconnects == 2 })
-        #expect(rig.agent.statistics.state == "connected")
+        #expect(rig.wait { rig.agent.statistics.reconnects == 1 && rig.agent.statistics.rollovers == 1 })
+        #expect(rig.agent.statistics.state == .connected)
         let framesBefore = rig.voiceSink.frameCount
         Thread.sleep(forTimeInterval: 0.1)
         #expect(rig.voiceSink.frameCount > framesBefore, "the voice track keeps its timeline")
@@ -126,10 +129,10 @@ import Testing
     }
 
     @Test func aRefusedKeyIsOneClearLineAndTheRoomGoesOn() throws {
-        let server = try FakeRealtimeServer(port: 28_505, refuseStatus: 403)
+        let server = try FakeRealtimeServer(refuseStatus: 403)
         let rig = try AgentTestRig(
-            port: 28_505, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+            port: 0, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         let framesAtFailure = rig.voiceSink.frameCount
         Thread.sleep(forTimeInterval: 0.2)
         #expect(rig.voiceSink.frameCount > framesAtFailure, "the room goes on")
@@ -143,10 +146,10 @@ import Testing
     }
 
     @Test func aWrongKeyIs401AndOneClearLine() throws {
-        let server = try FakeRealtimeServer(port: 28_509, expectedKey: "sk-the-right-one")
+        let server = try FakeRealtimeServer(expectedKey: "sk-the-right-one")
         let rig = try AgentTestRig(
-            port: 28_509, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+            port: 0, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         rig.finish()
         #expect(rig.log.all.count == 1)
         #expect(rig.log.all.first?.contains("HTTP 401") == true, "\(rig.log.all)")
@@ -163,14 +166,19 @@ import Testing
         agent.stop()
         #expect(log.all.count == 1)
         #expect(log.all.first?.contains("OPENAI_API_KEY") == true)
-        #expect(agent.statistics.state == "failed")
+        #expect(agent.statistics.state == .failed)
     }
 
     @Test func anUnreachableServerIsRetriedWithBackoffUntilItComes() throws {
+        let port = try {
+            let probe = try FakeRealtimeServer()
+            defer { probe.stop() }
+            return probe.port
+        }()
         let log = LogCapture()
         let delays = Locked<[Int]>([])
         var configuration = RealtimeAgentConfiguration(
-            apiKey: AgentTestRig.key, url: "ws://127.0.0.1:28508/v1/realtime",
+            apiKey: AgentTestRig.key, url: "ws://127.0.0.1:\(port)/v1/realtime",
             reconnectDelay: { attempt in
                 delays.withLock { $0.append(attempt) }
                 return 0.05
@@ -179,28 +187,34 @@ import Testing
         let agent = try RealtimeAgent(configuration: configuration)
         agent.start()
         #expect(AgentTestRig.waitFor { log.all.count >= 2 })
-        let server = try FakeRealtimeServer(port: 28_508)
+        var started: FakeRealtimeServer?
+        #expect(
+            waitUntil {
+                started = try? FakeRealtimeServer(port: port)
+                return started != nil
+            })
+        let server = try #require(started)
         #expect(server.wait { $0.events(ofType: "session.update").count == 1 })
-        #expect(AgentTestRig.waitFor { agent.statistics.state == "connected" })
+        #expect(AgentTestRig.waitFor { agent.statistics.state == .connected })
         agent.stop()
         server.stop()
-        #expect(log.all.first?.contains("cannot connect to 127.0.0.1:28508") == true, "\(log.all)")
+        #expect(log.all.first?.contains("cannot connect to 127.0.0.1:\(port)") == true, "\(log.all)")
         #expect(!log.all.contains { $0.contains(AgentTestRig.key) })
         let attempts = delays.withLock { $0 }
         #expect(attempts.prefix(2) == [1, 2], "each failure backs off further: \(attempts)")
         #expect(agent.statistics.reconnects == 0, "the first connection is not a reconnect")
         #expect(agent.statistics.errors >= 2)
-        #expect(agent.statistics.state == "stopped")
+        #expect(agent.statistics.state == .stopped)
     }
 
     @Test func errorEventsAreSurvivedUnlessFatal() throws {
-        let rig = try AgentTestRig(port: 28_507, humans: [("alice", ConstantSource(0))])
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         rig.server.sendError(code: "conversation_already_has_active_response", message: "busy")
         #expect(rig.wait { rig.agent.statistics.errors == 1 })
         Thread.sleep(forTimeInterval: 0.1)
-        #expect(rig.agent.statistics.state == "connected")
+        #expect(rig.agent.statistics.state == .connected)
         rig.server.sendError(code: "insufficient_quota", message: "You exceeded your quota.")
-        #expect(rig.wait { rig.agent.statistics.state == "failed" })
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
         Thread.sleep(forTimeInterval: 0.3)
         #expect(rig.server.connectionCount == 1, "no reconnect after a fatal error")
         let framesAfter = rig.voiceSink.frameCount

@@ -43,7 +43,7 @@ final class AgentTestRig {
         agent.start()
         if startRoomAfterConnect {
             _ = self.server.wait { $0.events(ofType: "session.update").count >= 1 }
-            _ = wait { self.agent.statistics.state == "connected" }
+            _ = wait { self.agent.statistics.state == .connected }
         }
         room.start()
     }

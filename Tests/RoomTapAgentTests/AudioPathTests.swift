@@ -181,8 +181,8 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         let bob = room.addTrack(
             name: "bob", source: SineSource(frequency: 500, amplitude: 8_000, offset: 24_000, length: 48_000))
         room.addTrack(name: "quiet", source: ConstantSource(40, length: 96_000))
-        alice.addSink(activity.sink(name: "alice"))
-        bob.addSink(activity.sink(name: "bob"))
+        alice.addSink(activity.sink(for: alice))
+        bob.addSink(activity.sink(for: bob))
         room.run()
         #expect(activity.speakers(from: 0, to: 20_000) == ["alice"])
         #expect(activity.speakers(from: 50_000, to: 70_000) == ["bob"])
@@ -190,15 +190,35 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         #expect(activity.speakers(from: 80_000, to: 96_000) == [])
     }
 
+    @Test func twoTracksWithOneNameGetASinkEach() {
+        let activity = SpeakerActivity()
+        let room = Room(clock: VirtualClock())
+        let first = room.addTrack(name: "alice", source: SineSource(frequency: 300, amplitude: 8_000, length: 24_000))
+        let second = room.addTrack(
+            name: "alice", source: SineSource(frequency: 500, amplitude: 8_000, offset: 48_000, length: 24_000))
+        let a = activity.sink(for: first)
+        let b = activity.sink(for: second)
+        #expect(a !== b, "one sink per track: two render threads never share one")
+        #expect(activity.sink(for: first) === a, "asking again gives the same sink")
+        first.addSink(a)
+        second.addSink(b)
+        room.run()
+        #expect(activity.speakers(from: 0, to: 20_000) == ["alice"])
+        #expect(activity.speakers(from: 50_000, to: 70_000) == ["alice"], "the second track's talk counts too")
+        #expect(activity.speakers(from: 0, to: 72_000) == ["alice"], "a name is listed once")
+    }
+
     @Test func transcriptLinesAreJSONWithRoomSeconds() throws {
         let dir = try TemporaryDirectory()
         let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
         writer.write(startSample: 48_000, endSample: 120_000, speaker: "alice+bob", text: "say \"cheese\"\n/ok")
+        writer.write(startSample: 0, endSample: 4_800, speaker: "agent", text: "cut", interrupted: true)
         writer.close()
         let text = try String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8)
         #expect(
             text
                 == "{\"start\": 1.000, \"end\": 2.500, \"speaker\": \"alice+bob\", \"text\": \"say \\\"cheese\\\"\\n/ok\"}\n"
+                + "{\"start\": 0.000, \"end\": 0.100, \"speaker\": \"agent\", \"text\": \"cut\", \"interrupted\": true}\n"
         )
     }
 }

@@ -17,7 +17,7 @@ import Testing
         #expect(o["type"] as? String == "session.update")
         let session = try #require(o["session"] as? [String: Any])
         #expect(session["type"] as? String == "realtime")
-        #expect(session["model"] as? String == "gpt-realtime")
+        #expect(session["model"] == nil, "the model is the URL's, fixed when the session opens")
         #expect(session["instructions"] as? String == "Be a food critic.")
         #expect(session["output_modalities"] as? [String] == ["audio"])
         let audio = try #require(session["audio"] as? [String: Any])
@@ -37,6 +37,18 @@ import Testing
         #expect(vad["interrupt_response"] as? Bool == true)
         #expect((input["transcription"] as? [String: Any])?["model"] as? String == "gpt-4o-mini-transcribe")
         #expect(session["voice"] == nil, "GA puts the voice under audio.output")
+    }
+
+    @Test func emptyInstructionsAreLeftOutAndEventIDsGoOnEveryEvent() throws {
+        let o = try object(RealtimeClientEvent.sessionUpdate(RealtimeSessionSettings()).json(eventID: "rt_1"))
+        #expect(o["event_id"] as? String == "rt_1")
+        #expect((o["session"] as? [String: Any])?.keys.contains("instructions") == false, "empty clears them")
+        let append = [Int16](repeating: 0, count: 4).withUnsafeBufferPointer {
+            RealtimeClientEvent.appendAudio($0, eventID: "rt_2")
+        }
+        #expect(try object(append)["event_id"] as? String == "rt_2")
+        let system = try object(RealtimeClientEvent.systemMessage("earlier").json())
+        #expect((system["item"] as? [String: Any])?["role"] as? String == "system")
     }
 
     @Test func conversationEventsHaveTheirShapes() throws {
@@ -74,7 +86,24 @@ import Testing
         let pcm: [Int16] = [5, -6, 32_767]
         let b64 = Data([5, 0, 0xFA, 0xFF, 0xFF, 0x7F]).base64EncodedString()
         let cases: [(String, RealtimeServerEvent)] = [
-            (#"{"type":"session.created","session":{}}"#, .sessionCreated),
+            (#"{"type":"session.created","session":{}}"#, .sessionCreated(expiresAt: nil)),
+            (
+                #"{"type":"session.created","session":{"expires_at":1764547200}}"#,
+                .sessionCreated(expiresAt: 1_764_547_200)
+            ),
+            (#"{"type":"session.created","session":{"expires_at":"soon"}}"#, .sessionCreated(expiresAt: nil)),
+            (
+                #"{"type":"conversation.item.input_audio_transcription.failed","item_id":"u","error":{"message":"m"}}"#,
+                .inputTranscriptionFailed(itemID: "u", message: "m")
+            ),
+            (
+                #"{"type":"conversation.item.input_audio_transcription.failed","error":7}"#,
+                .inputTranscriptionFailed(itemID: "", message: "")
+            ),
+            (
+                #"{"type":"response.output_text.done","item_id":"i","text":"hello"}"#,
+                .outputTextDone(itemID: "i", text: "hello")
+            ),
             (#"{"type":"session.updated"}"#, .sessionUpdated),
             (
                 #"{"type":"input_audio_buffer.speech_started","audio_start_ms":1500,"item_id":"i1"}"#,

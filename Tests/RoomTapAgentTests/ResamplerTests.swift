@@ -42,6 +42,27 @@ import Testing
         #expect(alias < 0.001 * 32_767, "alias at 9 kHz: \(alias)")
     }
 
+    @Test func theLowLatencySettingHoldsBackAtMostAFrameStaysAlignedAndDoesNotAlias() throws {
+        let resampler = try Resampler(inputRate: 48_000, outputRate: 24_000, maxInputSamples: 480, lowLatency: true)
+        let input = TestSignal.sine(frequency: 1_000, samples: 96_000, amplitude: 0.5)
+        var out: [Int16] = []
+        var worstHeld = 0
+        for f in 0..<200 {
+            input[(f * 480)..<((f + 1) * 480)].withUnsafeBufferPointer { out += resampler.process($0) }
+            if f >= 10 { worstHeld = max(worstHeld, (f + 1) * 240 - out.count) }
+        }
+        #expect(worstHeld <= 240, "held back at most 10 ms at 24 kHz: \(worstHeld) samples")
+        var worst = 0
+        for k in 2_400..<(out.count - 240) { worst = max(worst, abs(Int(out[k]) - Int(input[2 * k]))) }
+        #expect(worst < 40, "output k is the input at 2k: off by \(worst)")
+        let fast = try Resampler(inputRate: 48_000, outputRate: 24_000, maxInputSamples: 480, lowLatency: true)
+        let tone = fast.stream(TestSignal.sine(frequency: 15_000, samples: 48_000, amplitude: 0.5), block: 480)
+        let folded = amplitude(of: 9_000, in: tone[1_200..<22_800], rate: 24_000)
+        #expect(folded < 0.0001 * 32_767, "a 15 kHz tone is not folded to 9 kHz: \(folded)")
+        let level = (tone[1_200..<22_800].reduce(0.0) { $0 + Double($1) * Double($1) } / 21_600).squareRoot()
+        #expect(level < 4, "nothing of it below 12 kHz: RMS \(level)")
+    }
+
     @Test func streamingHoldsBackOnlyTheFilterDelay() throws {
         let resampler = try Resampler(inputRate: 48_000, outputRate: 24_000, maxInputSamples: 480)
         let input = TestSignal.sine(frequency: 440, samples: 4_800)

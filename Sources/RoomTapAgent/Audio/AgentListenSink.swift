@@ -34,7 +34,7 @@ public final class AgentListenSink: AudioTrackSink, @unchecked Sendable {
         self.chunkMilliseconds = ms
         let consumer = try ListenConsumer(input: input, chunkSamples: ms * 24)
         queued = QueuedSink(
-            consumer: consumer, channels: 1, capacity: capacityFrames, wakeThreshold: 2, policy: .drop,
+            consumer: consumer, channels: 1, capacity: capacityFrames, wakeThreshold: 1, policy: .drop,
             threadName: "roomtap.agent.listen")
     }
 
@@ -65,7 +65,8 @@ final class ListenConsumer: FrameConsumer {
 
     init(input: any AgentAudioInput, chunkSamples: Int) throws {
         self.input = input
-        resampler = try Resampler(inputRate: 48_000, outputRate: 24_000, maxInputSamples: AudioFrame.samplesPerChannel)
+        resampler = try Resampler(
+            inputRate: 48_000, outputRate: 24_000, maxInputSamples: AudioFrame.samplesPerChannel, lowLatency: true)
         chunk = .allocate(capacity: chunkSamples)
         chunk.initialize(repeating: 0)
     }

@@ -2,7 +2,9 @@ import Foundation
 
 /// An event the agent sends to the Realtime API, in the GA shapes (../shared/realtime-api.md;
 /// https://platform.openai.com/docs/api-reference/realtime-client-events), encoded as one JSON
-/// text message. Audio appends have their own encoder, ``appendAudio(_:)``.
+/// text message with the client's `event_id` (the service echoes it in `error.event_id`, which is
+/// how an error is matched to what caused it). Audio appends have their own encoder,
+/// ``appendAudio(_:eventID:)``.
 ///
 /// Thread: a value; encode anywhere.
 public enum RealtimeClientEvent: Sendable, Equatable {
@@ -12,9 +14,11 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     case updateInstructions(String)
     /// `conversation.item.create`: a user message with `input_text` content.
     case userMessage(String)
-    /// `conversation.item.create`: an assistant message with `output_text` content (context
-    /// replayed after a reconnect).
+    /// `conversation.item.create`: an assistant message with `output_text` content.
     case assistantMessage(String)
+    /// `conversation.item.create`: a system message with `input_text` content (the context
+    /// summary replayed into a new session).
+    case systemMessage(String)
     /// `response.create` with the session's defaults.
     case responseCreate
     /// `response.cancel`.
@@ -22,9 +26,10 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     /// `conversation.item.truncate`: what of an assistant item was really heard.
     case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
 
-    /// The JSON text of the event (keys sorted, so equal events encode to equal bytes).
-    public func json() -> String {
-        let object: [String: Any]
+    /// The JSON text of the event (keys sorted, so equal events encode to equal bytes), with
+    /// `event_id` when given.
+    public func json(eventID: String? = nil) -> String {
+        var object: [String: Any]
         switch self {
         case .sessionUpdate(let settings):
             object = ["type": "session.update", "session": settings.sessionObject()]
@@ -34,6 +39,8 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             object = Self.message(role: "user", contentType: "input_text", text: text)
         case .assistantMessage(let text):
             object = Self.message(role: "assistant", contentType: "output_text", text: text)
+        case .systemMessage(let text):
+            object = Self.message(role: "system", contentType: "input_text", text: text)
         case .responseCreate:
             object = ["type": "response.create"]
         case .responseCancel:
@@ -44,6 +51,7 @@ public enum RealtimeClientEvent: Sendable, Equatable {
                 "audio_end_ms": audioEndMs,
             ]
         }
+        if let eventID { object["event_id"] = eventID }
         let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
@@ -59,13 +67,14 @@ public enum RealtimeClientEvent: Sendable, Equatable {
 
     /// `input_audio_buffer.append` of `samples` (24 kHz mono PCM16, sent little-endian, base64).
     /// Allocates the text; the agent's listen thread calls it, never the room clock.
-    public static func appendAudio(_ samples: UnsafeBufferPointer<Int16>) -> String {
+    public static func appendAudio(_ samples: UnsafeBufferPointer<Int16>, eventID: String? = nil) -> String {
         var bytes = [UInt8](repeating: 0, count: samples.count * 2)
         for (i, s) in samples.enumerated() {
             let u = UInt16(bitPattern: s)
             bytes[2 * i] = UInt8(truncatingIfNeeded: u)
             bytes[2 * i + 1] = UInt8(truncatingIfNeeded: u >> 8)
         }
-        return #"{"type":"input_audio_buffer.append","audio":""# + Data(bytes).base64EncodedString() + #""}"#
+        let id = eventID.map { #","event_id":""# + $0 + #"""# } ?? ""
+        return #"{"type":"input_audio_buffer.append","audio":""# + Data(bytes).base64EncodedString() + #"""# + id + "}"
     }
 }

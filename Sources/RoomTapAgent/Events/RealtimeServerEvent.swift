@@ -6,8 +6,8 @@ import Foundation
 ///
 /// Thread: a value; decode anywhere (the agent decodes on its session thread).
 public enum RealtimeServerEvent: Sendable, Equatable {
-    /// `session.created`.
-    case sessionCreated
+    /// `session.created`, with the session's `expires_at` (Unix seconds) when given.
+    case sessionCreated(expiresAt: Int?)
     /// `session.updated`.
     case sessionUpdated
     /// `error`.
@@ -31,6 +31,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case outputAudioTranscriptDone(itemID: String, transcript: String)
     /// `conversation.item.input_audio_transcription.completed`: what a human said.
     case inputTranscriptionCompleted(itemID: String, transcript: String)
+    /// `conversation.item.input_audio_transcription.failed`, with the error's message.
+    case inputTranscriptionFailed(itemID: String, message: String)
+    /// `response.output_text.done`: a reply in text, not speech.
+    case outputTextDone(itemID: String, text: String)
     /// Any other event, by its `type`.
     case other(type: String)
 
@@ -53,7 +57,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         else { return nil }
         let f = Fields(object)
         switch type {
-        case "session.created": return .sessionCreated
+        case "session.created":
+            let session = object["session"] as? [String: Any] ?? [:]
+            let expires = Fields(session).int("expires_at")
+            return .sessionCreated(expiresAt: expires > 0 ? expires : nil)
         case "session.updated": return .sessionUpdated
         case "error":
             let e = Fields(object["error"] as? [String: Any] ?? [:])
@@ -88,6 +95,11 @@ public enum RealtimeServerEvent: Sendable, Equatable {
             return .outputAudioTranscriptDone(itemID: f.string("item_id"), transcript: f.string("transcript"))
         case "conversation.item.input_audio_transcription.completed":
             return .inputTranscriptionCompleted(itemID: f.string("item_id"), transcript: f.string("transcript"))
+        case "conversation.item.input_audio_transcription.failed":
+            let e = Fields(object["error"] as? [String: Any] ?? [:])
+            return .inputTranscriptionFailed(itemID: f.string("item_id"), message: e.string("message"))
+        case "response.output_text.done":
+            return .outputTextDone(itemID: f.string("item_id"), text: f.string("text"))
         default:
             return .other(type: type)
         }

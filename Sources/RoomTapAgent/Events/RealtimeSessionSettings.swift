@@ -5,9 +5,10 @@
 ///
 /// Thread: a value; use anywhere.
 public struct RealtimeSessionSettings: Sendable, Equatable {
-    /// The model (`gpt-realtime`); nil leaves it to the URL's `model` query.
+    /// The model (`gpt-realtime`). It is the URL's `model=` (``RealtimeAgentConfiguration`` puts
+    /// it there) and never sent in `session.update`: the session's model is fixed when it opens.
     public var model: String?
-    /// The system instructions.
+    /// The system instructions; empty ones are not sent (an empty string would clear them).
     public var instructions: String
     /// The voice (alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin, cedar).
     public var voice: String
@@ -21,6 +22,9 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
     public var transcriptionModel: String?
     /// Input noise reduction (`far_field` for a room, `near_field`); nil for none.
     public var noiseReduction: String?
+    /// Whether server VAD cancels the reply itself when someone starts talking (the service's
+    /// default). When false the agent sends `response.cancel` on a barge-in.
+    public var interruptResponse: Bool = true
 
     /// Settings with the documented defaults.
     public init(
@@ -45,7 +49,8 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
             "format": format,
             "turn_detection": [
                 "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
-                "silence_duration_ms": vadSilenceDurationMs, "create_response": true, "interrupt_response": true,
+                "silence_duration_ms": vadSilenceDurationMs, "create_response": true,
+                "interrupt_response": interruptResponse,
             ] as [String: Any],
         ]
         if let transcriptionModel { input["transcription"] = ["model": transcriptionModel] }
@@ -53,10 +58,9 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
         var session: [String: Any] = [
             "type": "realtime",
             "output_modalities": ["audio"],
-            "instructions": instructions,
             "audio": ["input": input, "output": ["format": format, "voice": voice] as [String: Any]] as [String: Any],
         ]
-        if let model { session["model"] = model }
+        if !instructions.isEmpty { session["instructions"] = instructions }
         return session
     }
 }

@@ -34,7 +34,7 @@ extension RealtimeAgent {
     /// before ``attach(to:hearing:voiceName:hearsName:)``.
     public func hear(_ track: AudioTrack) {
         guard let hears = hearingTrack, !isOwn(track), !track.isDerived else { return }
-        track.addSink(speakers.sink(name: track.name), tap: .heard)
+        track.addSink(speakers.sink(for: track), tap: .heard)
         (hears.source as? Mixer)?.addInput(track)
     }
 

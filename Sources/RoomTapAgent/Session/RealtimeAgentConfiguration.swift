@@ -8,7 +8,8 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     /// The OpenAI endpoint for `model`.
     public static func defaultURL(model: String) -> String { "wss://api.openai.com/v1/realtime?model=\(model)" }
 
-    /// The WebSocket URL (`wss://` or `ws://`, e.g. a local test server).
+    /// The WebSocket URL (`wss://` or `ws://`, e.g. a local test server), always with the
+    /// session's `model=` (the one place the model is given).
     public var url: String
     /// The API key (or an ephemeral client secret), sent only as `Authorization: Bearer`.
     public var apiKey: String
@@ -24,21 +25,45 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public var contextLines: Int
     /// Seconds to wait before reconnect attempt `n` (1, 2, …): default 0.5 s doubling to 30 s.
     public var reconnectDelay: @Sendable (_ attempt: Int) -> Double
+    /// How long a session may last before the agent replaces it (the service ends sessions at 60
+    /// minutes; default 55). A session's `expires_at`, when given, brings it forward to
+    /// ``rolloverLead`` before that.
+    public var sessionLifetime: Duration
+    /// How long before a session's `expires_at` the agent starts looking for a quiet moment to
+    /// move to a new session (default 5 minutes).
+    public var rolloverLead: Duration
     /// Where transcript lines go (nil: none). The agent writes, the caller closes.
     public var transcript: TranscriptWriter?
     /// Log lines (one line each, no key, no audio); default standard error.
     public var log: @Sendable (String) -> Void
 
-    /// A configuration; `url` defaults to the OpenAI endpoint for `session.model`.
+    /// A configuration; `url` defaults to the OpenAI endpoint for `session.model`. A `url` with a
+    /// `model=` sets `session.model` (check that they agree before, as the CLI does); one without
+    /// gets `session.model` added.
     public init(
         apiKey: String, url: String? = nil, session: RealtimeSessionSettings = RealtimeSessionSettings(),
         chunkMilliseconds: Int = 40, listening: Bool = true, voiceBufferSeconds: Int = 300, contextLines: Int = 20,
         reconnectDelay: @escaping @Sendable (Int) -> Double = { min(30, 0.5 * Double(1 << min(max($0 - 1, 0), 6))) },
+        sessionLifetime: Duration = .seconds(55 * 60), rolloverLead: Duration = .seconds(5 * 60),
         transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
     ) {
         self.apiKey = apiKey
-        self.url = url ?? Self.defaultURL(model: session.model ?? "gpt-realtime")
+        var session = session
+        if let url {
+            if let model = Self.model(inURL: url) {
+                session.model = model
+                self.url = url
+            } else {
+                let model = session.model ?? "gpt-realtime"
+                session.model = model
+                self.url = url + (url.contains("?") ? "&" : "?") + "model=" + model
+            }
+        } else {
+            self.url = Self.defaultURL(model: session.model ?? "gpt-realtime")
+        }
         self.session = session
+        self.sessionLifetime = sessionLifetime
+        self.rolloverLead = rolloverLead
         self.chunkMilliseconds = max(20, min(100, chunkMilliseconds))
         self.listening = listening
         self.voiceBufferSeconds = voiceBufferSeconds
@@ -54,6 +79,16 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
 }
 
 extension RealtimeAgentConfiguration {
+    /// The `model=` of a URL's query, if it has one.
+    public static func model(inURL url: String) -> String? {
+        guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        for pair in query.split(separator: "&") where pair.hasPrefix("model=") {
+            let value = String(pair.dropFirst(6))
+            return value.removingPercentEncoding ?? value
+        }
+        return nil
+    }
+
     /// Writes a line to standard error (the default ``log``).
     public static let standardErrorLog: @Sendable (String) -> Void = { line in
         var text = line

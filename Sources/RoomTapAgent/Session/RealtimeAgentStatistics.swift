@@ -1,11 +1,17 @@
-/// Counters of one agent, for `room.json`. Never holds the API key.
+/// Counters of one agent, for `status --json` and `room.json`. Never holds the API key.
 ///
 /// Thread: a value snapshot (``RealtimeAgent/statistics``).
 public struct RealtimeAgentStatistics: Sendable, Codable, Equatable {
-    /// Where the agent is: `idle`, `connecting`, `connected`, `reconnecting`, `stopped`, `failed`.
-    public var state: String
+    /// Where the agent is.
+    public var state: RealtimeAgentState
     /// Why the agent failed (one line), if it did.
     public var failure: String?
+    /// The last error (a connection failure, an `error` event, a failed response), one line.
+    public var lastError: String?
+    /// Connection attempts after a failed attempt or a dropped session (not session rollovers).
+    public var retries: Int
+    /// The last `session.update` the server refused (the session kept its previous settings).
+    public var sessionWarning: String?
     /// PCM bytes (24 kHz, 16-bit) sent in `input_audio_buffer.append` events.
     public var audioBytesSent: Int
     /// `input_audio_buffer.append` events sent.
@@ -14,10 +20,17 @@ public struct RealtimeAgentStatistics: Sendable, Codable, Equatable {
     public var responses: Int
     /// Times a human talked over the agent and its playback was cut.
     public var bargeIns: Int
-    /// Connections made after the first.
+    /// Connections made after the first because one dropped or failed (not rollovers).
     public var reconnects: Int
-    /// `error` events received (and connection failures).
+    /// Sessions replaced by a new one before or at their maximum duration.
+    public var rollovers: Int
+    /// `error` events received (and connection failures), not counting the benign ones
+    /// (`response_cancel_not_active`, a refused create that is queued again).
     public var errors: Int
+    /// Human utterances whose transcription failed.
+    public var transcriptionFailures: Int
+    /// Replies that came as text instead of speech (logged, written to the transcript, not spoken).
+    public var textReplies: Int
     /// Reply audio queued on the voice track, in 48 kHz samples.
     public var voiceSamples: Int64
     /// Reply audio dropped because the voice buffer was full, in 48 kHz samples.

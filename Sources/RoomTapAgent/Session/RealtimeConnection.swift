@@ -9,7 +9,11 @@ final class RealtimeConnection: Sendable {
     enum ConnectError: Error {
         /// The server refused the credentials (HTTP 401/403 on the upgrade): do not retry.
         case unauthorized(status: Int)
-        /// Anything else (DNS, TCP, TLS, a 5xx): retry with backoff. The message never holds the key.
+        /// Another HTTP 4xx but 408 and 429 (a wrong path or model, a bad request): retrying the
+        /// same request will not help; worth one more try in case it was a passing fault.
+        case rejected(status: Int, message: String)
+        /// Anything else (DNS, TCP, TLS, 408, 429, a 5xx): retry with backoff. The message never
+        /// holds the key.
         case failed(String)
     }
 
@@ -33,10 +37,14 @@ final class RealtimeConnection: Sendable {
     /// Opens the connection (blocks until the upgrade is done or failed).
     func connect(redacting apiKey: String) throws(ConnectError) {
         do { try client.connect() } catch {
-            if case .httpStatus(let status) = error.kind, status == 401 || status == 403 {
-                throw .unauthorized(status: status)
+            let message = error.message.replacingOccurrences(of: apiKey, with: "<redacted>")
+            if case .httpStatus(let status) = error.kind {
+                if status == 401 || status == 403 { throw .unauthorized(status: status) }
+                if (400..<500).contains(status) && status != 408 && status != 429 {
+                    throw .rejected(status: status, message: message)
+                }
             }
-            throw .failed(error.message.replacingOccurrences(of: apiKey, with: "<redacted>"))
+            throw .failed(message)
         }
     }
 

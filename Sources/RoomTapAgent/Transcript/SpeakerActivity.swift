@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// Storage is a preallocated ring per track (``capacitySeconds`` of history, one byte per frame).
 ///
-/// Thread: the sinks' `onFrame` on the room clock's thread (no allocation, no lock); `sink(name:)`
-/// and `speakers(from:to:)` from any other thread.
+/// Thread: the sinks' `onFrame` on the room clock's thread (no allocation, no lock; one sink per
+/// track, so two render threads never share one); `sink(for:)` and `speakers(from:to:)` from any
+/// other thread.
 public final class SpeakerActivity: Sendable {
     /// History kept per track, in seconds.
     public let capacitySeconds: Int
@@ -22,12 +23,16 @@ public final class SpeakerActivity: Sendable {
         self.threshold = threshold
     }
 
-    /// The sink to attach to the track of the human named `name` (after the track's controls, so a
-    /// muted speaker is not talking). Asking twice for a name returns the same sink.
-    public func sink(name: String) -> any AudioTrackSink {
+    /// The sink to attach to `track`, a human's (after the track's controls, so a muted speaker is
+    /// not talking). Keyed by the track's id: asking twice for a track returns the same sink, and
+    /// two tracks with the same name get a sink each (one sink on two render threads would race).
+    public func sink(for track: AudioTrack) -> any AudioTrackSink { sink(id: track.id, name: track.name) }
+
+    /// The sink of the track `id`, named `name` in the transcript; see ``sink(for:)``.
+    public func sink(id: TrackID, name: String) -> any AudioTrackSink {
         sinks.withLock { list in
-            if let existing = list.first(where: { $0.name == name }) { return existing }
-            let sink = ActivitySink(name: name, frames: capacitySeconds * 100, threshold: threshold)
+            if let existing = list.first(where: { $0.id == id }) { return existing }
+            let sink = ActivitySink(id: id, name: name, frames: capacitySeconds * 100, threshold: threshold)
             list.append(sink)
             return sink
         }
@@ -35,7 +40,7 @@ public final class SpeakerActivity: Sendable {
 
     /// The names of the tracks talking in room samples `[start, end)`: every track talking at least
     /// half as many frames as the most talkative one (and at least 3), in the order the sinks were
-    /// made. Empty when nobody talked.
+    /// made, each name once. Empty when nobody talked.
     public func speakers(from start: Int64, to end: Int64) -> [String] {
         let list = sinks.withLock { $0 }
         let first = max(0, start / 480)
@@ -43,21 +48,28 @@ public final class SpeakerActivity: Sendable {
         let counts = list.map { $0.talkingFrames(from: first, to: last) }
         guard let top = counts.max(), top >= 3 else {
             // A very short span: whoever talked at all.
-            return zip(list, counts).filter { $0.1 > 0 && $0.1 == counts.max() }.map(\.0.name)
+            return Self.unique(zip(list, counts).filter { $0.1 > 0 && $0.1 == counts.max() }.map(\.0.name))
         }
-        return zip(list, counts).filter { $0.1 * 2 >= top }.map(\.0.name)
+        return Self.unique(zip(list, counts).filter { $0.1 * 2 >= top }.map(\.0.name))
+    }
+
+    private static func unique(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }
     }
 }
 
 /// One track's talking flags.
 final class ActivitySink: AudioTrackSink, @unchecked Sendable {
+    let id: TrackID
     let name: String
     private let capacity: Int
     private let flags: UnsafeMutablePointer<UInt8>
     private let thresholdSquaredSum: Double
     private let written = Atomic<Int64>(-1)  // last frame index written
 
-    init(name: String, frames: Int, threshold: Double) {
+    init(id: TrackID, name: String, frames: Int, threshold: Double) {
+        self.id = id
         self.name = name
         capacity = frames
         flags = .allocate(capacity: frames)

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 
 /// Writes `transcript.jsonl`: one JSON object per utterance and line,
-/// `{"start": 1.234, "end": 2.5, "speaker": "alice+bob", "text": "…"}`, times in seconds of room
+/// `{"start": 1.234, "end": 2.5, "speaker": "alice+bob", "text": "…"}` (an agent reply a barge-in
+/// cut adds `"interrupted": true`: it played until `end`, and `text` is all the model generated for
+/// it), times in seconds of room
 /// time (3 decimals) where the speech is in the files, `speaker` `agent` or the human track
 /// name(s) joined with `+`. In a room whose record follows its live audio (network streams, see
 /// `RoomTiming`) utterances are heard live and written `recordLagSamples` later, so the times
@@ -41,10 +43,10 @@ public final class TranscriptWriter: Sendable {
     public var lineCount: Int { lines.load(ordering: .relaxed) }
 
     /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()``.
-    public func write(startSample: Int64, endSample: Int64, speaker: String, text: String) {
+    public func write(startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false) {
         let line = Self.line(
             startSample: startSample + recordLagSamples, endSample: endSample + recordLagSamples, speaker: speaker,
-            text: text)
+            text: text, interrupted: interrupted)
         handle.withLock { h in
             guard let h else { return }
             h.write(Data(line.utf8))
@@ -53,10 +55,13 @@ public final class TranscriptWriter: Sendable {
     }
 
     /// The JSON line (with its newline) for one utterance.
-    static func line(startSample: Int64, endSample: Int64, speaker: String, text: String) -> String {
+    static func line(
+        startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false
+    ) -> String {
         let start = String(format: "%.3f", Double(max(0, startSample)) / 48_000)
         let end = String(format: "%.3f", Double(max(startSample, endSample, 0)) / 48_000)
-        return "{\"start\": \(start), \"end\": \(end), \"speaker\": \(quote(speaker)), \"text\": \(quote(text))}\n"
+        return "{\"start\": \(start), \"end\": \(end), \"speaker\": \(quote(speaker)), \"text\": \(quote(text))"
+            + (interrupted ? ", \"interrupted\": true}\n" : "}\n")
     }
 
     private static func quote(_ s: String) -> String {

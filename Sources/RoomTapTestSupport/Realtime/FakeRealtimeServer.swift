@@ -6,16 +6,36 @@ import Synchronization
 #endif
 
 /// A local stand-in for the OpenAI Realtime API over a real WebSocket on 127.0.0.1 (on
-/// ``WebSocketTestServer``), for the agent's tests and the CLI's (`--agent-url` ``url``).
+/// ``WebSocketTestServer``), for the agent's tests and the CLI's (`--agent-url` ``url``), as strict
+/// as the service where the agent can get it wrong:
 ///
-/// It greets every connection with `session.created`, records every client event (type and JSON
-/// text) and the audio appended (24 kHz PCM, per connection), answers `session.update` with
-/// `session.updated`, and does what the test says: stream a reply (paced in real time or in a
-/// burst; `response.cancel` stops it), VAD events, transcriptions, errors, a close 1001 or a TCP
-/// drop. With `refuseStatus` every upgrade is refused with that HTTP status (403: a bad key).
-/// With `autoReply` every `response.create` is answered with that audio.
+/// - It greets every connection with `session.created` (with `expires_at`) and judges each
+///   `session.update` like the service (``FakeRealtimeSession``): a rejected one gets an `error`
+///   and leaves the session unchanged; an accepted one `session.updated`.
+/// - One response at a time: `response.create` during one is refused
+///   (`conversation_already_has_active_response`), `response.cancel` with none is refused
+///   (`response_cancel_not_active`). A response streams the Realtime event sequence (created,
+///   output item and content part added, audio and transcript deltas, the `.done`s,
+///   `response.done`, `rate_limits.updated`); a cancelled one still gets its `.done`s with the
+///   full transcript generated, and `response.done` `cancelled`.
+/// - Server VAD: ``speechStarted(audioStartMs:itemID:)`` cancels the active response when the
+///   session's `interrupt_response` is on (the default), as the service does.
+/// - `conversation.item.create` gets `conversation.item.added`/`.done`; `conversation.item.truncate`
+///   of an unknown item, of a non-assistant item, or past the audio the item has gets an `error`,
+///   a valid one `conversation.item.truncated`.
+/// - An `OpenAI-Beta` header on the upgrade gets `beta_api_shape_disabled` and a close 4000.
+/// - With `maxSessionDuration` a session ends like the service's at 60 minutes: an `error`
+///   `session_expired` (unless `sendsExpiryError` is false) and a close 1001.
+/// - ``failNextResponses(code:count:)`` fails responses the way quota and rate limits do
+///   (`response.done` `failed` with `status_details.error`); ``refuseNextUpgrades(status:count:)``
+///   answers upgrades with an HTTP status (400, 404, 429, 500…).
 ///
-/// Thread: every member is safe from any thread; scripted replies run on threads of their own.
+/// It records every client event (type and JSON text) and the audio appended (24 kHz PCM, per
+/// connection). With `refuseStatus` every upgrade is refused with that HTTP status (403: a bad
+/// key). With `autoReply` every `response.create` (and every end of speech, as server VAD with
+/// `create_response` would) is answered with that audio.
+///
+/// Thread: every member is safe from any thread; replies stream on threads of their own.
 public final class FakeRealtimeServer: Sendable {
     /// One client event as received.
     public struct ClientEvent: Sendable {
@@ -32,24 +52,42 @@ public final class FakeRealtimeServer: Sendable {
         public var object: [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
         }
+
+        /// Its `event_id`, if it had one.
+        public var eventID: String? { object["event_id"] as? String }
     }
 
-    private struct Record {
+    struct Record {
         var events: [ClientEvent] = []
         var audio: [[Int16]] = []
         var connections: [WebSocketTestConnection] = []
-        var nextID = 0
-        var cancelled: Set<String> = []
+        var sessions: [FakeRealtimeSession] = []
+        var nextResponse = 0
+        var failures: [String] = []
+        /// Responses started without `response.created` sent yet.
+        var unannounced: Set<String> = []
     }
 
     private let server: WebSocketTestServer
-    private let record = Mutex(Record())
-    private let autoReply: [Int16]?
+    let record = Mutex(Record())
+    private let refusals = UpgradeRefusals()
+    let autoReply: [Int16]?
+    private let maxSessionDuration: Duration?
+    private let sendsExpiryError: Bool
 
-    /// Listens on 127.0.0.1:`port`. `refuseStatus` refuses every upgrade with that status;
-    /// `expectedKey` refuses (401) an upgrade whose `Authorization` is not `Bearer <expectedKey>`.
-    public init(port: UInt16, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil) throws {
+    /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
+    /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
+    /// `Authorization` is not `Bearer <expectedKey>`; `maxSessionDuration` ends each session
+    /// after that long (`session_expired` first unless `sendsExpiryError` is false, then close
+    /// 1001).
+    public init(
+        port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil,
+        maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true
+    ) throws {
         self.autoReply = autoReply
+        self.maxSessionDuration = maxSessionDuration
+        self.sendsExpiryError = sendsExpiryError
+        let refusals = self.refusals
         var options = WebSocketTestServer.Options()
         let refusal =
             #"{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key"}}"#
@@ -57,10 +95,12 @@ public final class FakeRealtimeServer: Sendable {
             options.status = refuseStatus
             options.body = refusal
         }
-        if let expectedKey {
-            options.refuse = { request in
-                request.header("Authorization") == "Bearer \(expectedKey)" ? nil : (401, refusal)
+        options.refuse = { request in
+            if let status = refusals.next() {
+                return (status, #"{"error":{"type":"server_error","code":null,"message":"HTTP \#(status)"}}"#)
             }
+            if let expectedKey, request.header("Authorization") != "Bearer \(expectedKey)" { return (401, refusal) }
+            return nil
         }
         let box = Mutex<FakeRealtimeServer?>(nil)
         server = try WebSocketTestServer(
@@ -72,6 +112,9 @@ public final class FakeRealtimeServer: Sendable {
 
     /// Stops listening and drops every connection. Idempotent.
     public func stop() { server.stop() }
+
+    /// The port it listens on.
+    public var port: UInt16 { server.port }
 
     /// The URL to give the agent (`ws://127.0.0.1:PORT/v1/realtime?model=gpt-realtime`).
     public var url: String { "ws://127.0.0.1:\(server.port)/v1/realtime?model=gpt-realtime" }
@@ -96,17 +139,35 @@ public final class FakeRealtimeServer: Sendable {
         record.withLock { index < $0.audio.count ? $0.audio[index] : [] }
     }
 
+    /// Whether a response is in progress on connection `index` (the latest unless told).
+    public func hasActiveResponse(connection index: Int? = nil) -> Bool {
+        record.withLock { r in
+            guard let i = index ?? (r.sessions.isEmpty ? nil : r.sessions.count - 1), i < r.sessions.count else {
+                return false
+            }
+            return r.sessions[i].active != nil
+        }
+    }
+
     /// Waits until `condition` holds (polling every 2 ms); false on timeout.
     public func wait(timeout: Duration = .seconds(5), _ condition: (FakeRealtimeServer) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(self) {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(2_000)
-        }
-        return true
+        waitUntil(timeout: timeout) { condition(self) }
     }
 
     // MARK: - Scripting (on the latest connection unless told)
+
+    /// Answers the next `count` upgrades with HTTP `status` (then as usual).
+    public func refuseNextUpgrades(status: Int, count: Int = 1) {
+        refusals.add(status, count: count)
+    }
+
+    /// Fails the next `count` responses asked for with `response.create` the way the service
+    /// reports quota and rate limits: `response.created`, then `response.done` with status
+    /// `failed` and `status_details.error.code` = `code` (`insufficient_quota`,
+    /// `rate_limit_exceeded`).
+    public func failNextResponses(code: String, count: Int = 1) {
+        record.withLock { $0.failures += Array(repeating: code, count: count) }
+    }
 
     /// Sends a raw JSON text message.
     @discardableResult
@@ -118,20 +179,46 @@ public final class FakeRealtimeServer: Sendable {
     /// Sends an event built from `object` (JSON-serialisable).
     @discardableResult
     public func send(object: [String: Any], connection index: Int? = nil) -> Bool {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-            return false
-        }
-        return send(String(decoding: data, as: UTF8.self), connection: index)
+        guard let c = connection(index) else { return false }
+        return Self.send(object, on: c)
     }
 
-    /// `input_audio_buffer.speech_started` at `audioStartMs` into the session's audio.
+    /// `input_audio_buffer.speech_started` at `audioStartMs` into the session's audio. With the
+    /// session's `interrupt_response` on, the active response is cancelled (as the service does):
+    /// it ends with its `.done` events and `response.done` `cancelled`.
     public func speechStarted(audioStartMs: Int, itemID: String) {
-        send(object: ["type": "input_audio_buffer.speech_started", "audio_start_ms": audioStartMs, "item_id": itemID])
+        guard let c = connection(nil) else { return }
+        Self.send(
+            ["type": "input_audio_buffer.speech_started", "audio_start_ms": audioStartMs, "item_id": itemID], on: c)
+        let finished = record.withLock { r -> (FakeRealtimeResponse, String)? in
+            guard let i = r.connections.firstIndex(where: { $0 === c }), r.sessions[i].interruptResponse,
+                let active = r.sessions[i].active
+            else { return nil }
+            active.cancel(reason: "turn_detected")
+            guard !active.isStreaming, active.finish() else { return nil }
+            r.sessions[i].active = nil
+            return (active, r.sessions[i].eventID())
+        }
+        if let (response, eventID) = finished { Self.send(Self.responseDone(response, "cancelled", eventID), on: c) }
     }
 
-    /// `input_audio_buffer.speech_stopped` at `audioEndMs`.
+    /// `input_audio_buffer.speech_stopped` at `audioEndMs`, then `input_audio_buffer.committed`
+    /// and the user item; with `autoReply` and `create_response` on, a reply.
     public func speechStopped(audioEndMs: Int, itemID: String) {
-        send(object: ["type": "input_audio_buffer.speech_stopped", "audio_end_ms": audioEndMs, "item_id": itemID])
+        guard let c = connection(nil) else { return }
+        Self.send(["type": "input_audio_buffer.speech_stopped", "audio_end_ms": audioEndMs, "item_id": itemID], on: c)
+        let replies = record.withLock { r -> Bool in
+            guard let i = r.connections.firstIndex(where: { $0 === c }) else { return false }
+            r.sessions[i].items.insert(itemID)
+            return r.sessions[i].createResponse && r.sessions[i].active == nil
+        }
+        Self.send(["type": "input_audio_buffer.committed", "item_id": itemID, "previous_item_id": NSNull()], on: c)
+        Self.send(
+            [
+                "type": "conversation.item.added",
+                "item": ["id": itemID, "type": "message", "role": "user", "content": [["type": "input_audio"]]],
+            ], on: c)
+        if replies, let autoReply { reply(pcm: autoReply, itemID: "item_auto_\(audioEndMs)", transcript: "auto reply") }
     }
 
     /// `conversation.item.input_audio_transcription.completed`.
@@ -142,12 +229,20 @@ public final class FakeRealtimeServer: Sendable {
         ])
     }
 
+    /// `conversation.item.input_audio_transcription.failed`.
+    public func transcriptionFailed(itemID: String, message: String = "Transcription failed.") {
+        send(object: [
+            "type": "conversation.item.input_audio_transcription.failed", "item_id": itemID, "content_index": 0,
+            "error": ["type": "transcription_error", "code": "audio_unintelligible", "message": message],
+        ])
+    }
+
     /// An `error` event.
     public func sendError(code: String, message: String, type: String = "invalid_request_error") {
-        send(object: [
-            "type": "error", "event_id": "event_err",
-            "error": ["type": type, "code": code, "message": message, "param": NSNull()] as [String: Any],
-        ])
+        guard let c = connection(nil) else { return }
+        Self.send(
+            FakeRealtimeError(type: type, code: code, message: message).event(
+                eventID: "event_err", clientEventID: nil), on: c)
     }
 
     /// A close frame with `code` (1001: session expired).
@@ -158,50 +253,65 @@ public final class FakeRealtimeServer: Sendable {
     /// Ends the TCP connection without a close frame (the client sees 1006).
     public func drop(connection index: Int? = nil) { connection(index)?.drop() }
 
-    /// Streams `pcm` (24 kHz) as a response: `response.created`, `response.output_audio.delta`
-    /// chunks of `chunkMs` (each followed by a `response.output_audio_transcript.delta` with the
-    /// transcript's words due by then), `response.output_audio.done`, the transcript's `.done`,
-    /// `response.done`.
-    /// `paced`: one chunk per `chunkMs` of wall time; otherwise all at once. Returns at once (the
-    /// reply runs on its own thread); a `response.cancel` from the client ends it early with status
-    /// `cancelled`. Returns the response id.
-    @discardableResult
-    public func reply(
-        pcm: [Int16], itemID: String = "item_reply", transcript: String? = nil, chunkMs: Int = 100, paced: Bool = false
-    ) -> String {
-        let responseID = record.withLock { r -> String in
-            r.nextID += 1
-            return "resp_\(r.nextID)"
-        }
-        guard let c = connection(nil) else { return responseID }
-        let thread = Thread { [self] in
-            stream(
-                pcm, on: c, responseID: responseID, itemID: itemID, transcript: transcript, chunkMs: chunkMs,
-                paced: paced)
-        }
-        thread.name = "fake-realtime.reply"
-        thread.start()
-        return responseID
-    }
-
     // MARK: - Internals
 
-    private func connection(_ index: Int?) -> WebSocketTestConnection? {
+    func connection(_ index: Int?) -> WebSocketTestConnection? {
         record.withLock { r in
             guard let index else { return r.connections.last }
             return index < r.connections.count ? r.connections[index] : nil
         }
     }
 
+    @discardableResult
+    static func send(_ object: [String: Any], on c: WebSocketTestConnection) -> Bool {
+        c.send(text: text(object))
+    }
+
+    /// The JSON text of `object` (keys sorted).
+    static func text(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            return "{}"
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     private func opened(_ connection: WebSocketTestConnection) {
-        record.withLock { r in
+        let query = URLComponents(string: "http://h" + connection.request.target)?.queryItems
+        let model = query?.first { $0.name == "model" }?.value ?? "gpt-realtime"
+        let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
             r.audio.append([])
+            r.sessions.append(FakeRealtimeSession(model: model))
+            let i = r.sessions.count - 1
+            let expiresAt = maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
+            return (
+                Self.text([
+                    "type": "session.created", "event_id": r.sessions[i].eventID(),
+                    "session": r.sessions[i].object(expiresAt: expiresAt),
+                ]),
+                r.sessions[i].eventID()
+            )
         }
-        connection.send(
-            text:
-                #"{"type":"session.created","event_id":"event_1","session":{"type":"realtime","model":"gpt-realtime"}}"#
-        )
+        if connection.request.header("OpenAI-Beta") != nil {
+            Self.send(FakeRealtimeError.betaShapeDisabled.event(eventID: eventID, clientEventID: nil), on: connection)
+            connection.sendClose(code: 4000, reason: "beta_api_shape_disabled")
+            return
+        }
+        connection.send(text: greeting)
+        if let maxSessionDuration {
+            let sendsError = sendsExpiryError
+            let thread = Thread {
+                guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
+                if sendsError {
+                    Self.send(
+                        FakeRealtimeError.sessionExpired.event(eventID: "event_expired", clientEventID: nil),
+                        on: connection)
+                }
+                connection.sendClose(code: 1001, reason: "maximum duration")
+            }
+            thread.name = "fake-realtime.expiry"
+            thread.start()
+        }
     }
 
     private func received(_ message: WebSocketTestMessage, on connection: WebSocketTestConnection) {
@@ -216,95 +326,144 @@ public final class FakeRealtimeServer: Sendable {
                 (0..<(raw.count / 2)).map { Int16(bitPattern: UInt16(raw[2 * $0]) | UInt16(raw[2 * $0 + 1]) << 8) }
             }
         }
-        record.withLock { r in
-            guard let index = r.connections.firstIndex(where: { $0 === connection }) else { return }
+        let (replies, stream) = record.withLock { r -> ([String], FakeRealtimeResponse?) in
+            guard let index = r.connections.firstIndex(where: { $0 === connection }) else { return ([], nil) }
             r.events.append(ClientEvent(connection: index, type: type, json: text, time: .now))
             r.audio[index] += samples
-            if type == "response.cancel" { r.cancelled.insert("*") }
+            let (answers, stream) = answer(type: type, object, session: index, &r)
+            return (answers.map(Self.text), stream)
         }
-        switch type {
-        case "session.update":
-            connection.send(text: #"{"type":"session.updated","event_id":"event_2","session":{"type":"realtime"}}"#)
-        case "response.create":
-            if let autoReply { reply(pcm: autoReply, itemID: "item_auto_\(events.count)", transcript: "auto reply") }
-        default:
-            break
+        for reply in replies { connection.send(text: reply) }
+        if let stream, let autoReply {
+            startStream(
+                stream, on: connection, pcm: autoReply, itemID: "item_auto_\(stream.id)", transcript: "auto reply",
+                chunkMs: 100, paced: false)
         }
     }
 
-    private func stream(
-        _ pcm: [Int16], on c: WebSocketTestConnection, responseID: String, itemID: String, transcript: String?,
-        chunkMs: Int, paced: Bool
-    ) {
-        record.withLock { _ = $0.cancelled.remove("*") }
-        func send(_ object: [String: Any]) {
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                c.send(text: String(decoding: data, as: UTF8.self))
-            }
+    /// Decides the answer to one client event (under the lock): the events to send, and a
+    /// response to stream with `autoReply`.
+    private func answer(
+        type: String, _ object: [String: Any], session i: Int, _ r: inout Record
+    ) -> ([[String: Any]], FakeRealtimeResponse?) {
+        let clientID = object["event_id"] as? String
+        func error(_ e: FakeRealtimeError) -> ([[String: Any]], FakeRealtimeResponse?) {
+            ([e.event(eventID: r.sessions[i].eventID(), clientEventID: clientID)], nil)
         }
-        send(["type": "response.created", "response": ["id": responseID, "status": "in_progress"]])
-        send([
-            "type": "response.output_item.added", "response_id": responseID, "output_index": 0,
-            "item": ["id": itemID, "type": "message", "role": "assistant"],
-        ])
-        let per = max(1, chunkMs * 24)
-        var offset = 0
-        var cancelled = false
-        let start = ContinuousClock.now
-        var index = 0
-        var sentWords = 0
-        while offset < pcm.count {
-            if record.withLock({ $0.cancelled.contains("*") }) {
-                cancelled = true
-                break
+        switch type {
+        case "session.update":
+            if let e = r.sessions[i].update(object["session"]) { return error(e) }
+            return (
+                [
+                    [
+                        "type": "session.updated", "event_id": r.sessions[i].eventID(),
+                        "session": r.sessions[i].object(expiresAt: nil),
+                    ]
+                ], nil
+            )
+        case "input_audio_buffer.append":
+            guard let b64 = object["audio"] as? String, Data(base64Encoded: b64) != nil else {
+                return error(.invalid("audio", "Invalid 'audio'. Expected base64-encoded audio bytes."))
             }
-            let end = min(pcm.count, offset + per)
-            var bytes = [UInt8](repeating: 0, count: (end - offset) * 2)
-            for i in offset..<end {
-                let u = UInt16(bitPattern: pcm[i])
-                bytes[2 * (i - offset)] = UInt8(u & 0xFF)
-                bytes[2 * (i - offset) + 1] = UInt8(u >> 8)
-            }
-            send([
-                "type": "response.output_audio.delta", "response_id": responseID, "item_id": itemID,
-                "output_index": 0, "content_index": 0, "delta": Data(bytes).base64EncodedString(),
-            ])
-            if let transcript {
-                // The transcript streams with the audio: the words due by the end of this chunk.
-                let words = transcript.split(separator: " ", omittingEmptySubsequences: false)
-                let due = (words.count * end + pcm.count - 1) / max(1, pcm.count)
-                if due > sentWords {
-                    let piece = (sentWords > 0 ? " " : "") + words[sentWords..<due].joined(separator: " ")
-                    send([
-                        "type": "response.output_audio_transcript.delta", "response_id": responseID,
-                        "item_id": itemID, "delta": piece,
-                    ])
-                    sentWords = due
+            return ([], nil)
+        case "input_audio_buffer.commit":
+            return (
+                [
+                    [
+                        "type": "input_audio_buffer.committed", "event_id": r.sessions[i].eventID(),
+                        "item_id": r.sessions[i].itemID(),
+                    ]
+                ], nil
+            )
+        case "input_audio_buffer.clear":
+            return ([["type": "input_audio_buffer.cleared", "event_id": r.sessions[i].eventID()]], nil)
+        case "conversation.item.create":
+            guard let item = object["item"] as? [String: Any] else { return error(.missing("item")) }
+            guard item["type"] as? String == "message", let role = item["role"] as? String,
+                let content = item["content"] as? [[String: Any]], !content.isEmpty
+            else { return error(.invalid("item", "Invalid item: a message needs a role and content.")) }
+            let allowed: Set<String> =
+                switch role {
+                case "user": ["input_text", "input_audio", "input_image"]
+                case "assistant": ["output_text", "output_audio"]
+                case "system": ["input_text"]
+                default: []
                 }
+            for (k, part) in content.enumerated() where !allowed.contains(part["type"] as? String ?? "") {
+                return error(
+                    .invalid(
+                        "item.content[\(k)].type",
+                        "Invalid value: '\(part["type"] as? String ?? "")'. A \(role) message takes "
+                            + allowed.sorted().joined(separator: ", ") + "."))
             }
-            offset = end
-            index += 1
-            if paced {
-                let due = start + .milliseconds(chunkMs * index)
-                let now = ContinuousClock.now
-                if due > now {
-                    let d = (due - now).components
-                    Thread.sleep(forTimeInterval: Double(d.seconds) + Double(d.attoseconds) / 1e18)
-                }
+            let id = item["id"] as? String ?? r.sessions[i].itemID()
+            r.sessions[i].items.insert(id)
+            var added = item
+            added["id"] = id
+            added["status"] = "completed"
+            return (
+                [
+                    [
+                        "type": "conversation.item.added", "event_id": r.sessions[i].eventID(),
+                        "previous_item_id": NSNull(), "item": added,
+                    ],
+                    [
+                        "type": "conversation.item.done", "event_id": r.sessions[i].eventID(),
+                        "previous_item_id": NSNull(), "item": added,
+                    ],
+                ], nil
+            )
+        case "conversation.item.truncate":
+            let id = object["item_id"] as? String ?? ""
+            let end = object["audio_end_ms"] as? Int ?? -1
+            guard r.sessions[i].items.contains(id) else {
+                return error(.invalid("item_id", "Conversation item with id '\(id)' not found."))
             }
+            guard let audioMs = r.sessions[i].assistantAudioMs[id] else {
+                return error(.invalid("item_id", "Only model output audio messages can be truncated"))
+            }
+            guard end >= 0, end <= audioMs else {
+                return error(.invalid("audio_end_ms", "Audio content of \(audioMs)ms is already shorter than \(end)ms"))
+            }
+            r.sessions[i].assistantAudioMs[id] = end
+            return (
+                [
+                    [
+                        "type": "conversation.item.truncated", "event_id": r.sessions[i].eventID(), "item_id": id,
+                        "content_index": object["content_index"] as? Int ?? 0, "audio_end_ms": end,
+                    ]
+                ],
+                nil
+            )
+        case "response.create":
+            if let active = r.sessions[i].active { return error(.alreadyActive(active.id)) }
+            r.nextResponse += 1
+            let response = FakeRealtimeResponse(id: "resp_\(r.nextResponse)")
+            var out: [[String: Any]] = [Self.responseCreated(response, r.sessions[i].eventID())]
+            if !r.failures.isEmpty {
+                let code = r.failures.removeFirst()
+                _ = response.finish()
+                out.append(Self.responseDone(response, "failed", r.sessions[i].eventID(), failure: code))
+                out.append(Self.rateLimits(r.sessions[i].eventID(), exhausted: code == "rate_limit_exceeded"))
+                return (out, nil)
+            }
+            r.sessions[i].active = response
+            return (out, autoReply != nil && response.beginStreaming() ? response : nil)
+        case "response.cancel":
+            guard let active = r.sessions[i].active else { return error(.cancelNotActive) }
+            active.cancel(reason: "client_cancelled")
+            guard !active.isStreaming, active.finish() else { return ([], nil) }
+            r.sessions[i].active = nil
+            return ([Self.responseDone(active, "cancelled", r.sessions[i].eventID())], nil)
+        default:
+            return error(.unknownEvent(type))
         }
-        if !cancelled {
-            send(["type": "response.output_audio.done", "response_id": responseID, "item_id": itemID])
-            if let transcript {
-                send([
-                    "type": "response.output_audio_transcript.done", "response_id": responseID, "item_id": itemID,
-                    "transcript": transcript,
-                ])
-            }
-        }
-        send([
-            "type": "response.done",
-            "response": ["id": responseID, "status": cancelled ? "cancelled" : "completed"] as [String: Any],
-        ])
     }
+}
+
+/// Upgrades to refuse, by HTTP status, in order.
+private final class UpgradeRefusals: Sendable {
+    private let statuses = Mutex<[Int]>([])
+    func add(_ status: Int, count: Int) { statuses.withLock { $0 += Array(repeating: status, count: count) } }
+    func next() -> Int? { statuses.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
 }

@@ -82,7 +82,7 @@ public final class WebSocketTestServer: Sendable {
         self.onConnection = onConnection
         self.onMessage = onMessage
         listener = try TestTCP.listen(port: port)
-        self.port = TestTCP.boundPort(listener)
+        self.port = port == 0 ? TestTCP.boundPort(listener) : port
         let listener = listener
         TestTCP.thread("ws-test.accept") { [self] in
             while true {
@@ -172,6 +172,8 @@ public final class WebSocketTestServer: Sendable {
         case 401: "Unauthorized"
         case 403: "Forbidden"
         case 404: "Not Found"
+        case 408: "Request Timeout"
+        case 429: "Too Many Requests"
         case 500: "Internal Server Error"
         case 503: "Service Unavailable"
         default: "Status"

@@ -76,6 +76,15 @@ struct AgentOptions {
             guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else {
                 throw UsageError(description: "--agent-url '\(url)' must be a ws:// or wss:// URL", command: "record")
             }
+            // The model is given in one place: the URL's model= wins unless --agent-model disagrees.
+            if let inURL = RealtimeAgentConfiguration.model(inURL: url) {
+                if let model, model != inURL {
+                    throw UsageError(
+                        description: "--agent-model '\(model)' disagrees with the model '\(inURL)' in --agent-url; "
+                            + "give the model once", command: "record")
+                }
+                o.model = inURL
+            }
             o.url = url
         }
         if let threshold {

@@ -37,11 +37,7 @@ final class RoomAgent: Sendable {
         let configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
-            log: { line in
-                // The agent's lines read "roomtap: agent: ..."; as warnings: "roomtap: warning: agent: ...".
-                let text = line.hasPrefix("roomtap: ") ? String(line.dropFirst(9)) : line
-                CommandDispatch.printWarning(text.hasPrefix("agent") ? text : "agent: \(text)")
-            })
+            log: { line in CommandDispatch.printWarning("agent: \(line)") })
         do {
             agent = try RealtimeAgent(configuration: configuration)
         } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
@@ -108,6 +104,22 @@ final class RoomAgent: Sendable {
                 return .failure(.badRequest, "'agent' needs \"action\": say, instructions, mute or unmute")
             }
         } catch { return .failure(error) }
+    }
+
+    /// The `agent` object of `status`: the state (idle, connecting, connected, reconnecting,
+    /// stopped, failed), the last error, the retry count, a refused session.update, counters.
+    var status: JSONValue {
+        let s = agent.statistics
+        var object: [String: JSONValue] = [
+            "state": .string(s.state.rawValue), "retries": .number(Double(s.retries)),
+            "reconnects": .number(Double(s.reconnects)), "rollovers": .number(Double(s.rollovers)),
+            "responses": .number(Double(s.responses)), "barge_ins": .number(Double(s.bargeIns)),
+            "errors": .number(Double(s.errors)), "listening": .bool(agent.isListening),
+        ]
+        if let e = s.lastError { object["last_error"] = .string(e) }
+        if let w = s.sessionWarning { object["session_warning"] = .string(w) }
+        if let f = s.failure { object["failure"] = .string(f) }
+        return .object(object)
     }
 
     /// For room.json (never the key).

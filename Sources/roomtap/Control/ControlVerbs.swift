@@ -129,6 +129,12 @@ enum ControlVerbs {
         ]
         let solo = r["solo"]?.arrayValue?.compactMap(\.stringValue) ?? []
         if !solo.isEmpty { lines.append("solo        \(solo.joined(separator: ", "))") }
+        if let agent = r["agent"] {
+            var line = "agent       \(agent["state"]?.stringValue ?? "?"), \(agent["retries"]?.intValue ?? 0) retries"
+            if let error = agent["last_error"]?.stringValue { line += "; last error: \(error)" }
+            lines.append(line)
+            if let warning = agent["session_warning"]?.stringValue { lines.append("agent warn  \(warning)") }
+        }
         lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
         for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }
         return lines.joined(separator: "\n") + "\n"

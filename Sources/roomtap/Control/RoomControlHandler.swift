@@ -38,6 +38,7 @@ final class RoomControlHandler: ControlHandler {
     private let status: @Sendable () -> StatusDetails
     private let publisher = Locked<(@Sendable (JSONValue) -> Void)?>(nil)
     private let agentHandler = Locked<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
+    private let agentStatus = Locked<(@Sendable () -> JSONValue)?>(nil)
     private let stopAction = Locked<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let startedMonotonic = ContinuousClock.now
@@ -59,8 +60,12 @@ final class RoomControlHandler: ControlHandler {
     func setPublisher(_ publish: @escaping @Sendable (JSONValue) -> Void) { publisher.withLock { $0 = publish } }
 
     /// Who answers `agent` requests (nil: no agent in this room). Any thread.
-    func setAgentHandler(_ handler: (@Sendable (ControlRequest) -> ControlResponse)?) {
+    /// `status` is the agent's part of the `status` answer (its `agent` object).
+    func setAgentHandler(
+        _ handler: (@Sendable (ControlRequest) -> ControlResponse)?, status: (@Sendable () -> JSONValue)? = nil
+    ) {
         agentHandler.withLock { $0 = handler }
+        agentStatus.withLock { $0 = status }
     }
 
     /// What `stop` does: the same as SIGINT (the room stops, draining a network room's record
@@ -280,12 +285,14 @@ final class RoomControlHandler: ControlHandler {
 
     private func statusObject() -> JSONValue {
         let s = status()
-        return .object([
+        var object: [String: JSONValue] = [
             "room_time": .number(roomTime), "tracks": .number(Double(room.tracks.count)),
             "sinks": .number(Double(s.sinks)), "dropped_frames": .number(Double(s.droppedFrames)),
             "late_ticks": .number(Double(s.lateTicks)), "files": .array(s.files.map(JSONValue.string)),
             "control": .string(controlPath), "pid": .number(Double(getpid())), "dir": .string(directory),
             "solo": .array(room.soloedTracks.map { .string($0.name) }),
-        ])
+        ]
+        if let agent = agentStatus.withLock({ $0 }) { object["agent"] = agent() }
+        return .object(object)
     }
 }

@@ -1,0 +1,23 @@
+/// What the agent decided to do while holding its lock, done after releasing it: sends, log
+/// lines, transcript lines, closes ("decide under the lock, act after it").
+///
+/// Thread: a value.
+enum AgentAction {
+    /// A client event (JSON text) on a connection.
+    case send(String, on: RealtimeConnection)
+    /// One log line (no key, no audio).
+    case log(String)
+    /// One transcript line.
+    case transcript(TranscriptLine)
+    /// Close a connection (1000).
+    case close(RealtimeConnection)
+}
+
+/// A line of transcript.jsonl, decided under the lock and written after.
+struct TranscriptLine {
+    var start: Int64
+    var end: Int64
+    var speaker: String
+    var text: String
+    var interrupted = false
+}

@@ -1,0 +1,319 @@
+import Foundation
+import Synchronization
+
+/// The connection lifecycle (the supervisor thread, `roomtap.agent`): connect, back off, stop on
+/// what will not heal, and replace a session before the service ends it.
+///
+/// - A refused key (HTTP 401/403) ends the agent at once; another 4xx but 408/429 after one more
+///   try; 408, 429, 5xx and network failures back off (0.5 s doubling to 30 s by default).
+/// - A session is replaced before it expires (a rollover): from ``RealtimeAgentConfiguration/
+///   sessionLifetime`` after it opened, or ``RealtimeAgentConfiguration/rolloverLead`` before its
+///   `expires_at`, at the first quiet moment (no reply in progress or playing, nobody talking), a
+///   new session is opened and set up (`session.update`, the recent context as one system item);
+///   then the heard audio moves to it, and the old one closes a few seconds later (its last
+///   transcriptions still count). No audio and no reply is lost.
+/// - `session_expired` or a close 1001 is "roll over now": a new session at once, no backoff.
+extension RealtimeAgent {
+    /// How a session ended.
+    private enum Ending {
+        case stop
+        case expired
+        case closed(code: Int, reason: String)
+    }
+
+    func supervise() {
+        var attempt = 0
+        var rejectedOnce = false
+        var everConnected = false
+        var delay = 0.0
+        var rollingOver = false
+        supervising: while true {
+            if state.withLock({ $0.stopRequested || $0.fatal }) { break }
+            if attempt > 0 && !rollingOver {
+                state.withLock { $0.status = .reconnecting }
+                _ = wake.wait(timeout: .now() + delay)
+                if state.withLock({ $0.stopRequested || $0.fatal }) { break }
+            }
+            let (generation, connection, life) = makeConnection()
+            let cancelled = state.withLock { s -> Bool in
+                s.status = everConnected || attempt > 0 ? .reconnecting : .connecting
+                s.generation = generation
+                s.connecting = connection
+                return s.stopRequested
+            }
+            if cancelled { break }
+            do {
+                try connection.connect(redacting: configuration.apiKey)
+            } catch {
+                if state.withLock({ $0.stopRequested }) { break supervising }
+                let message: String
+                switch error {
+                case .unauthorized(let status):
+                    fail(
+                        "the Realtime server refused the API key (HTTP \(status)): check OPENAI_API_KEY; the agent "
+                            + "is off, the recording goes on")
+                    break supervising
+                case .rejected(let status, let text):
+                    if rejectedOnce {
+                        fail(
+                            "the Realtime server rejected the connection twice (HTTP \(status)\(text.isEmpty ? "" : ": \(text)")): "
+                                + "check --agent-url and --agent-model; the agent is off, the recording goes on")
+                        break supervising
+                    }
+                    rejectedOnce = true
+                    message = "HTTP \(status)\(text.isEmpty ? "" : ": \(text)")"
+                case .failed(let text):
+                    message = text
+                }
+                errors.add(1, ordering: .relaxed)
+                retries.add(1, ordering: .relaxed)
+                attempt += 1
+                rollingOver = false
+                delay = configuration.reconnectDelay(attempt)
+                let line =
+                    "cannot connect to \(Self.host(configuration.url)): \(message); retrying in "
+                    + String(format: "%.1f s", delay)
+                state.withLock { $0.lastError = line }
+                configuration.log(line)
+                continue supervising
+            }
+            rejectedOnce = false
+            if everConnected {
+                if rollingOver { rollovers.add(1, ordering: .relaxed) } else { reconnects.add(1, ordering: .relaxed) }
+            }
+            everConnected = true
+            rollingOver = false
+            let openedAt = ContinuousClock.now
+            perform(state.withLock { s in opened(connection, &s) })
+            // After rollovers the session in use is another connection than the one opened here.
+            let (ending, current, currentLife) = watch(connection, life)
+            switch ending {
+            case .stop:
+                current.close(code: 1000)
+                _ = currentLife.wait(seconds: 1)
+                break supervising
+            case .expired:
+                current.close(code: 1000)
+                retire()
+                rollingOver = true
+                attempt = 0
+            case .closed(let code, let reason):
+                retire()
+                if code == 1001 {
+                    rollingOver = true
+                    attempt = 0
+                    configuration.log("the session ended (1001 \(reason)); moving to a new one")
+                    continue supervising
+                }
+                configuration.log("connection closed (\(code)\(reason.isEmpty ? "" : " \(reason)")); reconnecting")
+                // A session that lasted restarts the backoff; one closed at once keeps growing it.
+                attempt = ContinuousClock.now - openedAt > .seconds(30) ? 1 : attempt + 1
+                retries.add(1, ordering: .relaxed)
+                delay = configuration.reconnectDelay(attempt)
+            }
+        }
+        let leftovers = state.withLock { s -> [RealtimeConnection] in
+            connected.store(false, ordering: .releasing)
+            if s.failure == nil { s.status = .stopped }
+            defer { s.connection = nil }
+            return [s.connection, s.incoming?.connection].compactMap { $0 }
+        }
+        for c in leftovers { c.close(code: 1000) }
+    }
+
+    /// A connection whose events go to ``handle(_:generation:)`` under a generation number of
+    /// its own (current once the supervisor makes it so).
+    private func makeConnection() -> (Int, RealtimeConnection, ConnectionLife) {
+        let generation = state.withLock { s -> Int in
+            s.lastGeneration += 1
+            return s.lastGeneration
+        }
+        let life = ConnectionLife()
+        let connection = RealtimeConnection(
+            url: configuration.url, apiKey: configuration.apiKey,
+            onText: { [weak self] text in self?.handle(text, generation: generation) },
+            onClose: { [weak self] code, reason in
+                life.close(code: code, reason: reason)
+                self?.wake.signal()
+            })
+        return (generation, connection, life)
+    }
+
+    /// A session opened: it is the one in use; nothing of an old session carries over but what
+    /// the model should remember (one system item) and the says still waiting.
+    private func opened(_ connection: RealtimeConnection, _ s: inout State) -> [AgentAction] {
+        s.connecting = nil
+        s.connection = connection
+        s.status = .connected
+        s.clock = SessionClock()
+        s.turns.reset()
+        s.rollNow = false
+        s.previous = nil
+        s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+        connected.store(true, ordering: .releasing)
+        return setUp(connection, &s) + releaseSay(&s)
+    }
+
+    /// `session.update` and the context summary for a new session.
+    private func setUp(_ connection: RealtimeConnection, _ s: inout State) -> [AgentAction] {
+        var actions: [AgentAction] = [
+            .send(RealtimeClientEvent.sessionUpdate(s.settings).json(eventID: sessionUpdateID(&s)), on: connection)
+        ]
+        if let summary = s.transcript.contextSummary {
+            actions.append(
+                .send(RealtimeClientEvent.systemMessage(summary).json(eventID: nextEventID()), on: connection))
+        }
+        return actions
+    }
+
+    /// Brings the rollover forward to ``RealtimeAgentConfiguration/rolloverLead`` before the
+    /// session's `expires_at` (Unix seconds).
+    func planRollover(expiresAt: Int, _ s: inout State) {
+        let left = Double(expiresAt) - Date().timeIntervalSince1970
+        let lead =
+            Double(configuration.rolloverLead.components.seconds)
+            + Double(configuration.rolloverLead.components.attoseconds) / 1e18
+        let at = ContinuousClock.now + .milliseconds(Int(max(0, left - lead) * 1000))
+        s.rolloverAt = min(s.rolloverAt ?? at, at)
+    }
+
+    /// Watches the session in use until it ends; writes agent lines as they play out; rolls the
+    /// session over when due and quiet (then watches the new one).
+    private func watch(
+        _ first: RealtimeConnection, _ firstLife: ConnectionLife
+    ) -> (Ending, RealtimeConnection, ConnectionLife) {
+        var connection = first
+        var life = firstLife
+        var retiring: [(RealtimeConnection, ContinuousClock.Instant)] = []
+        defer { for (old, _) in retiring { old.close(code: 1000) } }
+        while true {
+            _ = wake.wait(timeout: .now() + .milliseconds(50))
+            let (lines, stopping, rollNow, due) = state.withLock { s in
+                (
+                    agentLines(&s, final: false), s.stopRequested || s.fatal, s.rollNow,
+                    s.rolloverAt.map { ContinuousClock.now >= $0 } ?? false
+                        && !s.turns.active && !s.turns.humanTalking && !voice.isPlaying
+                )
+            }
+            perform(lines)
+            let now = ContinuousClock.now
+            retiring.removeAll { old, at in
+                guard now >= at else { return false }
+                old.close(code: 1000)
+                return true
+            }
+            if stopping { return (.stop, connection, life) }
+            if life.isClosed {
+                let (code, reason) = life.closeReason
+                return (.closed(code: code, reason: reason), connection, life)
+            }
+            if rollNow { return (.expired, connection, life) }
+            if due, let (next, nextLife) = rollOver() {
+                retiring.append((connection, ContinuousClock.now + .seconds(3)))
+                connection = next
+                life = nextLife
+            }
+        }
+    }
+
+    /// Opens and sets up the next session while the current one goes on, then moves to it. Nil
+    /// (and a later try) when it cannot be opened.
+    private func rollOver() -> (RealtimeConnection, ConnectionLife)? {
+        let (generation, next, life) = makeConnection()
+        var ready: Bool
+        do {
+            try next.connect(redacting: configuration.apiKey)
+            perform(
+                state.withLock { s -> [AgentAction] in
+                    s.incoming = (generation, next)
+                    s.incomingReady = false
+                    return setUp(next, &s)
+                })
+            let deadline = ContinuousClock.now + .seconds(5)
+            var done = false
+            while !done && ContinuousClock.now < deadline && !life.isClosed {
+                _ = wake.wait(timeout: .now() + .milliseconds(20))
+                done = state.withLock { $0.incomingReady || $0.stopRequested || $0.fatal }
+            }
+            ready = state.withLock { $0.incomingReady } && !life.isClosed
+        } catch {
+            ready = false
+        }
+        // The move happens at a quiet moment, checked under the same lock as the swap: a reply the
+        // old session started meanwhile (server VAD) plays out there first. Says wait meanwhile.
+        var actions: [AgentAction] = []
+        let patience = ContinuousClock.now + .seconds(30)
+        while true {
+            var swapped = false
+            let settled = state.withLock { s -> Bool in
+                guard ready, !s.stopRequested, !s.fatal, !life.isClosed, ContinuousClock.now < patience else {
+                    s.incoming = nil
+                    s.rolloverAt = ContinuousClock.now + .seconds(10)
+                    actions = [.log("could not move to a new session yet; trying again in 10 s")]
+                    return true
+                }
+                guard !s.turns.active, !s.turns.humanTalking, !voice.isPlaying else { return false }
+                s.previous = (s.generation, s.clock)
+                s.generation = generation
+                s.connection = next
+                s.incoming = nil
+                s.clock = SessionClock()
+                s.turns.reset()
+                s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+                if let expiresAt = s.incomingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
+                s.incomingExpiresAt = nil
+                actions = releaseSay(&s)
+                swapped = true
+                return true
+            }
+            if settled {
+                if !swapped { ready = false }
+                break
+            }
+            _ = wake.wait(timeout: .now() + .milliseconds(20))
+        }
+        perform(actions)
+        guard ready, state.withLock({ $0.connection === next }) else {
+            next.close(code: 1000)
+            return nil
+        }
+        rollovers.add(1, ordering: .relaxed)
+        return (next, life)
+    }
+
+    /// The session in use is gone: no audio goes anywhere until the next one.
+    private func retire() {
+        state.withLock { s in
+            connected.store(false, ordering: .releasing)
+            s.connection = nil
+            s.previous = nil
+        }
+    }
+
+    static func host(_ url: String) -> String {
+        URLComponents(string: url).flatMap { c in c.host.map { h in c.port.map { "\(h):\($0)" } ?? h } } ?? url
+    }
+}
+
+/// One connection's close, signalled by the client's thread.
+final class ConnectionLife: Sendable {
+    private let closed = Mutex<(Int, String)?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func close(code: Int, reason: String) {
+        let first = closed.withLock { c -> Bool in
+            guard c == nil else { return false }
+            c = (code, reason)
+            return true
+        }
+        if first { done.signal() }
+    }
+
+    var isClosed: Bool { closed.withLock { $0 != nil } }
+    var closeReason: (Int, String) { closed.withLock { $0 ?? (1006, "") } }
+
+    func wait(seconds: Double) -> Bool {
+        if isClosed { return true }
+        return done.wait(timeout: .now() + seconds) == .success
+    }
+}
