@@ -45,7 +45,8 @@ let package = Package(
         // may send, the jitter buffer; the PBX codecs (G.711/G.722 through libspandsp, L16) resampled to
         // 48 kHz by libsoxr.
         .target(
-            name: "RoomTapRTP", dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "CSoxr"],
+            name: "RoomTapRTP",
+            dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "CSoxr"],
             swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).
@@ -64,7 +65,7 @@ let package = Package(
         .target(name: "RoomTapWebSocket", dependencies: ["RoomTapSync", "CCurl", "CWslay"], swiftSettings: strict),
         // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
         .target(
-            name: "RoomTapAgent", dependencies: ["RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
+            name: "RoomTapAgent", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
             swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(

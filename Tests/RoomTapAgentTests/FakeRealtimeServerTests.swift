@@ -1,14 +1,14 @@
 import Foundation
+import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket
-import Synchronization
 import Testing
 
 /// A plain WebSocket client speaking to the stand-in as the agent does: every server event kept.
 final class RealtimeProbe: Sendable {
     private final class Inbox: Sendable {
-        let received = Mutex<[String]>([])
-        let closed = Mutex<(Int, String)?>(nil)
+        let received = Locked<[String]>([])
+        let closed = Locked<(Int, String)?>(nil)
     }
     let client: WebSocketClient
     private let inbox = Inbox()

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 /// The connection lifecycle (the supervisor thread, `roomtap.agent`): connect, back off, stop on
 /// what will not heal, and replace a session before the service ends it.
@@ -297,7 +297,7 @@ extension RealtimeAgent {
 
 /// One connection's close, signalled by the client's thread.
 final class ConnectionLife: Sendable {
-    private let closed = Mutex<(Int, String)?>(nil)
+    private let closed = Locked<(Int, String)?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func close(code: Int, reason: String) {

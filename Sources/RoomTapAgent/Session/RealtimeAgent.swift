@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapSync
 import Synchronization
 
 /// An OpenAI Realtime voice agent in the room: hears a track (through ``listenSink``), speaks a
@@ -92,7 +93,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     let errors = Atomic<Int>(0)
     let transcriptionFailures = Atomic<Int>(0)
     let textReplies = Atomic<Int>(0)
-    let state: Mutex<State>
+    let state: Locked<State>
     let upsampler: Resampler  // under `state`'s lock
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -103,7 +104,7 @@ public final class RealtimeAgent: @unchecked Sendable {
         voice = AgentVoiceSource(seconds: configuration.voiceBufferSeconds)
         speakers = SpeakerActivity()
         upsampler = try Resampler(inputRate: 24_000, outputRate: 48_000, maxInputSamples: 4_800)
-        state = Mutex(
+        state = Locked(
             State(
                 settings: configuration.session,
                 transcript: TranscriptAttribution(contextLines: configuration.contextLines)))

@@ -1,4 +1,5 @@
 public import RoomTapCore
+import RoomTapSync
 import Synchronization
 
 /// Who talked when: one small sink per human track records, per 10 ms frame, whether the frame's
@@ -15,7 +16,7 @@ public final class SpeakerActivity: Sendable {
     public let capacitySeconds: Int
     /// RMS (in sample units) above which a frame counts as talking.
     public let threshold: Double
-    private let sinks = Mutex<[ActivitySink]>([])
+    private let sinks = Locked<[ActivitySink]>([])
 
     /// `threshold` defaults to an RMS of 300 (about −40 dBFS).
     public init(capacitySeconds: Int = 3_600, threshold: Double = 300) {

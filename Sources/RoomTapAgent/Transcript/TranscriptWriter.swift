@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// Writes `transcript.jsonl`: one JSON object per utterance and line,
@@ -20,7 +21,7 @@ public final class TranscriptWriter: Sendable {
     /// than it was heard.
     public let recordLagSamples: Int64
     private let lines = Atomic<Int>(0)
-    private let handle: Mutex<FileHandle?>
+    private let handle: Locked<FileHandle?>
 
     /// Errors opening the file.
     public struct OpenError: Error, CustomStringConvertible {
@@ -36,7 +37,7 @@ public final class TranscriptWriter: Sendable {
         else {
             throw OpenError(description: "cannot create \(path): check that the directory exists and is writable")
         }
-        handle = Mutex(h)
+        handle = Locked(h)
     }
 
     /// Lines written.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 /// One response of the stand-in: created by `response.create` (or by the script, as server VAD
 /// would), streamed by ``FakeRealtimeServer/reply(pcm:itemID:transcript:chunkMs:paced:)`` on a
@@ -15,7 +15,7 @@ final class FakeRealtimeResponse: Sendable {
         var streaming = false
         var finished = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(id: String) { self.id = id }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -69,7 +69,7 @@ public final class FakeRealtimeServer: Sendable {
     }
 
     private let server: WebSocketTestServer
-    let record = Mutex(Record())
+    let record = Locked(Record())
     private let refusals = UpgradeRefusals()
     let autoReply: [Int16]?
     private let maxSessionDuration: Duration?
@@ -102,7 +102,7 @@ public final class FakeRealtimeServer: Sendable {
             if let expectedKey, request.header("Authorization") != "Bearer \(expectedKey)" { return (401, refusal) }
             return nil
         }
-        let box = Mutex<FakeRealtimeServer?>(nil)
+        let box = Locked<FakeRealtimeServer?>(nil)
         server = try WebSocketTestServer(
             port: port, options: options,
             onConnection: { connection in box.withLock { $0 }?.opened(connection) },
@@ -463,7 +463,7 @@ public final class FakeRealtimeServer: Sendable {
 
 /// Upgrades to refuse, by HTTP status, in order.
 private final class UpgradeRefusals: Sendable {
-    private let statuses = Mutex<[Int]>([])
+    private let statuses = Locked<[Int]>([])
     func add(_ status: Int, count: Int) { statuses.withLock { $0 += Array(repeating: status, count: count) } }
     func next() -> Int? { statuses.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
 }
