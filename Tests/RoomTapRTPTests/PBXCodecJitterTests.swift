@@ -1,9 +1,8 @@
 import Foundation
 import RoomTapCore
+import RoomTapRTP
 import RoomTapTestSupport
 import Testing
-
-@testable import RoomTapRTP
 
 /// The PBX codecs through the jitter buffer's record playout: placed where their timestamps say
 /// (the resampler's delay compensated), the audio the sender sent, loss concealed.

@@ -8,13 +8,13 @@ enum AgentAction {
     /// One log line (no key, no audio).
     case log(String)
     /// One transcript line.
-    case transcript(TranscriptLine)
+    case transcript(PendingTranscriptLine)
     /// Close a connection (1000).
     case close(RealtimeConnection)
 }
 
 /// A line of transcript.jsonl, decided under the lock and written after.
-struct TranscriptLine {
+struct PendingTranscriptLine {
     var start: Int64
     var end: Int64
     var speaker: String

@@ -115,7 +115,7 @@ extension RealtimeAgent {
             s.transcript.remember(agent: true, text)
             return [
                 .log("the model answered in text, not speech (nothing is spoken; it is in the transcript)"),
-                .transcript(TranscriptLine(start: now, end: now, speaker: "agent", text: text)),
+                .transcript(PendingTranscriptLine(start: now, end: now, speaker: "agent", text: text)),
             ]
         case .inputTranscriptionCompleted(let itemID, let transcript):
             guard current || previousClock != nil else { return [] }
@@ -123,7 +123,9 @@ extension RealtimeAgent {
             let names = speakers.speakers(from: span.start, to: span.end)
             let who = names.isEmpty ? "unknown" : names.joined(separator: "+")
             s.transcript.remember(agent: false, "\(who): \(transcript)")
-            return [.transcript(TranscriptLine(start: span.start, end: span.end, speaker: who, text: transcript))]
+            return [
+                .transcript(PendingTranscriptLine(start: span.start, end: span.end, speaker: who, text: transcript))
+            ]
         case .inputTranscriptionFailed(let itemID, let message):
             guard current || previousClock != nil else { return [] }
             _ = s.transcript.utterance(itemID: itemID, now: 0)

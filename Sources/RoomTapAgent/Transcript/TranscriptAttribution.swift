@@ -100,8 +100,8 @@ struct TranscriptAttribution {
 
     /// The agent lines due: items that have played out (`played`: the voice ring's play
     /// position) or were cut; with `final`, all. `room` maps a ring position to a room sample.
-    mutating func agentLines(played: Int64, final: Bool, room: (Int64) -> Int64) -> [TranscriptLine] {
-        var lines: [TranscriptLine] = []
+    mutating func agentLines(played: Int64, final: Bool, room: (Int64) -> Int64) -> [PendingTranscriptLine] {
+        var lines: [PendingTranscriptLine] = []
         for i in items.indices where !items[i].written {
             let item = items[i]
             guard let text = item.transcript ?? (final ? partial[item.id] : nil) else {
@@ -119,7 +119,7 @@ struct TranscriptAttribution {
             items[i].written = true
             guard end > item.start, !text.isEmpty else { continue }
             lines.append(
-                TranscriptLine(
+                PendingTranscriptLine(
                     start: room(item.start), end: room(end), speaker: "agent", text: text,
                     interrupted: item.stoppedAt != nil))
             remember(agent: true, text)

@@ -147,16 +147,6 @@ enum TestTCP {
         thread.start()
     }
 
-    /// The port `fd` is bound to (what the kernel chose for a bind to port 0), or 0.
-    static func boundPort(_ fd: Int32) -> UInt16 {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return ok == 0 ? UInt16(bigEndian: address.sin_port) : 0
-    }
-
     private static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
