@@ -19,8 +19,13 @@ struct ControlTests {
     }
 
     /// Waits until the recorder answers; returns (room time, wall time) of that answer.
-    private func waitForRecorder(_ env: [String: String]) throws -> (Double, Date) {
+    private func waitForRecorder(_ env: [String: String], _ recorder: CLIRunner.Running? = nil) throws -> (Double, Date)
+    {
         for _ in 0..<100 {
+            if let recorder, !recorder.isRunning {
+                let ended = recorder.wait(timeout: 5)
+                throw CLIError("the recorder ended (\(ended.status)) before it answered: \(ended.stderr.suffix(300))")
+            }
             let outcome = try CLIRunner.run(["status", "--json"], environment: env, timeout: 20)
             if outcome.status == 0,
                 let json = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any],
@@ -41,7 +46,7 @@ struct ControlTests {
                 "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", seconds,
                 "--out", try temporaryDirectory().path, "--quiet",
             ], environment: env)
-        _ = try waitForRecorder(env)
+        _ = try waitForRecorder(env, recorder)
         return recorder
     }
 
