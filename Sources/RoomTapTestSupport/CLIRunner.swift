@@ -65,6 +65,9 @@ public enum CLIRunner {
         /// True until it exits.
         public var isRunning: Bool { process.isRunning }
 
+        /// What it has printed on standard output so far (all of it once it has exited). Any thread.
+        public var stdoutSoFar: String { collected.string(isOut: true) }
+
         /// Sends `signal` (SIGINT, SIGTERM, ...).
         public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
@@ -110,8 +113,12 @@ public enum CLIRunner {
         for (pipe, isOut) in [(out, true), (err, false)] {
             group.enter()
             DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                collected.set(data, isOut: isOut)
+                // Chunk by chunk, so a test can read what a running process printed so far.
+                while true {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    collected.append(chunk, isOut: isOut)
+                }
                 group.leave()
             }
         }
@@ -122,9 +129,9 @@ public enum CLIRunner {
         private let lock = NSLock()
         private var out = Data()
         private var err = Data()
-        func set(_ data: Data, isOut: Bool) {
+        func append(_ data: Data, isOut: Bool) {
             lock.lock()
-            if isOut { out = data } else { err = data }
+            if isOut { out.append(data) } else { err.append(data) }
             lock.unlock()
         }
         func string(isOut: Bool) -> String {

@@ -167,7 +167,8 @@ struct ControlTests {
 
     @Test func badControlRequestsAreUsageErrorsOrClearRefusals() throws {
         let env = environment()
-        let recorder = try startAlice(seconds: "3", env)
+        // Long enough to outlast every request on a loaded machine; stopped at the end.
+        let recorder = try startAlice(seconds: "120", env)
         let unknown = try CLIRunner.run(["mute", "nobody"], environment: env)
         #expect(
             unknown.status == 1 && unknown.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: alice)"])
@@ -189,7 +190,9 @@ struct ControlTests {
         #expect(refused.stderrLines.count == 1 && refused.stderr.contains("another recorder is running at"))
         let left = try listing(second)
         #expect(left.isEmpty, "nothing left behind: \(left)")
-        #expect(recorder.wait(timeout: 30).status == 0)
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
         #expect(!FileManager.default.fileExists(atPath: env["ROOMTAP_CONTROL"]!), "the socket is removed at the end")
     }
 
@@ -235,13 +238,22 @@ struct ControlTests {
 
     @Test func watchStreamsLevelsAndControlChanges() throws {
         let env = environment()
-        // 4 s: under a full parallel test run the watcher process may take a second to connect;
-        // it must still see at least 8 of the 10-a-second level events.
-        let recorder = try startAlice(seconds: "4", env)
+        let recorder = try startAlice(seconds: "120", env)
         let watcher = try CLIRunner.start(["watch", "--json"], environment: env)
-        usleep(500_000)
+        func count(_ event: String) -> Int {
+            watcher.stdoutSoFar.components(separatedBy: "\"event\":\"\(event)\"").count - 1
+        }
+        // The watcher is connected once it prints its first levels; then the mute is seen.
+        #expect(waitUntil(timeout: .seconds(60)) { count("levels") >= 1 }, "watch printed levels: \(watcher.stdoutSoFar)")
         _ = try control(["mute", "alice"], env)
-        #expect(recorder.wait(timeout: 30).status == 0)
+        #expect(
+            waitUntil(timeout: .seconds(60)) {
+                count("control_changed") >= 1 && count("levels") >= 10
+                    && watcher.stdoutSoFar.contains("\"talking\":true")
+            })
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
         let watched = watcher.wait(timeout: 10)
         #expect(watched.status == 0, "watch ends when the recorder does: \(watched.stderr)")
         let events = watched.stdout.split(separator: "\n").compactMap {
