@@ -179,27 +179,32 @@ struct AgentCLITests {
         let env = environment()
         let recorder = try CLIRunner.start(
             [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "7", "--agent",
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "120", "--agent",
                 "--agent-url", server.url, "--out", out.path, "--quiet",
             ], environment: env)
-        #expect(server.wait(timeout: .seconds(10)) { !$0.events(ofType: "session.update").isEmpty })
+        #expect(server.wait(timeout: .seconds(60)) { !$0.events(ofType: "session.update").isEmpty })
         let say = try CLIRunner.run(["agent", "say", "Tell", "us", "about", "the", "soup"], environment: env)
         #expect(say.status == 0, "\(say.stderr)")
-        #expect(server.wait(timeout: .seconds(5)) { !$0.events(ofType: "response.create").isEmpty })
+        #expect(server.wait(timeout: .seconds(60)) { !$0.events(ofType: "response.create").isEmpty })
         let item = try #require(
             server.events(ofType: "conversation.item.create").first?.object["item"] as? [String: Any])
         let content = (item["content"] as? [[String: Any]])?.first
         #expect(item["role"] as? String == "user" && content?["text"] as? String == "Tell us about the soup")
         server.sendError(code: "invalid_value", message: "harmless")
         server.close(code: 1001, reason: "session expired")
-        #expect(server.wait(timeout: .seconds(10)) { $0.events(ofType: "session.update").count >= 2 }, "reconnected")
+        #expect(server.wait(timeout: .seconds(60)) { $0.events(ofType: "session.update").count >= 2 }, "reconnected")
         server.drop()
-        #expect(server.wait(timeout: .seconds(10)) { $0.events(ofType: "session.update").count >= 3 }, "again")
+        #expect(server.wait(timeout: .seconds(60)) { $0.events(ofType: "session.update").count >= 3 }, "again")
         let mute = try CLIRunner.run(["agent", "mute"], environment: env)
         #expect(mute.status == 0)
-        let outcome = recorder.wait(timeout: 30)
+        // The room outlasts every step on a loaded machine; it ends when asked.
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        let outcome = recorder.wait(timeout: 60)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
-        for name in ["alice.wav", "agent.wav"] { #expect(try read(out, name).count == 336_000, "\(name) complete") }
+        let roomSamples = try read(out, "alice.wav").count
+        #expect(roomSamples > 0 && roomSamples % 480 == 0, "whole frames: \(roomSamples)")
+        #expect(try read(out, "agent.wav").count == roomSamples, "agent.wav covers the whole room")
         let stats = (try json(out)["agent"] as? [String: Any])?["statistics"] as? [String: Any]
         #expect((stats?["reconnects"] as? Int ?? 0) >= 1, "the drop")
         #expect((stats?["rollovers"] as? Int ?? 0) >= 1, "the close 1001: a new session at once")
