@@ -179,8 +179,10 @@ struct AgentCLITests {
         let env = environment()
         let recorder = try CLIRunner.start(
             [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "120", "--agent",
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "600", "--agent",
                 "--agent-url", server.url, "--out", out.path, "--quiet",
+                // A speaker placed late keeps the room running until the test stops it.
+                "--file", "later=\(sample("bob"))@300",
             ], environment: env)
         #expect(server.wait(timeout: .seconds(60)) { !$0.events(ofType: "session.update").isEmpty })
         let say = try CLIRunner.run(["agent", "say", "Tell", "us", "about", "the", "soup"], environment: env)
@@ -251,8 +253,10 @@ struct AgentCLITests {
         let env = environment()
         let recorder = try CLIRunner.start(
             [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--agent",
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "600", "--agent",
                 "--agent-url", server.url, "--out", out.path, "--quiet",
+                // A speaker placed late keeps the room running until the test stops it.
+                "--file", "later=\(sample("bob"))@300",
             ], environment: env)
         #expect(server.wait(timeout: .seconds(10)) { !$0.events(ofType: "session.update").isEmpty })
         var agent: [String: Any] = [:]
@@ -269,7 +273,9 @@ struct AgentCLITests {
         #expect((agent["last_error"] as? String)?.contains("503") == true, "\(agent)")
         let text = try CLIRunner.run(["status"], environment: env, timeout: 20)
         #expect(text.stdout.contains("agent       connected, 1 retries"), "\(text.stdout)")
-        #expect(recorder.wait(timeout: 30).status == 0)
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
         let stats = (try json(out)["agent"] as? [String: Any])?["statistics"] as? [String: Any]
         #expect(stats?["state"] as? String == "stopped")
         #expect(stats?["retries"] as? Int == 1)

@@ -40,12 +40,18 @@ struct ControlTests {
 
     /// Starts a recorder of alice at real time for `seconds` on the control socket of `env` and
     /// waits until it answers.
-    private func startAlice(seconds: String, _ env: [String: String]) throws -> CLIRunner.Running {
+    /// Starts a real-time room of alice for `seconds`; with `untilStopped`, a silent-until-late
+    /// second speaker (`later`, placed at 300 s) keeps the room running until the test stops it,
+    /// however slowly a loaded machine runs the test's steps.
+    private func startAlice(seconds: String, untilStopped: Bool = false, _ env: [String: String]) throws
+        -> CLIRunner.Running
+    {
+        let keepAlive = untilStopped ? ["--file", "later=\(sample("bob"))@300"] : []
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", seconds,
                 "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env)
+            ] + keepAlive, environment: env)
         _ = try waitForRecorder(env, recorder)
         return recorder
     }
@@ -168,10 +174,11 @@ struct ControlTests {
     @Test func badControlRequestsAreUsageErrorsOrClearRefusals() throws {
         let env = environment()
         // Long enough to outlast every request on a loaded machine; stopped at the end.
-        let recorder = try startAlice(seconds: "120", env)
+        let recorder = try startAlice(seconds: "600", untilStopped: true, env)
         let unknown = try CLIRunner.run(["mute", "nobody"], environment: env)
         #expect(
-            unknown.status == 1 && unknown.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: alice)"])
+            unknown.status == 1
+                && unknown.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: alice, later)"])
         let range = try CLIRunner.run(["volume", "alice", "11"], environment: env)
         #expect(range.status == 64 && range.stderr.contains("must be 0...10"))
         let decibels = try CLIRunner.run(["volume", "alice", "-6dB"], environment: env)
@@ -238,13 +245,14 @@ struct ControlTests {
 
     @Test func watchStreamsLevelsAndControlChanges() throws {
         let env = environment()
-        let recorder = try startAlice(seconds: "120", env)
+        let recorder = try startAlice(seconds: "600", untilStopped: true, env)
         let watcher = try CLIRunner.start(["watch", "--json"], environment: env)
         func count(_ event: String) -> Int {
             watcher.stdoutSoFar.components(separatedBy: "\"event\":\"\(event)\"").count - 1
         }
         // The watcher is connected once it prints its first levels; then the mute is seen.
-        #expect(waitUntil(timeout: .seconds(60)) { count("levels") >= 1 }, "watch printed levels: \(watcher.stdoutSoFar)")
+        #expect(
+            waitUntil(timeout: .seconds(60)) { count("levels") >= 1 }, "watch printed levels: \(watcher.stdoutSoFar)")
         _ = try control(["mute", "alice"], env)
         #expect(
             waitUntil(timeout: .seconds(60)) {
