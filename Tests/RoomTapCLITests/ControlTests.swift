@@ -208,11 +208,11 @@ struct ControlTests {
         let out = try temporaryDirectory()
         let recorder = try CLIRunner.start(
             [
-                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "4", "--out", out.path,
-                "--quiet",
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "600", "--out", out.path,
+                "--quiet", "--file", "later=\(sample("bob"))@300",
             ],
             environment: env)
-        _ = try waitForRecorder(env)
+        _ = try waitForRecorder(env, recorder)
         // `script` gives `roomtap watch` a pseudo-terminal; its stdin carries the keys.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
@@ -240,7 +240,9 @@ struct ControlTests {
         #expect(drawn.contains("\u{1B}[?1049l") && drawn.contains("\u{1B}[?25h"), "the terminal was restored")
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
         #expect(tracks.first { $0["name"] as? String == "alice" }?["muted"] as? Bool == true, "m muted alice")
-        #expect(recorder.wait(timeout: 30).status == 0)
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
     }
 
     @Test func watchStreamsLevelsAndControlChanges() throws {
