@@ -5,7 +5,7 @@ SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev pkg-config
-APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus
+APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
@@ -106,6 +106,9 @@ soak-virtual: deps
 # End to end through real servers, too slow or too heavy for `make test` (about 25 s each):
 # Janus's AudioBridge with two plain-RTP ffmpeg participants, each group rtp_forwarded to roomtap.
 interop: build
+	@dpkg-query -W -f='$${Status}' janus 2>/dev/null | grep -q "install ok installed" || { \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq janus >/dev/null; }
 	bash Tests/Interop/janus-audiobridge.sh $(ROOMTAP_RELEASE)
 
 fuzz-smoke:
