@@ -31,12 +31,13 @@ enum TestTCP {
         return fd
     }
 
-    /// A TCP port on 127.0.0.1 the kernel just gave out (bound to port 0, read back, closed), for
-    /// a helper program that must be told its port (socat).
+    /// A TCP port on 127.0.0.1 for a helper program that must be told its port (socat): one of
+    /// `ReservedPorts`, which no other socket will be given while this process lives.
     static func freePort() throws(Failure) -> UInt16 {
-        let fd = try listen(port: 0)
-        defer { close(fd) }
-        return boundPort(fd)
+        guard let port = ReservedPorts.shared.reserve(SOCK_STREAM) else {
+            throw Failure(description: "no free TCP port on 127.0.0.1 below the kernel's ephemeral range")
+        }
+        return port
     }
 
     /// The port `fd` is bound to (read back with getsockname: a server given port 0 got it from
