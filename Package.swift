@@ -39,6 +39,12 @@ let package = Package(
         .target(name: "RoomTapCore", dependencies: ["RoomTapSync", "CLinuxNet"], swiftSettings: strict),
         // Ingest: Ogg Opus files (libogg + libopus) turned into 10 ms frame sources.
         .target(name: "RoomTapIngest", dependencies: ["RoomTapCore", "COpus", "COgg"], swiftSettings: strict),
+        // The one JSON reader (positions for messages; room files, .mjr headers, control requests,
+        // Realtime events) and `JSONValue`, the plain value the control protocol and agent use.
+        .target(name: "RoomTapJSON", swiftSettings: strict),
+        // Sample-rate conversion: the one wrapper of libsoxr, with the recipe each user needs (files,
+        // the agent's ears, the telephone codecs on the live clock).
+        .target(name: "RoomTapResampling", dependencies: ["CSoxr"], swiftSettings: strict),
         // Linux calls Glibc's Swift module leaves out (epoll, eventfd, recvmmsg), behind plain C types.
         .target(name: "CLinuxNet"),
         // Live ingest: RTP/RTCP wire formats, room descriptions (SDP, JSON), SRTP (libsrtp2) and who
@@ -46,7 +52,9 @@ let package = Package(
         // 48 kHz by libsoxr.
         .target(
             name: "RoomTapRTP",
-            dependencies: ["RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "CSoxr"],
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "RoomTapResampling",
+            ],
             swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams).
@@ -55,17 +63,21 @@ let package = Package(
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(
             name: "RoomTapSinks",
-            dependencies: ["RoomTapSync", "RoomTapCore", "CFLAC", "COpus", "COgg", "CSoxr", "CEBUR128"],
+            dependencies: ["RoomTapSync", "RoomTapCore", "CFLAC", "COpus", "COgg", "RoomTapResampling", "CEBUR128"],
             swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
-        .target(name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore"], swiftSettings: strict),
+        .target(
+            name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapJSON"], swiftSettings: strict),
         // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.
         .target(name: "RoomTapALSA", dependencies: ["RoomTapSync", "RoomTapCore", "CALSA"], swiftSettings: strict),
         // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
         .target(name: "RoomTapWebSocket", dependencies: ["RoomTapSync", "CCurl", "CWslay"], swiftSettings: strict),
         // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
         .target(
-            name: "RoomTapAgent", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "CSoxr", "COpus"],
+            name: "RoomTapAgent",
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "RoomTapResampling", "RoomTapJSON", "COpus",
+            ],
             swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
@@ -122,7 +134,8 @@ let package = Package(
         .testTarget(
             name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "RoomTapControlTests", dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport"],
+            name: "RoomTapControlTests",
+            dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport", "RoomTapJSON"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapALSATests", dependencies: ["RoomTapALSA", "RoomTapTestSupport", "CALSA"],

@@ -3,7 +3,8 @@
 //   bash Fuzz/run.sh SECONDS        build with -sanitize=fuzzer and fuzz (corpus under /tmp)
 //   swift run roomtap-fuzz FILE...  plain build: run the target once over each file (a crash repro)
 //
-// Each input goes to the control protocol's parsers (line splitter, JSON, request envelope,
+// Each input goes to the one JSON reader (JSONFuzz: the room file's, control requests' and Realtime
+// events'), to the control protocol's parsers (line splitter, JSON, request envelope,
 // volume), to the live-ingest parsers (RTP, RTP header extensions, RTCP compound packets,
 // the Opus TOC; SDP with a=crypto and the JSON room file with srtp/allow; SDES a=crypto values,
 // allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
@@ -18,6 +19,7 @@ import RoomTapAgent
 import RoomTapControl
 import RoomTapCore
 import RoomTapIngest
+import RoomTapJSON
 import RoomTapRTP
 
 #if canImport(Glibc)
@@ -31,6 +33,7 @@ private let maxRenderedSamples: Int64 = 48_000 * 60
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    JSONFuzz.exercise(bytes)
     WireFuzz.exercise(bytes)
     RoomDescriptionFuzz.exercise(bytes)
     SecurityFuzz.exercise(bytes)

@@ -1,4 +1,4 @@
-import CSoxr
+import RoomTapResampling
 
 /// Interleaved Int16 sample-rate conversion for files, on libsoxr at high quality (SOXR_HQ, the
 /// quality of `sox … rate`, linear phase; no dither). libsoxr takes its filter's delay out, so the
@@ -15,7 +15,7 @@ public final class SampleRateConverter {
     /// The most input frames one ``process(_:frames:)`` call may take.
     public let maxInputFrames: Int
 
-    private let soxr: soxr_t
+    private let stream: SoxrStream
     private let output: UnsafeMutablePointer<Int16>
     private let outputCapacity: Int  // frames
 
@@ -25,58 +25,28 @@ public final class SampleRateConverter {
         self.outputRate = outputRate
         self.channels = channels
         self.maxInputFrames = maxInputFrames
-        var io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I)
-        io.flags |= UInt(SOXR_NO_DITHER)
-        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
-        var runtime = soxr_runtime_spec(1)
-        var error: soxr_error_t? = nil
-        guard
-            let handle = soxr_create(
-                Double(inputRate), Double(outputRate), UInt32(channels), &error, &io, &quality, &runtime),
-            error == nil
-        else {
-            throw WAVError(
-                path: "libsoxr", message: error.map { String(cString: $0) } ?? "cannot create a resampler",
-                kind: .invalidArgument)
+        do {
+            stream = try SoxrStream(
+                inputRate: Double(inputRate), outputRate: Double(outputRate), channels: channels, recipe: .high)
+        } catch {
+            throw WAVError(path: "libsoxr", message: error.description, kind: .invalidArgument)
         }
-        soxr = handle
         outputCapacity = maxInputFrames * outputRate / inputRate + 4_096
         output = .allocate(capacity: outputCapacity * channels)
     }
 
-    deinit {
-        soxr_delete(soxr)
-        output.deallocate()
-    }
+    deinit { output.deallocate() }
 
     /// Feeds `frames` (at most ``maxInputFrames``) interleaved frames; returns the output made (a
     /// view valid until the next call) and its frame count. Does not allocate.
     public func process(_ input: UnsafePointer<Int16>, frames: Int) -> (UnsafePointer<Int16>, Int) {
         precondition(frames <= maxInputFrames, "at most maxInputFrames per call")
-        var produced = 0
-        var consumed = 0
-        while consumed < frames && produced < outputCapacity {
-            var idone = 0
-            var odone = 0
-            _ = soxr_process(
-                soxr, input + consumed * channels, frames - consumed, &idone, output + produced * channels,
-                outputCapacity - produced, &odone)
-            consumed += idone
-            produced += odone
-            if idone == 0 && odone == 0 { break }
-        }
+        let produced = stream.process(input, frames: frames, into: output, capacity: outputCapacity).produced
         return (UnsafePointer(output), produced)
     }
 
     /// Ends the input; returns the tail (a view valid until the next call) and its frame count.
     public func flush() -> (UnsafePointer<Int16>, Int) {
-        var produced = 0
-        while produced < outputCapacity {
-            var odone = 0
-            _ = soxr_process(soxr, nil, 0, nil, output + produced * channels, outputCapacity - produced, &odone)
-            if odone == 0 { break }
-            produced += odone
-        }
-        return (UnsafePointer(output), produced)
+        (UnsafePointer(output), stream.drain(into: output, capacity: outputCapacity))
     }
 }

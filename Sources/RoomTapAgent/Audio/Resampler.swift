@@ -1,4 +1,4 @@
-import CSoxr
+import RoomTapResampling
 
 /// A streaming mono Int16 sample-rate converter on libsoxr (medium quality: 16-bit, linear phase,
 /// no dither): 48 kHz room audio to the 24 kHz the Realtime API takes, and its 24 kHz replies back
@@ -22,7 +22,7 @@ public final class Resampler {
     /// The most input samples one ``process(_:)`` call may take.
     public let maxInputSamples: Int
 
-    private let soxr: soxr_t
+    private let stream: SoxrStream
     private let output: UnsafeMutableBufferPointer<Int16>
 
     /// Errors creating the converter (libsoxr's message).
@@ -43,71 +43,41 @@ public final class Resampler {
         self.inputRate = inputRate
         self.outputRate = outputRate
         self.maxInputSamples = maxInputSamples
-        var io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I)
-        io.flags |= UInt(SOXR_NO_DITHER)
-        var quality = soxr_quality_spec(UInt(SOXR_MQ), 0)
-        var runtime = soxr_runtime_spec(1)
-        if lowLatency {
-            quality.passband_end = 0.8
-            quality.stopband_begin = 1.0
-            runtime.log2_min_dft_size = 8
+        do {
+            stream = try SoxrStream(
+                inputRate: Double(inputRate), outputRate: Double(outputRate), channels: 1,
+                recipe: lowLatency ? .mediumLowLatency : .medium)
+        } catch {
+            throw CreationError(description: error.description)
         }
-        var error: soxr_error_t? = nil
-        guard
-            let handle = soxr_create(
-                Double(inputRate), Double(outputRate), 1, &error, &io, &quality, &runtime), error == nil
-        else {
-            throw CreationError(description: "libsoxr: \(error.map { String(cString: $0) } ?? "cannot create")")
-        }
-        soxr = handle
         // Room for a whole call's output plus what the filter may release at once.
         let capacity = maxInputSamples * outputRate / inputRate + 1_024
         output = .allocate(capacity: capacity)
         output.initialize(repeating: 0)
     }
 
-    deinit {
-        soxr_delete(soxr)
-        output.deallocate()
-    }
+    deinit { output.deallocate() }
 
     /// Feeds `input` (at most ``maxInputSamples``) and returns the output produced, a view into
     /// this converter's storage valid until the next call. Does not allocate.
     public func process(_ input: UnsafeBufferPointer<Int16>) -> UnsafeBufferPointer<Int16> {
         precondition(input.count <= maxInputSamples, "at most maxInputSamples per call")
         guard let base = input.baseAddress, !input.isEmpty else { return UnsafeBufferPointer(rebasing: output[0..<0]) }
-        var produced = 0
-        var consumed = 0
-        while consumed < input.count && produced < output.count {
-            var idone = 0
-            var odone = 0
-            _ = soxr_process(
-                soxr, base + consumed, input.count - consumed, &idone, output.baseAddress! + produced,
-                output.count - produced, &odone)
-            consumed += idone
-            produced += odone
-            if idone == 0 && odone == 0 { break }
-        }
+        let produced = stream.process(base, frames: input.count, into: output.baseAddress!, capacity: output.count)
+            .produced
         return UnsafeBufferPointer(rebasing: output[0..<produced])
     }
 
     /// Ends the input: returns the tail the filter was holding back (call until it returns an empty
     /// view to be sure), after which the converter is ready for a fresh signal.
     public func flush() -> UnsafeBufferPointer<Int16> {
-        var produced = 0
-        while produced < output.count {
-            var odone = 0
-            _ = soxr_process(soxr, nil, 0, nil, output.baseAddress! + produced, output.count - produced, &odone)
-            if odone == 0 { break }
-            produced += odone
-        }
-        if produced < output.count { soxr_clear(soxr) }
+        let produced = stream.drain(into: output.baseAddress!, capacity: output.count)
         return UnsafeBufferPointer(rebasing: output[0..<produced])
     }
 
     /// Drops whatever the filter holds and starts a fresh signal (barge-in, a gap in the input).
-    public func reset() { soxr_clear(soxr) }
+    public func reset() { stream.clear() }
 
     /// Output samples the filter now holds back (libsoxr's `soxr_delay`).
-    public var delay: Double { soxr_delay(soxr) }
+    public var delay: Double { stream.delay }
 }

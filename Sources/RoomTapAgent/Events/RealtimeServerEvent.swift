@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapJSON
 
 /// An event from the Realtime API (GA names; ../shared/realtime-api.md and
 /// https://platform.openai.com/docs/api-reference/realtime-server-events), decoded from one JSON
@@ -51,19 +52,17 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     /// Decodes one message from its UTF-8 bytes; see ``decode(_:)-swift.type.method``.
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> RealtimeServerEvent? {
         guard bytes.count >= 2, bytes.count <= maxMessageBytes, bytes.first == UInt8(ascii: "{") else { return nil }
-        let data = Data(bytes)
-        guard let object = (try? JSONSerialization.jsonObject(with: data, options: [])) as? [String: Any],
-            let type = object["type"] as? String
+        guard let value = try? JSONValue(parsing: bytes), case .object(let object) = value,
+            let type = object["type"]?.stringValue
         else { return nil }
         let f = Fields(object)
         switch type {
         case "session.created":
-            let session = object["session"] as? [String: Any] ?? [:]
-            let expires = Fields(session).int("expires_at")
+            let expires = f.fields("session").int("expires_at")
             return .sessionCreated(expiresAt: expires > 0 ? expires : nil)
         case "session.updated": return .sessionUpdated
         case "error":
-            let e = Fields(object["error"] as? [String: Any] ?? [:])
+            let e = f.fields("error")
             return .error(
                 RealtimeError(
                     type: e.string("type"), code: e.optionalString("code"), message: e.string("message"),
@@ -73,15 +72,11 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         case "input_audio_buffer.speech_stopped":
             return .speechStopped(itemID: f.string("item_id"), audioEndMs: f.int("audio_end_ms"))
         case "response.created":
-            return .responseCreated(responseID: Fields(object["response"] as? [String: Any] ?? [:]).string("id"))
+            return .responseCreated(responseID: f.fields("response").string("id"))
         case "response.done":
-            let r = Fields(object["response"] as? [String: Any] ?? [:])
-            var details: String? = nil
-            if let d = r.object["status_details"], !(d is NSNull), JSONSerialization.isValidJSONObject(d),
-                let json = try? JSONSerialization.data(withJSONObject: d, options: [.sortedKeys])
-            {
-                details = String(decoding: json, as: UTF8.self)
-            }
+            let r = f.fields("response")
+            // Compact JSON text, keys sorted.
+            let details = r.object["status_details"].flatMap { $0.isNull ? nil : $0.jsonText }
             return .responseDone(responseID: r.string("id"), status: r.string("status"), statusDetails: details)
         case "response.output_audio.delta":
             return .outputAudioDelta(
@@ -96,7 +91,7 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         case "conversation.item.input_audio_transcription.completed":
             return .inputTranscriptionCompleted(itemID: f.string("item_id"), transcript: f.string("transcript"))
         case "conversation.item.input_audio_transcription.failed":
-            let e = Fields(object["error"] as? [String: Any] ?? [:])
+            let e = f.fields("error")
             return .inputTranscriptionFailed(itemID: f.string("item_id"), message: e.string("message"))
         case "response.output_text.done":
             return .outputTextDone(itemID: f.string("item_id"), text: f.string("text"))
@@ -118,17 +113,17 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         return out
     }
 
-    /// Typed, forgiving access to a JSON object's fields.
+    /// Typed, forgiving access to a JSON object's fields: a missing or mistyped field reads as
+    /// empty, zero or an empty object.
     private struct Fields {
-        let object: [String: Any]
-        init(_ object: [String: Any]) { self.object = object }
-        func optionalString(_ key: String) -> String? { object[key] as? String }
+        let object: [String: JSONValue]
+        init(_ object: [String: JSONValue]) { self.object = object }
+        func optionalString(_ key: String) -> String? { object[key]?.stringValue }
         func string(_ key: String) -> String { optionalString(key) ?? "" }
         func int(_ key: String) -> Int {
-            guard let n = object[key] as? NSNumber else { return 0 }
-            let d = n.doubleValue
-            guard d.isFinite, d >= -1e15, d <= 1e15 else { return 0 }
+            guard let d = object[key]?.doubleValue, d >= -1e15, d <= 1e15 else { return 0 }
             return Int(d)
         }
+        func fields(_ key: String) -> Fields { Fields(object[key]?.objectValue ?? [:]) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapJSON
 
 /// Server events (on each connection's WebSocket thread): decided under the lock, acted on after.
 extension RealtimeAgent {
@@ -235,10 +236,11 @@ extension RealtimeAgent {
 
     /// The code and message of a failed response's `status_details.error`.
     static func failure(in details: String?) -> (code: String?, message: String) {
-        guard let details, let object = try? JSONSerialization.jsonObject(with: Data(details.utf8)) as? [String: Any]
-        else { return (nil, "") }
-        let error = object["error"] as? [String: Any]
-        let code = error?["code"] as? String ?? error?["type"] as? String ?? object["reason"] as? String
-        return (code, error?["message"] as? String ?? "")
+        guard let details, let object = try? JSONValue(parsing: details), object.objectValue != nil else {
+            return (nil, "")
+        }
+        let error = object["error"]
+        let code = error?["code"]?.stringValue ?? error?["type"]?.stringValue ?? object["reason"]?.stringValue
+        return (code, error?["message"]?.stringValue ?? "")
     }
 }

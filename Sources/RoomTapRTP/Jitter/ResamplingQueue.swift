@@ -1,4 +1,4 @@
-import CSoxr
+import RoomTapResampling
 
 /// Converts one stream's decoded audio from its own rate to 48 kHz with libsoxr and hands it out
 /// in exactly the pieces the timeline asks for, a fixed ``lead`` behind its input.
@@ -27,7 +27,7 @@ final class ResamplingQueue {
     /// The most input samples per channel one ``push(_:frames:)`` takes.
     let maxInput: Int
 
-    private let soxr: soxr_t?
+    private let stream: SoxrStream?
     private let storage: UnsafeMutablePointer<Int16>
     private let capacity: Int
     private var head = 0
@@ -44,23 +44,18 @@ final class ResamplingQueue {
         self.maxInput = maxInput
         let maxOutput = maxInput * 48_000 / inputRate + 1
         if inputRate == 48_000 {
-            soxr = nil
+            stream = nil
             lead = 0
             capacity = 2 * maxOutput + 64
             storage = .allocate(capacity: capacity * channels)
             storage.initialize(repeating: 0, count: capacity * channels)
             return
         }
-        var io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I)
-        io.flags |= UInt(SOXR_NO_DITHER)
-        var quality = soxr_quality_spec(UInt(SOXR_QQ), 0)
-        var runtime = soxr_runtime_spec(1)
-        var error: soxr_error_t? = nil
         guard
-            let handle = soxr_create(
-                Double(inputRate), 48_000, UInt32(channels), &error, &io, &quality, &runtime), error == nil
+            let made = try? SoxrStream(
+                inputRate: Double(inputRate), outputRate: 48_000, channels: channels, recipe: .quick)
         else { return nil }
-        soxr = handle
+        stream = made
         // Prime with silence in pieces of every size a stream sends (a sample, 10 and 20 ms,
         // 20 ms + a bit), measuring the most the filter holds back.
         let probeCapacity = 2 * maxOutput + 4096
@@ -78,9 +73,7 @@ final class ResamplingQueue {
             + Array(repeating: inputRate / 50, count: 20)
         {
             let n = min(max(1, size), maxInput)
-            var idone = 0
-            var odone = 0
-            _ = soxr_process(handle, scratchIn, n, &idone, scratchOut, probeCapacity, &odone)
+            let (idone, odone) = made.process(scratchIn, frames: n, into: scratchOut, capacity: probeCapacity)
             fed += Int64(idone)
             got += Int64(odone)
             held = max(held, fed * 48_000 / Int64(inputRate) - got)
@@ -95,10 +88,7 @@ final class ResamplingQueue {
         count = max(0, lead - pending)
     }
 
-    deinit {
-        if let soxr { soxr_delete(soxr) }
-        storage.deallocate()
-    }
+    deinit { storage.deallocate() }
 
     /// Input samples per channel to push so that ``take(_:into:)`` of `frames` is all converted
     /// audio (never the queue's own silence): what keeps the queue ``lead`` ahead.
@@ -112,22 +102,15 @@ final class ResamplingQueue {
     /// queues the result.
     func push(_ input: UnsafePointer<Int16>, frames: Int) {
         inputTotal += Int64(frames)
-        guard let soxr else {
+        guard let stream else {
             append(input, frames: frames)
             return
         }
-        var consumed = 0
-        while consumed < frames {
-            compact()
-            var idone = 0
-            var odone = 0
-            _ = soxr_process(
-                soxr, input + consumed * channels, frames - consumed, &idone, storage + (head + count) * channels,
-                capacity - head - count, &odone)
-            consumed += idone
-            count += odone
-            if idone == 0 && odone == 0 { break }
-        }
+        compact()  // leaves at least half the storage, more than one push makes
+        count +=
+            stream.process(
+                input, frames: frames, into: storage + (head + count) * channels, capacity: capacity - head - count
+            ).produced
     }
 
     /// Moves `frames` samples per channel (at most ``LiveOpusDecoder/maxFrameSamples``) into

@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// A Janus recording (`.mjr`, Janus 0.10 and later: `MJR00002`), as Janus's `record.c` writes it
 /// and `janus-pp-rec` reads it (https://github.com/meetecho/janus-gateway, src/record.c):
 ///
@@ -141,14 +143,14 @@ public struct JanusRecording: Sendable {
         static func parse(
             _ bytes: [UInt8], refuse: (String) -> RecordingError
         ) throws(RecordingError) -> Header {
-            let value: JSONValue
-            do { value = try JSONValue.read(bytes) } catch {
+            let value: JSONNode
+            do { value = try JSONNode.read(bytes) } catch {
                 throw refuse("the Janus header is not JSON (\(error.message)); the file is damaged")
             }
             guard case .object(let members) = value.kind else {
                 throw refuse("the Janus header is not a JSON object; the file is damaged")
             }
-            func member(_ key: String) -> JSONValue.Kind? { members.first { $0.key == key }?.value.kind }
+            func member(_ key: String) -> JSONNode.Kind? { members.first { $0.key == key }?.value.kind }
             func integer(_ key: String) -> Int64? {
                 guard case .number(let text) = member(key) else { return nil }
                 return Int64(text)

@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 extension RoomDescription {
     /// The description, after checking that every port is either SRTP or plain RTP: every
     /// participant of a port has an SRTP key, or none does (one socket cannot tell a plain packet
@@ -20,7 +22,7 @@ extension RoomDescription {
     }
 
     private static func label(_ participant: ParticipantDescription) -> String {
-        if let name = participant.name { return name.quotedForRoomMessage }
+        if let name = participant.name { return name.quotedForMessage }
         return participant.ssrc.map { "ssrc \($0)" } ?? "the participant without an ssrc"
     }
 }

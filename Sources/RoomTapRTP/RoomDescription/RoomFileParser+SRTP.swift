@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// The room file's keys for a secured room (docs/ROOM-FILE.md): a participant's `srtp` object
 /// and the room's `allow` list.
 extension RoomFileParser {
@@ -7,7 +9,7 @@ extension RoomFileParser {
     /// `{"suite": "AES_CM_128_HMAC_SHA1_80" | 80 | 32, "key": "<base64 key and salt>"}`: a suite by
     /// its SDES name (RFC 4568 §6.2, RFC 7714 §14.2), or Janus's `srtp_suite` number; the key as SDES
     /// `inline:` and Janus's `srtp_crypto` carry it. No message shows the key.
-    func srtpKeying(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> SRTPKeying {
+    func srtpKeying(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> SRTPKeying {
         guard case .object(let members) = value.kind else {
             throw invalid(
                 value, path, "is not an object; give {\"suite\": \"AES_CM_128_HMAC_SHA1_80\", \"key\": \"<base64>\"}")
@@ -46,7 +48,7 @@ extension RoomFileParser {
     }
 
     /// `["10.0.0.0/8", "::1", ...]`: who may send (``SourcePrefix``); at least one entry.
-    func allowList(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> [SourcePrefix] {
+    func allowList(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> [SourcePrefix] {
         guard case .array(let entries) = value.kind, !entries.isEmpty else {
             throw invalid(value, path, "is not a list of addresses; give e.g. [\"10.0.0.0/8\", \"::1\"]")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapJSON
 
 /// Reads a JSON room file into a ``RoomDescription``; the schema is documented in `docs/ROOM-FILE.md`.
 ///
@@ -57,9 +58,9 @@ struct RoomFileParser {
             throw RoomDescriptionError(
                 .malformed, source: source, message: "is not UTF-8 text; give a JSON room file (docs/ROOM-FILE.md)")
         }
-        let root: JSONValue
+        let root: JSONNode
         do {
-            root = try JSONValue.read(bytes)
+            root = try JSONNode.read(bytes)
         } catch {
             throw RoomDescriptionError(
                 .malformed, source: source, line: error.line,
@@ -136,7 +137,7 @@ struct RoomFileParser {
             if let first = names[name] {
                 throw RoomDescriptionError(
                     .duplicate, source: source, line: nameValue.line,
-                    message: "\(path).name: \(name.quotedForRoomMessage) is already the name of "
+                    message: "\(path).name: \(name.quotedForMessage) is already the name of "
                         + "participants[\(first)]; give each participant its own name")
             }
             names[name] = index
@@ -168,15 +169,15 @@ struct RoomFileParser {
 
     /// The members of an object by key, after refusing unknown and repeated keys.
     func fields(
-        _ members: [(key: String, value: JSONValue)], at object: JSONValue, path: String, allowed: [String]
-    ) throws(RoomDescriptionError) -> [String: JSONValue] {
-        var result: [String: JSONValue] = [:]
+        _ members: [(key: String, value: JSONNode)], at object: JSONNode, path: String, allowed: [String]
+    ) throws(RoomDescriptionError) -> [String: JSONNode] {
+        var result: [String: JSONNode] = [:]
         for (key, value) in members {
             let keyPath = path.isEmpty ? key : "\(path).\(key)"
             guard allowed.contains(key) else {
                 throw RoomDescriptionError(
                     .invalidValue, source: source, line: value.line,
-                    message: "\(keyPath.quotedForRoomMessage.dropFirst().dropLast()): unknown key; "
+                    message: "\(keyPath.quotedForMessage.dropFirst().dropLast()): unknown key; "
                         + "the keys are \(allowed.joined(separator: ", "))")
             }
             guard result[key] == nil else {
@@ -190,7 +191,7 @@ struct RoomFileParser {
 
     /// An integer written without fraction or exponent, within `range`.
     func integer(
-        _ value: JSONValue, path: String, in range: ClosedRange<UInt64>, _ problem: String
+        _ value: JSONNode, path: String, in range: ClosedRange<UInt64>, _ problem: String
     ) throws(RoomDescriptionError) -> UInt64 {
         guard case .number(let text) = value.kind, let number = Substring(text).sdpDecimal(maximum: range.upperBound),
             number >= range.lowerBound
@@ -199,7 +200,7 @@ struct RoomFileParser {
     }
 
     /// An SSRC: an integer 0...2^32-1, or a string of decimal digits or `0x` and 1-8 hex digits.
-    private func ssrc(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> UInt32 {
+    private func ssrc(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> UInt32 {
         let problem = "is not an SSRC (0-4294967295, or a string \"0x...\" of 1-8 hex digits)"
         switch value.kind {
         case .number:
@@ -223,7 +224,7 @@ struct RoomFileParser {
     }
 
     /// A `codec` text: `<encoding>[/<clock rate>[/<channels>]]` (``AudioCodec/named(_:)``).
-    private func codec(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> AudioCodec {
+    private func codec(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> AudioCodec {
         guard case .string(let text) = value.kind, let codec = AudioCodec.named(text) else {
             throw invalid(
                 value, path,
@@ -238,7 +239,7 @@ struct RoomFileParser {
     /// is given; otherwise any dynamic type (96-127) is accepted. A static type of another codec is
     /// an error.
     private func codecAndPayloadTypes(
-        _ codec: AudioCodec?, payloadType: UInt8?, at value: JSONValue, path: String
+        _ codec: AudioCodec?, payloadType: UInt8?, at value: JSONNode, path: String
     ) throws(RoomDescriptionError) -> (AudioCodec, [UInt8]) {
         let named = payloadType.flatMap(AudioCodec.staticPayloadType)
         if let payloadType, payloadType < 96, let codec, named != codec {
@@ -259,7 +260,7 @@ struct RoomFileParser {
     }
 
     /// A track name: 1-64 characters, no `/`, no control characters, not `.` or `..` (it names files).
-    private func trackName(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> String {
+    private func trackName(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> String {
         guard case .string(let name) = value.kind, !name.isEmpty, name.count <= Self.maximumNameLength,
             name != ".", name != "..",
             !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.generalCategory == .control })
@@ -273,7 +274,7 @@ struct RoomFileParser {
     }
 
     /// A listen address: an IPv4 or IPv6 literal, or a host name.
-    private func address(_ value: JSONValue, path: String) throws(RoomDescriptionError) -> String {
+    private func address(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> String {
         guard case .string(let text) = value.kind,
             SDPParser.isIPv4Literal(Substring(text)) || SDPParser.isIPv6Literal(Substring(text))
                 || SDPParser.isHostName(Substring(text))
@@ -284,7 +285,7 @@ struct RoomFileParser {
         return text
     }
 
-    func invalid(_ value: JSONValue, _ path: String, _ message: String) -> RoomDescriptionError {
+    func invalid(_ value: JSONNode, _ path: String, _ message: String) -> RoomDescriptionError {
         RoomDescriptionError(
             .invalidValue, source: source, line: value.line, message: path.isEmpty ? message : "\(path): \(message)")
     }

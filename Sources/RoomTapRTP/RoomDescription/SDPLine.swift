@@ -65,22 +65,6 @@ struct SDPLine {
     }
 }
 
-extension StringProtocol {
-    /// The text quoted for a one-line error message: at most 60 characters, control characters and
-    /// line separators shown as `?`.
-    var quotedForRoomMessage: String {
-        var out = "\""
-        for scalar in unicodeScalars.prefix(60) {
-            switch scalar.properties.generalCategory {
-            case .control, .lineSeparator, .paragraphSeparator: out += "?"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        if unicodeScalars.count > 60 { out += "..." }
-        return out + "\""
-    }
-}
-
 extension Substring {
     /// The value as a decimal number no larger than `maximum`: ASCII digits only (no sign, no blanks),
     /// at most 19 of them; nil otherwise.

@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// Reads the parts of an SDP session description (RFC 8866) that say where a room's RTP audio arrives
 /// and in which codec (``AudioCodec``).
 ///
@@ -100,7 +102,7 @@ struct SDPParser {
             case .failure(let malformed):
                 throw error(
                     .malformed, malformed.number,
-                    "\(malformed.text.quotedForRoomMessage) is not an SDP line (<type>=<value>); "
+                    "\(malformed.text.quotedForMessage) is not an SDP line (<type>=<value>); "
                         + "give an SDP file (RFC 8866)")
             case .success(let parsed):
                 line = parsed
@@ -208,19 +210,19 @@ struct SDPParser {
         let expected = "expected m=audio <port> RTP/AVP <payload types>"
         guard fields.count >= 4 else {
             throw error(
-                .malformed, line.number, "malformed m= line \(("m=" + line.value).quotedForRoomMessage); \(expected)")
+                .malformed, line.number, "malformed m= line \(("m=" + line.value).quotedForMessage); \(expected)")
         }
         let portParts = fields[1].split(separator: "/", omittingEmptySubsequences: false)
         guard let port = portParts[0].sdpDecimal(maximum: 65_535) else {
             throw error(
                 .invalidValue, line.number,
-                "m=audio port \(fields[1].quotedForRoomMessage) is not a port (0-65535); "
+                "m=audio port \(fields[1].quotedForMessage) is not a port (0-65535); "
                     + "give the UDP port the RTP arrives on")
         }
         if portParts.count > 1, portParts.count > 2 || portParts[1].sdpDecimal(maximum: 65_535) != 1 {
             throw error(
                 .invalidValue, line.number,
-                "m=audio port \(fields[1].quotedForRoomMessage) is a range of ports; "
+                "m=audio port \(fields[1].quotedForMessage) is a range of ports; "
                     + "give one m=audio line per port")
         }
         if port == 0 { return nil }
@@ -228,13 +230,13 @@ struct SDPParser {
         if proto.contains("TLS") || proto.contains("DTLS") {
             throw error(
                 .unsupported, line.number,
-                "m=audio on port \(port) uses \(fields[2].quotedForRoomMessage) (DTLS-SRTP); roomtap takes SRTP "
+                "m=audio on port \(port) uses \(fields[2].quotedForMessage) (DTLS-SRTP); roomtap takes SRTP "
                     + "keys from a=crypto (SDES, RFC 4568) or the room file: forward RTP/SAVP with a key")
         }
         guard ["RTP/AVP", "RTP/AVPF", "RTP/SAVP", "RTP/SAVPF"].contains(proto) else {
             throw error(
                 .unsupported, line.number,
-                "m=audio on port \(port) uses transport \(fields[2].quotedForRoomMessage); "
+                "m=audio on port \(port) uses transport \(fields[2].quotedForMessage); "
                     + "roomtap receives RTP (RTP/AVP or RTP/AVPF, or RTP/SAVP with a=crypto)")
         }
         var formats: [UInt8] = []
@@ -242,7 +244,7 @@ struct SDPParser {
             guard let payloadType = format.sdpDecimal(maximum: 127) else {
                 throw error(
                     .malformed, line.number,
-                    "malformed m= line: payload type \(format.quotedForRoomMessage) is not a number 0-127; \(expected)")
+                    "malformed m= line: payload type \(format.quotedForMessage) is not a number 0-127; \(expected)")
             }
             if !formats.contains(UInt8(payloadType)) { formats.append(UInt8(payloadType)) }
         }
@@ -254,7 +256,7 @@ struct SDPParser {
         let fields = line.value.sdpFields
         let malformed = error(
             .malformed, line.number,
-            "malformed c= line \(("c=" + line.value).quotedForRoomMessage); "
+            "malformed c= line \(("c=" + line.value).quotedForMessage); "
                 + "expected c=IN IP4 <address> or c=IN IP6 <address>")
         guard fields.count == 3, fields[0].uppercased() == "IN" else { throw malformed }
         let parts = fields[2].split(separator: "/", omittingEmptySubsequences: false)
@@ -287,7 +289,7 @@ struct SDPParser {
             else {
                 throw error(
                     .malformed, line.number,
-                    "malformed a=rtpmap line \(("a=" + line.value).quotedForRoomMessage); "
+                    "malformed a=rtpmap line \(("a=" + line.value).quotedForMessage); "
                         + "expected a=rtpmap:<payload type> <encoding>/<clock rate>[/<channels>]")
             }
             var channels: UInt64?
@@ -295,8 +297,8 @@ struct SDPParser {
                 guard let count = parts[2].sdpDecimal(maximum: 255) else {
                     throw error(
                         .malformed, line.number,
-                        "malformed a=rtpmap line \(("a=" + line.value).quotedForRoomMessage): "
-                            + "channels \(parts[2].quotedForRoomMessage) is not a number")
+                        "malformed a=rtpmap line \(("a=" + line.value).quotedForMessage): "
+                            + "channels \(parts[2].quotedForMessage) is not a number")
                 }
                 channels = count
             }
@@ -346,7 +348,7 @@ struct SDPParser {
             guard let id = value[..<idEnd].sdpDecimal(maximum: UInt64(UInt32.max)) else {
                 throw error(
                     .invalidValue, line.number,
-                    "a=ssrc id \(value[..<idEnd].quotedForRoomMessage) is not an SSRC (0-4294967295)")
+                    "a=ssrc id \(value[..<idEnd].quotedForMessage) is not an SSRC (0-4294967295)")
             }
             let ssrc = UInt32(id)
             if section.ssrcAttributes[ssrc] == nil {

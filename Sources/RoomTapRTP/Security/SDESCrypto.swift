@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// Reads the value of an SDP `a=crypto` attribute (SDES, RFC 4568 §9.1,
 /// https://www.rfc-editor.org/rfc/rfc4568#section-9.1):
 ///
@@ -36,13 +38,13 @@ enum SDESCrypto {
         guard let suite = SRTPSuite(name: fields[1]) else {
             throw Problem(
                 unsupported: true,
-                message: "a=crypto suite \(fields[1].prefix(64).quotedForRoomMessage) is not one roomtap receives; "
+                message: "a=crypto suite \(fields[1].prefix(64).quotedForMessage) is not one roomtap receives; "
                     + "have the sender use \(SRTPSuite.namesForMessages)")
         }
         guard fields.count == 3 else {
             throw Problem(
                 unsupported: true,
-                message: "a=crypto session parameter \(fields[3].prefix(32).quotedForRoomMessage) is not supported; "
+                message: "a=crypto session parameter \(fields[3].prefix(32).quotedForMessage) is not supported; "
                     + "roomtap takes a=crypto lines without session parameters")
         }
         let keys = fields[2].split(separator: ";", omittingEmptySubsequences: false)

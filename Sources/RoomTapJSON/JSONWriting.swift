@@ -39,7 +39,7 @@ extension JSONValue {
         }
     }
 
-    static func writeNumber(_ value: Double, to bytes: inout [UInt8]) {
+    package static func writeNumber(_ value: Double, to bytes: inout [UInt8]) {
         if !value.isFinite {
             bytes.append(contentsOf: "null".utf8)
         } else if value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992 {
@@ -51,7 +51,7 @@ extension JSONValue {
         }
     }
 
-    static func writeString(_ value: String, to bytes: inout [UInt8]) {
+    package static func writeString(_ value: String, to bytes: inout [UInt8]) {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         bytes.append(UInt8(ascii: "\""))
         if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

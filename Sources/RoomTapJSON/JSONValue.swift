@@ -1,9 +1,9 @@
 /// A JSON value (RFC 8259, https://www.rfc-editor.org/rfc/rfc8259): what control requests, replies
-/// and events are made of.
+/// and events, and the Realtime API's events, are made of.
 ///
 /// Numbers are `Double` (integers up to 2^53 are exact). Objects are unordered; ``jsonText`` writes
 /// their keys sorted, so output is deterministic. Parsing is ``init(parsing:)-(UnsafeRawBufferPointer)``
-/// (the control protocol's own parser: strict RFC 8259, UTF-8 only, nesting limited to
+/// (roomtap's one JSON reader, ``JSONNode``: strict RFC 8259, UTF-8 only, nesting limited to
 /// ``maxDepth``); `Codable` conformance lets the value travel through other coders too.
 ///
 /// Thread: a value.

@@ -1,0 +1,42 @@
+/// The fuzz target's exercise of the one JSON reader (`roomtap-fuzz`, `make fuzz`); it traps when
+/// an invariant fails:
+/// - reading never crashes, with or without a byte order mark allowed, at any depth limit;
+/// - every node and error lies inside the input (line ≥ 1, offset ≤ size);
+/// - ``JSONValue`` parses exactly the texts the reader reads whose numbers are finite Doubles,
+///   and what it parses survives ``JSONValue/jsonText`` and back unchanged.
+///
+/// Thread: any; pure.
+package enum JSONFuzz {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
+        let node = try? JSONNode.read(bytes, maximumDepth: JSONValue.maxDepth, allowByteOrderMark: false)
+        if let node { check(node, size: bytes.count) }
+        do {
+            _ = try JSONNode.read(bytes, maximumDepth: 2)
+        } catch {
+            precondition(error.line >= 1 && error.offset <= bytes.count, "a syntax error outside the input")
+        }
+        let value = try? JSONValue(parsing: bytes)
+        precondition((value != nil) == (node.map(hasOnlyFiniteNumbers) ?? false), "JSONValue and JSONNode disagree")
+        if let value {
+            precondition((try? JSONValue(parsing: value.jsonText)) == value, "JSON does not survive a round trip")
+        }
+    }
+
+    private static func check(_ node: JSONNode, size: Int) {
+        precondition(node.line >= 1 && node.offset < max(size, 1), "a node outside the input")
+        switch node.kind {
+        case .array(let elements): for element in elements { check(element, size: size) }
+        case .object(let members): for member in members { check(member.value, size: size) }
+        default: break
+        }
+    }
+
+    private static func hasOnlyFiniteNumbers(_ node: JSONNode) -> Bool {
+        switch node.kind {
+        case .number(let text): Double(text)?.isFinite ?? false
+        case .array(let elements): elements.allSatisfy(hasOnlyFiniteNumbers)
+        case .object(let members): members.allSatisfy { hasOnlyFiniteNumbers($0.value) }
+        default: true
+        }
+    }
+}
