@@ -54,9 +54,8 @@ struct JSONReaderTests {
     @Test func aByteOrderMarkIsForFilesOnly() throws {
         let text: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("{\"a\": 1}".utf8)
         #expect(throws: Never.self) { try JSONNode.read(text) }
-        #expect(throws: JSONParseError.self) {
-            try text.withUnsafeBytes { raw throws(JSONParseError) in _ = try JSONValue(parsing: raw) }
-        }
+        let value = text.withUnsafeBytes { raw in try? JSONValue(parsing: raw) }
+        #expect(value == nil, "a control request or event with a byte order mark is not JSON")
     }
 
     @Test func eachUserChoosesItsDepth() throws {
