@@ -472,14 +472,14 @@ struct RecordingPlan {
         let roomJSON = join(out, "room.json")
         guard lstatOrNil(roomJSON) != nil else { return [] }
         guard let data = FileManager.default.contents(atPath: roomJSON),
-            let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-            let tracks = report["tracks"] as? [Any]
+            let report = data.withUnsafeBytes({ try? JSONValue(parsing: $0) }), report.objectValue != nil,
+            let tracks = report["tracks"]?.arrayValue
         else {
             throw RuntimeError(
                 description: "\(roomJSON) is not a roomtap report, so --force cannot tell which files were the "
                     + "earlier recording's: remove it or choose another --out")
         }
-        var names = tracks.compactMap { ($0 as? [String: Any])?["file"] as? String }
+        var names = tracks.compactMap { $0["file"]?.stringValue }
         if report["agent"] != nil { names.append("transcript.jsonl") }
         for name in names {
             let plain = !name.contains("/") && !name.contains("\0") && !name.hasPrefix(".")

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapJSON
 
 /// A transcript.jsonl that cannot be read: one line naming the file and line.
 public struct TranscriptError: Error, CustomStringConvertible, Sendable {
@@ -28,16 +29,16 @@ public struct TranscriptLine: Equatable, Sendable {
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                let start = (object["start"] as? NSNumber)?.doubleValue, start.isFinite, start >= 0, start < 1e9,
-                let end = (object["end"] as? NSNumber)?.doubleValue, end.isFinite, end < 1e9,
-                let text = object["text"] as? String
+            guard let object = try? JSONValue(parsing: String(line)), object.objectValue != nil,
+                let start = object["start"]?.doubleValue, start >= 0, start < 1e9,
+                let end = object["end"]?.doubleValue, end < 1e9,
+                let text = object["text"]?.stringValue
             else {
                 throw TranscriptError(
                     description: "\(source):\(number + 1): not a transcript line (want {\"start\": s, \"end\": s, "
                         + "\"speaker\": name, \"text\": words}); fix or remove that line")
             }
-            let speaker = (object["speaker"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+            let speaker = object["speaker"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
             lines.append(TranscriptLine(start: start, end: max(start, end), speaker: speaker, text: text))
         }
         return lines.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(
