@@ -54,7 +54,8 @@ final class RoomRecording: Sendable {
         func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, roomSamples: roomSamples) }
     }
 
-    private struct Shared {
+    /// What the room's event handlers, the main loop and the control socket share (under `shared`).
+    struct Shared {
         var pathsBySource: [ObjectIdentifier: String] = [:]
         var mixPath: String?
         var mixer: Mixer?
@@ -69,12 +70,12 @@ final class RoomRecording: Sendable {
         var inputsBySource: [ObjectIdentifier: String] = [:]
     }
 
-    private let shared: Locked<Shared>
-    private let liveRoom = Locked<LiveRoom?>(nil)
-    private let controlHandler = Locked<RoomControlHandler?>(nil)
+    let shared: Locked<Shared>
+    let liveRoom = Locked<LiveRoom?>(nil)
+    let controlHandler = Locked<RoomControlHandler?>(nil)
     private let playback = Locked<ALSAPlayback?>(nil)
-    private let roomAgent = Locked<RoomAgent?>(nil)
-    private let controlServer = Locked<ControlServer?>(nil)
+    let roomAgent = Locked<RoomAgent?>(nil)
+    let controlServer = Locked<ControlServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -165,20 +166,7 @@ final class RoomRecording: Sendable {
         }
         for input in plan.inputs {
             let source: any FrameSource
-            do {
-                if let stream = input.stream {
-                    source = stream
-                } else if let recording = input.recording {
-                    guard
-                        let recorded = RecordedStreamSource(
-                            stream: recording.stream, offset: input.offsetSamples, channels: options.channels)
-                    else { throw RuntimeError(description: "libopus cannot create a decoder") }
-                    source = recorded
-                } else {
-                    source = try OggOpusFileSource(
-                        path: input.spec.path, channels: options.channels, offset: input.offsetSamples)
-                }
-            } catch {
+            do { source = try input.frameSource(channels: options.channels) } catch {
                 abandon(room)
                 throw RuntimeError(description: "\(error)")
             }
@@ -328,7 +316,8 @@ final class RoomRecording: Sendable {
         var report = currentReport(.complete)
         if let multichannel = options.multichannel {
             do {
-                report.multichannel = try writeMultichannel(to: multichannel, report: report, startTime: startTime)
+                report.multichannel = try MultichannelFile.write(
+                    to: multichannel, speakersOf: report, plan: plan, startTime: startTime)
             } catch {
                 let failure = RoomReport.Failure(file: (multichannel as NSString).lastPathComponent, error: "\(error)")
                 shared.withLock { $0.errors.append(failure) }
@@ -366,27 +355,6 @@ final class RoomRecording: Sendable {
     }
 
     // MARK: - room.json
-
-    /// --multichannel: the speaker files of the finished room, a channel each in room order (by
-    /// track id), into one WAV or FLAC (by the name) at 48 kHz. Main thread, after the room ended.
-    private func writeMultichannel(to path: String, report: RoomReport, startTime: Date) throws
-        -> RoomReport.Multichannel
-    {
-        let speakers = report.tracks.filter { $0.kind == "speaker" }.sorted { $0.id < $1.id }
-        guard !speakers.isEmpty else {
-            throw RuntimeError(description: "\(path): the room had no speakers, so no multichannel file was written")
-        }
-        let format: AudioFileFormat = AudioFileFormat.fromExtension(of: path) == .flac ? .flac : .wav
-        var options = EncodedFileWriter.Options()
-        options.format = format
-        options.overwrite = plan.options.force
-        options.metadata = AudioFileMetadata(
-            roomStartTime: startTime, title: "roomtap room", channelNames: speakers.map(\.name))
-        _ = try ExportMixing.interleave(
-            speakers.map { RecordingPlan.join(plan.outDirectory, $0.file) }, to: path, options: options)
-        return .init(
-            file: path, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
-    }
 
     /// The report as things stand: the tracks that have left with their final figures, the
     /// tracks still in the room with their figures so far. Main thread (not the clock's).
@@ -546,72 +514,6 @@ final class RoomRecording: Sendable {
             }
         }
         reportDue.store(true, ordering: .releasing)
-    }
-
-    // MARK: - The control socket
-
-    /// Closes the control socket after the recording: with `roomJSON` (room.json was written) its
-    /// watchers and the client that asked to `stop` first get the event
-    /// `{"event":"stopped","dir":..,"room_json":..}`; without it (the recording failed) the
-    /// connections just close. Idempotent; the thread that ran ``run()``.
-    func closeControl(finished roomJSON: String?) {
-        guard let server = controlServer.withLock({ $0 }) else { return }
-        if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
-            handler.publish(
-                .object([
-                    "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
-                ]))
-        }
-        server.stop()
-    }
-
-    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
-    /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
-    /// directory (after removing the sockets there that recorders killed with kill -9 left).
-    private func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
-        let environment = ProcessInfo.processInfo.environment
-        if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
-            RecorderDirectory.removeStale(environment: environment)
-        }
-        let path = ControlSocketPath.forRecorder(
-            explicit: plan.options.control, environment: environment, pid: getpid())
-        let directory = URL(fileURLWithPath: plan.outDirectory).standardizedFileURL.path
-        let handler = RoomControlHandler(
-            room: room, controlPath: path, directory: directory, started: started, log: controlLog,
-            details: { [self] track in details(of: track) },
-            status: { [self] in
-                let s = shared.withLock { $0 }
-                return RoomControlHandler.StatusDetails(
-                    sinks: room.tracks.reduce(0) { $0 + $1.sinks.count },
-                    droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
-                    files: s.created)
-            })
-        let server = try ControlServer(path: path, handler: handler)
-        handler.setPublisher { [weak server] event in server?.publish(event) }
-        server.setWatchTicker { handler.levelsEvent() }
-        controlHandler.withLock { $0 = handler }
-        return server
-    }
-
-    /// Where a track comes from and how it fares, for `roomtap tracks`.
-    private func details(of track: AudioTrack) -> RoomControlHandler.TrackDetails {
-        if track.isDerived { return .init(source: "mix", isLive: true, lossPercent: nil) }
-        if let input = shared.withLock({ $0.inputsBySource[ObjectIdentifier(track.source)] }) {
-            return .init(source: "file \(input)", isLive: !track.source.isFinished, lossPercent: nil)
-        }
-        if let participant = liveRoom.withLock({ $0 })?.participants.first(where: { $0.track === track }) {
-            let s = participant.buffer.statistics
-            let expected = s.packets + s.lost
-            let ssrc = participant.ssrc.map { String(format: "ssrc 0x%08x ", $0) } ?? ""
-            return .init(
-                source: "\(ssrc)port \(participant.port)", isLive: !participant.hasLeft,
-                lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
-        }
-        if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }
-        if let agent = roomAgent.withLock({ $0 }), agent.owns(track) {
-            return .init(source: "agent \(agent.options.model)", isLive: true, lossPercent: nil)
-        }
-        return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)
     }
 
     /// Set-up failed before the clock started: close what was opened and delete the files this

@@ -1,0 +1,69 @@
+import Foundation
+import RoomTap
+
+/// The control socket of a recording: opened before any file, closed after room.json.
+extension RoomRecording {
+    /// Closes the control socket after the recording: with `roomJSON` (room.json was written) its
+    /// watchers and the client that asked to `stop` first get the event
+    /// `{"event":"stopped","dir":..,"room_json":..}`; without it (the recording failed) the
+    /// connections just close. Idempotent; the thread that ran ``run()``.
+    func closeControl(finished roomJSON: String?) {
+        guard let server = controlServer.withLock({ $0 }) else { return }
+        if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
+            handler.publish(
+                .object([
+                    "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
+                ]))
+        }
+        server.stop()
+    }
+
+    /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
+    /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
+    /// directory (after removing the sockets there that recorders killed with kill -9 left).
+    func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
+        let environment = ProcessInfo.processInfo.environment
+        if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
+            RecorderDirectory.removeStale(environment: environment)
+        }
+        let path = ControlSocketPath.forRecorder(
+            explicit: plan.options.control, environment: environment, pid: getpid())
+        let directory = URL(fileURLWithPath: plan.outDirectory).standardizedFileURL.path
+        let handler = RoomControlHandler(
+            room: room, controlPath: path, directory: directory, started: started, log: controlLog,
+            details: { [self] track in details(of: track) },
+            status: { [self] in
+                let s = shared.withLock { $0 }
+                return RoomControlHandler.StatusDetails(
+                    sinks: room.tracks.reduce(0) { $0 + $1.sinks.count },
+                    droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
+                    files: s.created)
+            })
+        let server = try ControlServer(path: path, handler: handler)
+        handler.setPublisher { [weak server] event in server?.publish(event) }
+        server.setWatchTicker { handler.levelsEvent() }
+        controlHandler.withLock { $0 = handler }
+        return server
+    }
+
+    /// Where a track comes from and how it fares, for `roomtap tracks`.
+    private func details(of track: AudioTrack) -> RoomControlHandler.TrackDetails {
+        if track.isDerived { return .init(source: "mix", isLive: true, lossPercent: nil) }
+        if let input = shared.withLock({ $0.inputsBySource[ObjectIdentifier(track.source)] }) {
+            return .init(source: "file \(input)", isLive: !track.source.isFinished, lossPercent: nil)
+        }
+        if let participant = liveRoom.withLock({ $0 })?.participants.first(where: { $0.track === track }) {
+            let s = participant.buffer.statistics
+            let expected = s.packets + s.lost
+            let ssrc = participant.ssrc.map { String(format: "ssrc 0x%08x ", $0) } ?? ""
+            return .init(
+                source: "\(ssrc)port \(participant.port)", isLive: !participant.hasLeft,
+                lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
+        }
+        if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }
+        if let agent = roomAgent.withLock({ $0 }), agent.owns(track) {
+            return .init(source: "agent \(agent.options.model)", isLive: true, lossPercent: nil)
+        }
+        return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)
+    }
+}
