@@ -91,7 +91,12 @@ final class RoomRecording: Sendable {
 
     func run() throws -> Result {
         let options = plan.options
+        // Room sample 0 is now: the real-time clock's origin and startTime are read together, so
+        // startTime (room.json, the files' BWF time) is the wall-clock time of room sample 0, and a
+        // packet's place (its kernel receive time on that clock) agrees with it however long the
+        // set-up below takes on a loaded machine (the clock catches up on it when it starts).
         // Recordings with wall-clock times (Janus .mjr) fix when the room started.
+        let origin = RealTimeClock.monotonicNow()
         let startTime = options.isLive ? Date() : plan.recordedStart ?? Date()
         // A file size limit (ulimit -f) then fails a write with EFBIG, handled like a full disk,
         // instead of killing the process before it could write room.json.
@@ -102,7 +107,7 @@ final class RoomRecording: Sendable {
             o.roomStartTime = startTime
             return o
         }()
-        let realTimeClock = options.usesRealTimeClock ? RealTimeClock() : nil
+        let realTimeClock = options.usesRealTimeClock ? RealTimeClock(startInstant: origin) : nil
         // Decoding is most of a tick: render on every core (--threads), never more threads than
         // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
         // 10 ms tick is short enough on one thread).
@@ -264,8 +269,7 @@ final class RoomRecording: Sendable {
         microphone?.start()
         agent?.start()
         live?.start()
-        // room.json as the clock starts (written after, so the start stays where startTime says):
-        // from now on DIR says which file is whose. A room that cannot have it does not record.
+        // room.json as the clock starts: from now on DIR says which file is whose. A room that cannot have it does not record.
         do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
             live?.stop()
             microphone?.close()
