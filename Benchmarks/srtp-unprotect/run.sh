@@ -4,7 +4,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 binary="$(mktemp -d /tmp/roomtap-srtp.XXXXXX)/unprotect-cost"
-"${CC:-cc}" -O2 -g -rdynamic -o "$binary" "$here/unprotect-cost.c" $(pkg-config --cflags --libs libsrtp2)
+"${CC:-clang}" -O2 -g -rdynamic -o "$binary" "$here/unprotect-cost.c" $(pkg-config --cflags --libs libsrtp2)
 for suite in 80 32 128; do
   for forged in 0 1; do "$binary" "$suite" "$forged" "${PACKETS:-200000}"; done
 done

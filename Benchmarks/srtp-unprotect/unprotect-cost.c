@@ -3,7 +3,7 @@
 // each suite roomtap receives. Debian's libsrtp2 does its crypto through NSS, which makes a new
 // PKCS#11 context per packet (docs/ARCHITECTURE.md, "SRTP on the receive thread"). Run:
 //
-//   bash Benchmarks/srtp-unprotect/run.sh            (builds with cc, runs every suite)
+//   bash Benchmarks/srtp-unprotect/run.sh            (builds with clang, runs every suite)
 //   ./unprotect-cost SUITE FORGED PACKETS [TRACES]   (SUITE 80, 32 or 128 = AEAD_AES_128_GCM;
 //                                                     TRACES: print the first allocations' stacks)
 //
