@@ -58,7 +58,9 @@ struct SecuredLiveRecordTests {
         #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
         #expect(try String(contentsOf: sdp, encoding: .utf8).contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"))
 
-        let recorder = try CLIRunner.start(["record", "--sdp", sdp.path, "--duration", "4", "--out", out.path])
+        // 6 s of room for 2.4 s of audio: ffmpeg may take seconds to start on a loaded machine
+        // (seen: a 4 s room ended 18 packets before ffmpeg did).
+        let recorder = try CLIRunner.start(["record", "--sdp", sdp.path, "--duration", "6", "--out", out.path])
         try waitUntilListening(port: port, pid: recorder.pid)
         let relay = try UDPRelay(
             listen: try #require(ListenAddress("127.0.0.1:\(relayPort)")),
@@ -310,7 +312,7 @@ struct SecuredLiveRecordTests {
         #expect(plan.stdout.contains("rtp port \(envPort) srtp AES_CM_128_HMAC_SHA1_80"), "\(plan.stdout)")
         #expect(plan.stdout.contains("rtp port \(inlinePort) srtp AES_CM_128_HMAC_SHA1_80"), "\(plan.stdout)")
         let recorder = try CLIRunner.start(
-            arguments + ["--duration", "3.5"], environment: [variable: Self.key])
+            arguments + ["--duration", "6"], environment: [variable: Self.key])  // ffmpeg's start-up may be slow
         try waitUntilListening(port: envPort, pid: recorder.pid)
         try waitUntilListening(port: inlinePort, pid: recorder.pid)
         let speech = try CLIRunner.start(
