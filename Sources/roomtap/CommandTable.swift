@@ -168,6 +168,13 @@ enum CommandTable {
                 + "m=audio port is listened on; a=label/a=ssrc/a=mid name participants."),
         OptionSpec("--room", .value, "FILE", section: live, help: "The room as JSON (see docs/ROOM-FILE.md)."),
         OptionSpec(
+            "--srtp", .repeatable, "NAME=SUITE:env:VAR", section: live,
+            help: "SRTP key of participant NAME of --sdp/--room (as --dry-run names\n"
+                + "it), read from environment variable VAR: SUITE an a=crypto suite\n"
+                + "or Janus's 32/80, VAR holding base64 key||salt. NAME=SUITE:KEY\n"
+                + "takes the base64 itself, but anyone on the machine sees a command\n"
+                + "line (ps): prefer env. Repeatable. Keys are never shown."),
+        OptionSpec(
             "--allow", .repeatable, "ADDR[/PREFIX]", section: live,
             help: "Accept packets only from these sources (192.0.2.7, 10.0.0.0/8,\n"
                 + "2001:db8::/32; with a room file's allow: either). Others are\n"

@@ -101,9 +101,10 @@ enum Help {
         Who may send. A room nobody described (--listen only) records plain RTP from any source,
         every SSRC a track (up to --max-tracks). --allow (or a room file's allow) limits the
         sources; a room described with SSRCs (--sdp, --room) records those SSRCs only, unless
-        --discover. SRTP (RFC 3711) takes its keys from the SDP's a=crypto lines or the room
-        file's srtp (docs/ROOM-FILE.md); a packet failing authentication or replay protection is
-        dropped. Whatever is dropped is counted per listen address in room.json (notAllowed,
+        --discover. SRTP (RFC 3711) takes its keys from the SDP's a=crypto lines, the room
+        file's srtp (docs/ROOM-FILE.md) or --srtp (best through the environment: a command line
+        is visible in ps); a packet failing authentication or replay protection is dropped.
+        Whatever is dropped is counted per listen address in room.json (notAllowed,
         srtpRejected), makes no track and never reaches a parser. Keys are never shown.
 
         A corrupt stretch inside a file (bad pages, undecodable packets) is concealed with Opus

@@ -36,6 +36,8 @@ enum RecordCommand {
         var roomFile: String?
         /// Live: who may send (--allow); empty: anyone (unless the room file says).
         var allow: [SourcePrefix] = []
+        /// Live: SRTP keys given outside the room description (--srtp), by participant name.
+        var srtpKeys: [SRTPKeyOption] = []
         /// Live: record SSRCs the description did not name on its described ports (--discover).
         var discover = false
         var maxTracks = 64
@@ -162,6 +164,19 @@ enum RecordCommand {
         options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {
             throw UsageError(description: "give --sdp or --room, not both", command: "record")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        for text in args.values("--srtp") {
+            guard options.sdp != nil || options.roomFile != nil else {
+                throw UsageError(
+                    description: "--srtp keys a participant of --sdp or --room; give the room description too",
+                    command: "record")
+            }
+            let key = try SRTPKeyOption.parse(text, environment: environment)
+            guard !options.srtpKeys.contains(where: { $0.name == key.name }) else {
+                throw UsageError(description: "--srtp \(key.name) is given twice; give one key", command: "record")
+            }
+            options.srtpKeys.append(key)
         }
         options.maxTracks = try integer(args.value("--max-tracks"), "--max-tracks", in: 1...1024) ?? 64
         options.jitterMilliseconds = try integer(args.value("--jitter-ms"), "--jitter-ms", in: 10...1000) ?? 60

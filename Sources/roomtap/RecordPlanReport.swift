@@ -23,7 +23,7 @@ enum RecordPlanReport {
                 offsetSeconds: Double($0.offsetSamples) / Double(AudioFrame.sampleRate), file: $0.wavPath)
         }
         for participant in plan.description?.participants ?? [] {
-            let name = participant.name ?? "port-\(participant.port)"
+            let name = participant.trackName
             let ssrc = participant.ssrc.map { " ssrc \(String($0, radix: 16))" } ?? ""
             let srtp = participant.srtp.map { " srtp \($0.suite.name)" } ?? ""  // the suite, never the key
             rows.append(

@@ -167,7 +167,7 @@ struct RecordingPlan {
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }
         var describedPaths: [String: String] = [:]
         for participant in description?.participants ?? [] {
-            let name = participant.name ?? "port-\(participant.port)"
+            let name = participant.trackName
             describedPaths[name] = join(out, naming.claim(name) + options.output.dotExtension)
         }
         let mixPath = options.mix ? join(out, "mix" + options.output.dotExtension) : nil
@@ -365,13 +365,37 @@ struct RecordingPlan {
             let what = options.sdp != nil ? "SDP file" : "room file"
             throw RuntimeError(description: "\(path): cannot read the \(what); check the path")
         }
+        let description: RoomDescription
         do {
-            if options.sdp != nil {
-                return try RoomDescription.parseSDP(String(decoding: data, as: UTF8.self), source: path)
-            }
-            return try RoomDescription.parseJSON(data, source: path)
+            description =
+                options.sdp != nil
+                ? try RoomDescription.parseSDP(String(decoding: data, as: UTF8.self), source: path)
+                : try RoomDescription.parseJSON(data, source: path)
         } catch {
             throw RuntimeError(description: error.description)
+        }
+        return try keyed(description, options, path: path)
+    }
+
+    /// `description` with the --srtp keys: each names a participant (usage error otherwise), and
+    /// never shows in a message.
+    private static func keyed(
+        _ description: RoomDescription, _ options: RecordCommand.Options, path: String
+    ) throws(UsageError) -> RoomDescription {
+        guard !options.srtpKeys.isEmpty else { return description }
+        let names = description.participants.map(\.trackName)
+        for key in options.srtpKeys where !names.contains(key.name) {
+            let shown = names.prefix(8).joined(separator: ", ") + (names.count > 8 ? ", ..." : "")
+            throw UsageError(
+                description: "--srtp \(key.name): \(path) has no participant of that name (its participants: "
+                    + "\(shown)); name one as --dry-run lists them", command: "record")
+        }
+        do {
+            return try description.keyed(
+                Dictionary(options.srtpKeys.map { ($0.name, $0.keying) }, uniquingKeysWith: { a, _ in a }),
+                source: path)
+        } catch {
+            throw UsageError(description: "--srtp: \(error.description)", command: "record")
         }
     }
 

@@ -84,6 +84,11 @@ final class RoomRecording: Sendable {
     /// Queue length of an offline room's WAV files, in 10 ms frames.
     static let offlineQueueFrames = 32
 
+    /// Seconds from `record`'s start to room sample 0 on the real-time clock (0.1): more than the
+    /// set-up takes (17 ms alone, up to 60 ms seen at a load of 15 on 2 cores), so the clock
+    /// starts on time instead of catching up in a burst.
+    static let setUpAllowance = 0.1
+
     init(plan: RecordingPlan) {
         self.plan = plan
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
@@ -92,8 +97,17 @@ final class RoomRecording: Sendable {
 
     func run() throws -> Result {
         let options = plan.options
+        // Room sample 0 is fixed now, ``setUpAllowance`` ahead: the real-time clock's origin and
+        // startTime are read together, so startTime (room.json, the files' BWF time) is the
+        // wall-clock time of room sample 0 and a packet's place (its kernel receive time on that
+        // clock) agrees with it, however long the set-up below takes. The clock waits for the
+        // origin; a set-up longer than the allowance (a loaded machine) is caught up at once,
+        // which a small queue (--play's is 8 frames) may not take whole.
         // Recordings with wall-clock times (Janus .mjr) fix when the room started.
-        let startTime = options.isLive ? Date() : plan.recordedStart ?? Date()
+        let allowance = options.usesRealTimeClock ? Self.setUpAllowance : 0
+        let origin = RealTimeClock.monotonicNow() + UInt64(allowance * 1e9)
+        let now = Date().addingTimeInterval(allowance)
+        let startTime = options.isLive ? now : plan.recordedStart ?? now
         // A file size limit (ulimit -f) then fails a write with EFBIG, handled like a full disk,
         // instead of killing the process before it could write room.json.
         signal(SIGXFSZ, SIG_IGN)
@@ -103,7 +117,7 @@ final class RoomRecording: Sendable {
             o.roomStartTime = startTime
             return o
         }()
-        let realTimeClock = options.usesRealTimeClock ? RealTimeClock() : nil
+        let realTimeClock = options.usesRealTimeClock ? RealTimeClock(startInstant: origin) : nil
         // Decoding is most of a tick: render on every core (--threads), never more threads than
         // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
         // 10 ms tick is short enough on one thread).
@@ -252,8 +266,7 @@ final class RoomRecording: Sendable {
         microphone?.start()
         agent?.start()
         live?.start()
-        // room.json as the clock starts (written after, so the start stays where startTime says):
-        // from now on DIR says which file is whose. A room that cannot have it does not record.
+        // room.json as the clock starts: from now on DIR says which file is whose. A room that cannot have it does not record.
         do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
             live?.stop()
             microphone?.close()

@@ -94,9 +94,10 @@ extension AllocationCounting {
 
         /// With SRTP (AES-CM and AES-GCM streams; SRTCP; wrong keys and strangers among them): the
         /// receive thread allocates no more than libsrtp2 itself does for the same packets, measured
-        /// on this thread through a fresh session. (libsrtp 2.5 over OpenSSL 3 allocates inside its
-        /// EVP calls: about 14 times a packet for AES-CM + HMAC-SHA1 and 5 for AES-GCM, freed before
-        /// it returns; roomtap's guard, its in-place unprotect and the hand-off add nothing.)
+        /// on this thread through a fresh session. (Debian's libsrtp 2.5 does its crypto through NSS,
+        /// which makes PKCS#11 contexts per packet: 14 allocations for AES-CM + HMAC-SHA1 and 5 for
+        /// AES-GCM, freed before it returns (docs/ARCHITECTURE.md, "SRTP on the receive thread");
+        /// roomtap's guard, its in-place unprotect and the hand-off add nothing.)
         @Test func receivingSRTPAllocatesNoMoreThanLibsrtpItself() throws {
             let suites: [SRTPSuite] = [.aesCM128HMACSHA1Tag80, .aeadAES128GCM]
             let keyings = suites.map { suite in

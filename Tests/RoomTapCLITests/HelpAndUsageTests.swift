@@ -46,6 +46,15 @@ struct HelpAndUsageTests {
                                   Accept packets only from these sources (192.0.2.7, 10.0.0.0/8,
                 """), "\(outcome.stdout)")
         #expect(outcome.stdout.contains("--discover"))
+        // Keys outside the description, and why the environment is the place for them.
+        #expect(
+            outcome.stdout.contains(
+                """
+                  --srtp NAME=SUITE:env:VAR
+                                  SRTP key of participant NAME of --sdp/--room (as --dry-run names
+                """), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("line (ps): prefer env."), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("or --srtp (best through the environment: a command line\nis visible in ps)"))
     }
 
     /// A snapshot: the prose from Help.swift, the OPTIONS section generated from CommandTable.

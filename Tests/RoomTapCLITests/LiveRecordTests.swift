@@ -328,7 +328,7 @@ func waitUntilListening(port: UInt16, pid: Int32, timeout: Double = 10) throws {
 }
 
 /// Forwards UDP datagrams from `listen` to `forward` on a thread of its own and notes when the
-/// first one arrived (wall clock), for tools whose send times the test cannot see.
+/// first RTP packet arrived (wall clock), for tools whose send times the test cannot see.
 final class UDPRelay: @unchecked Sendable {
     private let socket: UDPSocket
     private let out: DatagramSocket
@@ -345,7 +345,11 @@ final class UDPRelay: @unchecked Sendable {
             while let n = socket.receive(into: buffer, timeoutMilliseconds: 50) {
                 guard n > 0 else { continue }
                 let now = Date()
-                lock.withLock { if first == nil { first = now } }
+                // RTCP (RFC 5761 §4: second byte 192-223) is forwarded but is no stream's first packet:
+                // ffmpeg sends its RTCP to its RTP port + 1, which may be another relay's port (the
+                // tests' ports are consecutive), 300 ms before that relay's own sender starts.
+                let isRTCP = n >= 2 && (192...223).contains(buffer[1])
+                lock.withLock { if first == nil && !isRTCP { first = now } }
                 out.send(Array(buffer[0..<n]))
             }
             done.signal()
@@ -353,7 +357,7 @@ final class UDPRelay: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops relaying; returns when the first datagram arrived (nil: none did).
+    /// Stops relaying; returns when the first RTP packet arrived (nil: none did).
     func stop() -> Date? {
         socket.close()
         done.wait()

@@ -58,7 +58,9 @@ struct SecuredLiveRecordTests {
         #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
         #expect(try String(contentsOf: sdp, encoding: .utf8).contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"))
 
-        let recorder = try CLIRunner.start(["record", "--sdp", sdp.path, "--duration", "4", "--out", out.path])
+        // 6 s of room for 2.4 s of audio: ffmpeg may take seconds to start on a loaded machine
+        // (seen: a 4 s room ended 18 packets before ffmpeg did).
+        let recorder = try CLIRunner.start(["record", "--sdp", sdp.path, "--duration", "6", "--out", out.path])
         try waitUntilListening(port: port, pid: recorder.pid)
         let relay = try UDPRelay(
             listen: try #require(ListenAddress("127.0.0.1:\(relayPort)")),
@@ -263,6 +265,129 @@ struct SecuredLiveRecordTests {
         let network = try #require(json["network"] as? [String: Any])
         #expect((network["droppedUndescribedSSRC"] as? Int ?? 0) >= 45, "the stray's packets: \(network)")
         #expect(network["invalidRTP"] as? Int == 0, "nothing from the flood was parsed: \(network)")
+    }
+
+    /// Keys from outside the room description (--srtp), as an operator gives them: ffmpeg's SDP with
+    /// its `a=crypto` line removed (so it keys nothing) is the room, with a second `m=audio` section for
+    /// a second ffmpeg. One key comes from the environment (`port-P=AES_CM_128_HMAC_SHA1_80:env:VAR`),
+    /// the other from the command line in Janus's terms (`port-Q=80:BASE64`). Each file carries its
+    /// sender's audio; no key is in room.json, on stdout or stderr, or in --dry-run's plan.
+    @Test(.enabled(if: hasFFmpeg, "ffmpeg is not installed (/usr/bin/ffmpeg); make deps installs it"))
+    func keysGivenBySRTPOptionAndEnvironmentRecordFFmpegsSRTP() throws {
+        let out = try temporaryDirectory()
+        let work = try temporaryDirectory()
+        let (envPort, inlinePort) = (try freeUDPPort(), try freeUDPPort())
+        let source = TestSignal.speechLike(samples: 100 * 960, seed: 23)  // 2 s
+        let sourcePath = work.appendingPathComponent("source.wav").path
+        try WAVFixtures.write(source, channels: 1, to: sourcePath)
+        let sdp = work.appendingPathComponent("ffmpeg.sdp")
+        func sender(input: [String], key: String, to port: UInt16, sdpFile: Bool) -> [String] {
+            ["-hide_banner", "-loglevel", "error", "-re"] + input + [
+                "-c:a", "libopus", "-ac", "1", "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80",
+                "-srtp_out_params", key, "srtp://127.0.0.1:\(port)?rtcpport=\(port)",
+            ] + (sdpFile ? ["-sdp_file", sdp.path] : [])
+        }
+        let probe = try CLIRunner.run(
+            sender(input: ["-t", "0.05", "-i", sourcePath], key: Self.key, to: envPort, sdpFile: true), timeout: 20,
+            executable: Self.ffmpeg)
+        #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
+        // The SDP without its key, and the same section again for the second port.
+        let lines = try String(contentsOf: sdp, encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
+        #expect(lines.contains { $0.hasPrefix("a=crypto:") }, "ffmpeg's SDP carries the key: \(lines)")
+        let keyless = lines.filter { !$0.hasPrefix("a=crypto:") }
+        let media = try #require(keyless.firstIndex { $0.hasPrefix("m=audio ") })
+        let second = keyless[media...].map {
+            $0.hasPrefix("m=audio \(envPort) ")
+                ? $0.replacingOccurrences(of: "m=audio \(envPort) ", with: "m=audio \(inlinePort) ") : $0
+        }
+        try (keyless + second).joined(separator: "\n").appending("\n").write(to: sdp, atomically: true, encoding: .utf8)
+
+        let variable = "ROOMTAP_TEST_SRTP_KEY"
+        let arguments = [
+            "record", "--sdp", sdp.path, "--srtp", "port-\(envPort)=AES_CM_128_HMAC_SHA1_80:env:\(variable)",
+            "--srtp", "port-\(inlinePort)=80:\(Self.wrongKey)", "--out", out.path,
+        ]
+        let plan = try CLIRunner.run(arguments + ["--dry-run"], environment: [variable: Self.key], timeout: 20)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("rtp port \(envPort) srtp AES_CM_128_HMAC_SHA1_80"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("rtp port \(inlinePort) srtp AES_CM_128_HMAC_SHA1_80"), "\(plan.stdout)")
+        let recorder = try CLIRunner.start(
+            arguments + ["--duration", "6"], environment: [variable: Self.key])  // ffmpeg's start-up may be slow
+        try waitUntilListening(port: envPort, pid: recorder.pid)
+        try waitUntilListening(port: inlinePort, pid: recorder.pid)
+        let speech = try CLIRunner.start(
+            sender(input: ["-i", sourcePath], key: Self.key, to: envPort, sdpFile: false), executable: Self.ffmpeg)
+        let tone = try CLIRunner.start(
+            sender(input: ["-f", "lavfi", "-i", "sine=f=660:d=2"], key: Self.wrongKey, to: inlinePort, sdpFile: false),
+            executable: Self.ffmpeg)
+        #expect(speech.wait(timeout: 15).status == 0)
+        #expect(tone.wait(timeout: 15).status == 0)
+        let outcome = recorder.wait(timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+
+        let json = try roomJSON(out)
+        let (_, speechSamples) = try Self.track(on: envPort, out, json)
+        #expect(speechSamples.count == json["durationSamples"] as? Int, "the room's length")
+        let onset = try #require(placement(of: source, in: speechSamples), "the env-keyed sender is in its file")
+        let c = correlation(speechSamples, placed(source, at: onset, length: speechSamples.count))
+        #expect(c > 0.9, "correlation with the source \(c)")
+        let (_, toneSamples) = try Self.track(on: inlinePort, out, json)
+        let toneOnset = try #require(toneSamples.firstIndex { abs(Int($0)) > 1_000 }, "the --srtp KEY sender is silent")
+        let active = Array(toneSamples[toneOnset..<min(toneSamples.count, toneOnset + 48_000)])
+        #expect(goertzelPower(active, frequency: 660) > 100 * goertzelPower(active, frequency: 440), "660 Hz")
+        for port in [envPort, inlinePort] {
+            #expect(try Self.received(on: port, json)["srtpRejected"] as? Int == 0, "port \(port)")
+        }
+        let text = try String(contentsOf: out.appendingPathComponent("room.json"), encoding: .utf8)
+        for secret in [Self.key, Self.wrongKey] {
+            for shown in [text, outcome.stdout, outcome.stderr, plan.stdout, plan.stderr] {
+                #expect(!shown.contains(secret.prefix(12)), "a key is shown")
+            }
+        }
+    }
+
+    /// A bad --srtp is one line naming what is wrong, exit 64, nothing created, and no key in it.
+    @Test func aBadSRTPOptionIsOneUsageLineWithoutTheKey() throws {
+        let work = try temporaryDirectory()
+        let sdp = work.appendingPathComponent("room.sdp")
+        try "v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 25000 RTP/AVP 97\r\na=rtpmap:97 opus/48000/2\r\na=label:alice\r\n"
+            .appending("m=audio 25002 RTP/AVP 97\r\na=rtpmap:97 opus/48000/2\r\na=label:bob\r\n")
+            .appending("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.key)\r\n")
+            .write(to: sdp, atomically: true, encoding: .utf8)
+        let rec = work.appendingPathComponent("rec")
+        let short = String(Self.key.dropLast(4))
+        let cases: [(arguments: [String], says: String)] = [
+            (["--srtp", "alice"], "--srtp must be NAME=SUITE:KEY or NAME=SUITE:env:VAR"),
+            (["--srtp", "alice=\(Self.key)"], "--srtp alice: give the suite and the key"),
+            (["--srtp", "alice=\(Self.key):80"], "--srtp alice: unknown suite"),
+            (["--srtp", "alice=AES_CM_128_HMAC_SHA1_80:\(short)"], "--srtp alice: the key is not 30 bytes"),
+            (["--srtp", "alice=AEAD_AES_256_GCM:\(Self.key)"], "--srtp alice: the key is not 44 bytes"),
+            (
+                ["--srtp", "alice=32:env:ROOMTAP_TEST_UNSET_KEY"],
+                "the environment variable ROOMTAP_TEST_UNSET_KEY is not set"
+            ),
+            (
+                ["--srtp", "alice=32:env:ROOMTAP_TEST_SHORT_KEY"],
+                "the environment variable ROOMTAP_TEST_SHORT_KEY is not 30"
+            ),
+            (["--srtp", "carol=32:\(Self.key)"], "--srtp carol: \(sdp.path) has no participant of that name"),
+            (["--srtp", "bob=32:\(Self.key)"], "has an SRTP key in the description already"),
+            (["--srtp", "alice=32:\(Self.key)", "--srtp", "alice=80:\(Self.key)"], "--srtp alice is given twice"),
+        ]
+        for (extra, says) in cases {
+            let outcome = try CLIRunner.run(
+                ["record", "--sdp", sdp.path, "--out", rec.path] + extra,
+                environment: ["ROOMTAP_TEST_SHORT_KEY": short], timeout: 20)
+            #expect(outcome.status == 64, "\(extra): \(outcome.stderr)")
+            #expect(outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("roomtap: error: "), "\(outcome.stderr)")
+            #expect(outcome.stderr.contains(says), "\(extra): \(outcome.stderr)")
+            #expect(!outcome.stderr.contains(short.prefix(12)), "the key is shown: \(outcome.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: rec.path), "\(extra) created \(rec.path)")
+        }
+        let described = try roomtap(
+            ["record", "--listen", "127.0.0.1:25000", "--srtp", "alice=32:env:X", "--out", rec.path], expect: 64,
+            timeout: 20)
+        #expect(described.stderr.contains("--srtp keys a participant of --sdp or --room"), "\(described.stderr)")
     }
 
     /// What roomtap cannot honour is one line and exit 1, before anything is bound or created; a bad

@@ -86,14 +86,19 @@ public final class RealTimeClock: RoomClock {
     public var tickCount: Int64 { ticks.load(ordering: .relaxed) }
 
     /// Ticks frame 0, 1, 2, … each no earlier than its deadline, until `tick` returns false.
+    ///
+    /// An origin fixed before `run` began (by `init`, so that frame 0 is when a recording says it
+    /// started, however long the room took to set up) makes the ticks already due run at once; they
+    /// catch up on the set-up and are not counted late.
     public func run(_ tick: (Int64) -> Bool) {
         let start = startInstant
+        let began = Self.monotonicNow()
         var index: Int64 = 0
         while true {
             let deadline = start + UInt64(index) * AudioFrame.durationNanoseconds
             Self.sleep(until: deadline)
             let now = Self.monotonicNow()
-            if now > deadline {
+            if now > deadline, deadline >= began {
                 let lateness = now - deadline
                 if lateness > maxLateness.load(ordering: .relaxed) { maxLateness.store(lateness, ordering: .relaxed) }
                 if lateness > lateTolerance { lateCounter.add(1, ordering: .relaxed) }

@@ -74,15 +74,6 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private var bySlot: [Int: LiveParticipant] = [:]
     private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
     private var everyone: [LiveParticipant] = []
-    /// Sender reports that came before their stream's first packet (ffmpeg sends its first SR
-    /// just before its first RTP packet), by port and SSRC, applied after that packet; at most
-    /// ``maxPendingReports``, so a flood of reports cannot grow it.
-    private var pendingReports: [PendingKey: (ntp: NTPTimestamp, rtpTimestamp: UInt32)] = [:]
-    private static let maxPendingReports = 64
-    private struct PendingKey: Hashable {
-        let port: UInt16
-        let ssrc: UInt32
-    }
     private let monitorStop = DispatchSemaphore(value: 0)
     private let monitorDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -126,7 +117,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         }
         receiver = RTPReceiver(sockets: sockets, guards: guards, delegate: self)
         for participant in options.description?.participants ?? [] {
-            let name = participant.name ?? "port-\(participant.port)"
+            let name = participant.trackName
             guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
                 continue
             }
@@ -181,8 +172,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
         if case .existing = route { return }
         // A new stream (or a new SSRC taking a track over): its report may have come first.
-        let key = PendingKey(port: address.port, ssrc: packet.ssrc)
-        if let report = lock.withLock({ pendingReports.isEmpty ? nil : pendingReports.removeValue(forKey: key) }) {
+        if let report = senderClock.takeEarlyReport(port: address.port, ssrc: packet.ssrc) {
             participant.buffer.noteSenderReport(ntp: report.ntp, rtpTimestamp: report.rtpTimestamp)
         }
     }
@@ -198,12 +188,10 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             matched = true
         }
         if !matched {
-            let key = PendingKey(port: address.port, ssrc: report.ssrc)
-            lock.withLock {
-                if pendingReports.count < Self.maxPendingReports || pendingReports[key] != nil {
-                    pendingReports[key] = (report.ntpTimestamp, report.rtpTimestamp)
-                }
-            }
+            // Before the stream's first packet: held until it comes (SenderClockSync, bounded).
+            senderClock.holdEarlyReport(
+                port: address.port, ssrc: report.ssrc,
+                .init(ntp: report.ntpTimestamp, rtpTimestamp: report.rtpTimestamp))
         }
     }
 

@@ -72,6 +72,9 @@ public struct ParticipantDescription: Sendable, Equatable {
         self.srtp = srtp
     }
 
+    /// The name of this participant's track: ``name``, else `port-<port>`.
+    public var trackName: String { name ?? "port-\(port)" }
+
     /// The preferred payload type, or nil when any dynamic payload type is accepted.
     public var payloadType: UInt8? { payloadTypes.first }
 
