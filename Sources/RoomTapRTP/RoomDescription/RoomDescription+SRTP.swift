@@ -13,7 +13,7 @@ extension RoomDescription {
             guard keyed.participants[i].srtp == nil else {
                 throw RoomDescriptionError(
                     .duplicate, source: source,
-                    message: "\(keyed.participants[i].trackName.quotedForRoomMessage) has an SRTP key in the "
+                    message: "\(keyed.participants[i].trackName.quotedForMessage) has an SRTP key in the "
                         + "description already; give each key in one place")
             }
             keyed.participants[i].srtp = keying
