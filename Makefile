@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstream
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize soak soak-live soak-virtual interop
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop
 
 all: build
 
@@ -99,6 +99,13 @@ sanitize: deps
 	  done; \
 	done; exit $$status
 
+# valgrind memcheck (debug build with DWARF 4 in .build-valgrind) on an offline record, the agent
+# path and a live recorder steered over its control socket: Tests/Sanitizers/memcheck.sh says why
+# not the test binary. Fails when any process reports an error.
+memcheck: deps
+	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	bash Tests/Sanitizers/memcheck.sh
+
 # Long runs (not in `make test`): one hour of a 50-speaker live room through a seeded bad network
 # at real time (RSS slope, late ticks, exact file lengths, constant fds and threads), then a
 # 10-hour 8-speaker room on the virtual clock whose WAVs cross 4 GiB into RF64 (read by sox and
@@ -146,4 +153,4 @@ samples:
 	bash Samples/room/generate.sh
 
 clean:
-	rm -rf .build .build-asan .build-tsan out
+	rm -rf .build .build-asan .build-tsan .build-valgrind out
