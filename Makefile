@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstream
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize soak soak-live soak-virtual interop
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop
 
 all: build
 
@@ -74,17 +74,37 @@ docs: deps
 	$(SWIFT) build -c release --build-tests
 	ROOMTAP_UPDATE_DOCS=1 $(SWIFT) test -c release --skip-build --filter DocExamplesTests
 
-# The whole suite under AddressSanitizer, then ThreadSanitizer (release builds of their own, in
-# .build/asan and .build/tsan). The real-time-path suites run too; only their allocation counts
-# are not asserted (a sanitizer owns malloc; ROOMTAP_ALLOCATION_COUNTING=0 says so explicitly).
+# The whole suite under AddressSanitizer, then ThreadSanitizer, each in release then debug
+# (SANITIZE_CONFIGS=release for one pass each), in builds of their own (.build-asan, .build-tsan).
+# The real-time-path suites run too; only their allocation counts are not asserted (a sanitizer
+# owns malloc; ROOMTAP_ALLOCATION_COUNTING=0 says so explicitly). Every process (the test binary
+# and each roomtap it runs) writes its reports to .build-{asan,tsan}/reports-CONFIG/report.PID;
+# TSan reads Tests/Sanitizers/tsan.supp (each entry says why it is not a race). A pass fails when a
+# test fails or any report was written.
+SANITIZE_CONFIGS ?= release debug
 sanitize: deps
-	set -o pipefail; status=0; for s in address thread; do \
-	  SWIFT_BACKTRACE=enable=no $(SWIFT) build -c release --sanitize=$$s --build-tests --build-path .build/$$s || exit 1; \
-	  SWIFT_BACKTRACE=enable=no ROOMTAP_ALLOCATION_COUNTING=0 ASAN_OPTIONS=detect_leaks=0 \
-	    $(SWIFT) test -c release --sanitize=$$s --build-path .build/$$s --skip-build 2>&1 | tee .build/sanitize-$$s.log \
-	    | grep -E '^(✘ Test run|✔ Test run)|ERROR: AddressSanitizer|SUMMARY' || status=1; \
-	  echo "$$s: $$(grep -c 'WARNING: ThreadSanitizer' .build/sanitize-$$s.log) ThreadSanitizer reports (see .build/sanitize-$$s.log)"; \
+	@status=0; for s in address thread; do \
+	  dir=.build-$$([ $$s = address ] && echo asan || echo tsan); \
+	  for c in $(SANITIZE_CONFIGS); do \
+	    reports=$$PWD/$$dir/reports-$$c; rm -rf $$reports; mkdir -p $$reports; \
+	    SWIFT_BACKTRACE=enable=no $(SWIFT) build -c $$c --sanitize=$$s --build-tests --scratch-path $$dir || exit 1; \
+	    SWIFT_BACKTRACE=enable=no ROOMTAP_ALLOCATION_COUNTING=0 \
+	      ASAN_OPTIONS=detect_leaks=0:log_path=$$reports/report \
+	      TSAN_OPTIONS=suppressions=$$PWD/Tests/Sanitizers/tsan.supp:log_path=$$reports/report \
+	      $(SWIFT) test -c $$c --sanitize=$$s --scratch-path $$dir --skip-build > $$dir/test-$$c.log 2>&1; \
+	    result=$$?; count=$$(ls $$reports | wc -l); \
+	    echo "$$s $$c: $$(grep -E '^(✘|✔) Test run' $$dir/test-$$c.log | cut -c1-100), exit $$result, $$count report(s) in $$dir/reports-$$c (log: $$dir/test-$$c.log)"; \
+	    grep -h '^SUMMARY' $$reports/* 2>/dev/null | sort | uniq -c; \
+	    if [ $$result -ne 0 ] || [ $$count -ne 0 ]; then status=1; fi; \
+	  done; \
 	done; exit $$status
+
+# valgrind memcheck (debug build with DWARF 4 in .build-valgrind) on an offline record, the agent
+# path and a live recorder steered over its control socket: Tests/Sanitizers/memcheck.sh says why
+# not the test binary. Fails when any process reports an error.
+memcheck: deps
+	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	bash Tests/Sanitizers/memcheck.sh
 
 # Long runs (not in `make test`): one hour of a 50-speaker live room through a seeded bad network
 # at real time (RSS slope, late ticks, exact file lengths, constant fds and threads), then a
@@ -133,4 +153,4 @@ samples:
 	bash Samples/room/generate.sh
 
 clean:
-	rm -rf .build out
+	rm -rf .build .build-asan .build-tsan .build-valgrind out

@@ -119,7 +119,7 @@ final class PCMPayloadDecoder: PayloadDecoder {
         let n = queue.inputNeeded(toTake: frames)
         if n > 0 {
             if let plc {
-                _ = plc_fillin(plc, native, Int32(n))
+                _ = roomtap_plc_fillin(plc, native, Int32(n))  // spandsp's, minus its overlapping memcpy
                 mapChannels(n, from: 1)
             } else {
                 fade(n)
