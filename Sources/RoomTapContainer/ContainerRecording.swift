@@ -51,16 +51,16 @@ public struct ContainerRecording: Sendable {
     /// Reads every Opus audio track of the file at `path`. One-line errors: not a container
     /// libavformat can read, no Opus audio in it (naming what is there).
     public static func read(path: String) throws(RecordingError) -> ContainerRecording {
-        av_log_set_level(AV_LOG_QUIET)
+        roomtap_av_log_set_level(AV_LOG_QUIET)
         var formatContext: UnsafeMutablePointer<AVFormatContext>? = nil
-        let opened = avformat_open_input(&formatContext, path, nil, nil)
+        let opened = roomtap_avformat_open_input(&formatContext, path)
         guard opened >= 0, let context = formatContext else {
             throw RecordingError(
                 path: path,
                 message: "cannot read the file as WebM, Matroska or MP4 (\(Self.message(opened))); "
                     + "check the file")
         }
-        defer { avformat_close_input(&formatContext) }
+        defer { roomtap_avformat_close_input(&formatContext) }
         let format = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
 
         var wanted: [Int: Collector] = [:]
@@ -72,7 +72,7 @@ public struct ContainerRecording: Sendable {
             let type = parameters.pointee.codec_type
             guard type == AVMEDIA_TYPE_AUDIO else { continue }
             guard parameters.pointee.codec_id == AV_CODEC_ID_OPUS else {
-                others.append(String(cString: avcodec_get_name(parameters.pointee.codec_id)))
+                others.append(String(cString: roomtap_avcodec_get_name(parameters.pointee.codec_id)))
                 continue
             }
             let timeBase = stream.pointee.time_base
@@ -91,18 +91,18 @@ public struct ContainerRecording: Sendable {
                 path: path, message: "a \(kind) file \(what); roomtap records Opus (convert with ffmpeg -c:a libopus)")
         }
 
-        var packet = av_packet_alloc()
-        defer { av_packet_free(&packet) }
+        var packet = roomtap_av_packet_alloc()
+        defer { roomtap_av_packet_free(&packet) }
         guard let packet else { throw RecordingError(path: path, message: "out of memory") }
         var damaged = false
         while true {
-            let status = av_read_frame(context, packet)
+            let status = roomtap_av_read_frame(context, packet)
             if status == roomtap_averror_eof() { break }
             guard status >= 0 else {
                 damaged = true
                 break
             }
-            defer { av_packet_unref(packet) }
+            defer { roomtap_av_packet_unref(packet) }
             let index = Int(packet.pointee.stream_index)
             guard wanted[index] != nil, let data = packet.pointee.data, packet.pointee.size > 0 else { continue }
             var pts = packet.pointee.pts
@@ -110,7 +110,7 @@ public struct ContainerRecording: Sendable {
             guard pts != roomtap_av_nopts_value() else { continue }
             var discard = 0
             var sideSize: Int = 0
-            if let side = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 8 {
+            if let side = roomtap_av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 8 {
                 // Skip samples (4 bytes LE: at the start), discard padding (4 bytes LE: at the end).
                 discard = Int(side[4]) | Int(side[5]) << 8 | Int(side[6]) << 16 | Int(side[7]) << 24
             }
@@ -231,7 +231,7 @@ public struct ContainerRecording: Sendable {
 
     /// The value of `key` (case-insensitive) in `dictionary`.
     static func tag(_ key: String, in dictionary: OpaquePointer?) -> String? {
-        guard let dictionary, let entry = av_dict_get(dictionary, key, nil, 0), let value = entry.pointee.value else {
+        guard let dictionary, let entry = roomtap_av_dict_get(dictionary, key), let value = entry.pointee.value else {
             return nil
         }
         return String(cString: value)
@@ -271,7 +271,7 @@ public struct ContainerRecording: Sendable {
 
     static func message(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
-        av_strerror(code, &buffer, buffer.count)
+        roomtap_av_strerror(code, &buffer, buffer.count)
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

@@ -81,8 +81,10 @@ final class RoomRecording: Sendable {
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
     private let reportDue = Atomic<Bool>(false)
 
-    /// Queue length of an offline room's WAV files, in 10 ms frames.
-    static let offlineQueueFrames = 32
+    /// Ticks a speaker renders in a row in an offline room without mixes (see `Room.chunkTicks`):
+    /// 0.5 s of audio, a fraction of a millisecond of decoding, so the last chunk of a room keeps
+    /// the other render threads waiting no longer than that.
+    static let offlineChunkTicks = 50
 
     /// Seconds from `record`'s start to room sample 0 on the real-time clock (0.1): more than the
     /// set-up takes (17 ms alone, up to 60 ms seen at a load of 15 on 2 cores), so the clock
@@ -129,7 +131,11 @@ final class RoomRecording: Sendable {
             parallelThreshold: realTimeClock == nil ? 2 : Room.defaultParallelThreshold,
             timing: options.timing,
             // The meters are read over the control socket only.
-            metersTracks: options.usesRealTimeClock || options.control != nil, realtimePriority: priority)
+            metersTracks: options.usesRealTimeClock || options.control != nil, realtimePriority: priority,
+            // Offline and without a control socket (whose changes must land on one tick across
+            // tracks), the speakers need not render in step: each in chunks, on whichever thread is
+            // free. The files are the same.
+            chunkTicks: realTimeClock == nil && options.control == nil ? Self.offlineChunkTicks : 1)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
@@ -478,8 +484,8 @@ final class RoomRecording: Sendable {
         do {
             // Live rooms: 1 s of queue per file (the writer pool drains it every 50 ms; a disk stalled
             // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
-            // Offline rooms wait for a full queue rather than drop, so a short one loses nothing:
-            // 32 frames (30 KiB a speaker), a few milliseconds of a fast room's rendering.
+            // Offline rooms write on the render threads (no deadline to keep): no queue, no copy,
+            // no writer thread, nothing lost.
             let writer: any AudioFileWriter
             if plan.options.output.isDefault && !plan.options.loudness {
                 writer = try WAVWriter(path: path, channels: track.channels, options: options)
@@ -493,8 +499,8 @@ final class RoomRecording: Sendable {
                         overwrite: options.overwrite, metadata: metadata, loudness: plan.options.loudness))
             }
             let sink = AudioFileSink(
-                writer: writer, channels: track.channels, policy: policy,
-                capacity: policy == .drop ? 100 : Self.offlineQueueFrames)
+                writer: writer, channels: track.channels, policy: policy, capacity: 100,
+                delivery: policy == .drop ? .pool(.shared) : .renderThread)
             track.addSink(sink)
             shared.withLock {
                 $0.sinks[track.id] = sink

@@ -9,7 +9,10 @@ import Testing
 /// The sink as the room uses it: one file per track, all on one timeline; a full disk stops the
 /// writing cleanly.
 @Suite struct WAVFileSinkTests {
-    @Test func aRoomRecordsEveryTrackToAlignedFilesOfTheSameLength() throws {
+    /// Behind the writer pool's queues, in step; and written on the render threads (no queue) by
+    /// a room of two threads rendering chunks.
+    @Test(arguments: [false, true])
+    func aRoomRecordsEveryTrackToAlignedFilesOfTheSameLength(onRenderThreads: Bool) throws {
         let dir = try TemporaryDirectory()
         let sinks = Locked<[String: WAVFileSink]>([:])
         let closed = Locked<[String: Int64]>([:])
@@ -19,7 +22,8 @@ import Testing
                 onTrackAdded: { track in
                     let sink = try! WAVFileSink(
                         path: dir.file("\(track.name).wav"), channels: track.channels,
-                        options: testOptions { $0.description = "roomtap track \(track.name)" }, policy: .wait)
+                        options: testOptions { $0.description = "roomtap track \(track.name)" }, policy: .wait,
+                        delivery: onRenderThreads ? .renderThread : .pool(.shared))
                     track.addSink(sink)
                     sinks.withLock { $0[track.name] = sink }
                 },
@@ -27,7 +31,7 @@ import Testing
                     guard let sink = sinks.withLock({ $0.removeValue(forKey: track.name) }) else { return }
                     try! sink.close()
                     closed.withLock { $0[track.name] = sink.samplesWritten }
-                }))
+                }), renderThreads: onRenderThreads ? 2 : 1, parallelThreshold: 2, chunkTicks: onRenderThreads ? 50 : 1)
         let ramp = RampSource(length: 48_000 * 3 + 17)
         let late = SineSource(frequency: 440, amplitude: 20_000, channels: 2, offset: 60_000, length: 48_000)
         let short = ConstantSource(1234, length: 4_800)
@@ -60,9 +64,12 @@ import Testing
         for k in 0..<60 { #expect(try WAVFile.readSamples(path: dir.file("\(k).wav")).samples == input) }
     }
 
-    @Test func closeIsIdempotentAndFramesAfterItAreDropped() throws {
+    @Test(arguments: [false, true])
+    func closeIsIdempotentAndFramesAfterItAreDropped(onRenderThread: Bool) throws {
         let dir = try TemporaryDirectory()
-        let sink = try WAVFileSink(path: dir.file("a.wav"), channels: 1, options: testOptions(), policy: .wait)
+        let sink = try WAVFileSink(
+            path: dir.file("a.wav"), channels: 1, options: testOptions(), policy: .wait,
+            delivery: onRenderThread ? .renderThread : .pool(.shared))
         let input = fullScaleNoise(480 * 50)
         FrameFeeding.feed(input, channels: 1, to: sink)
         try sink.close()
@@ -99,10 +106,13 @@ import Testing
         #expect(silent == sink.droppedFrames, "every dropped frame is silence, the last ones included")
     }
 
-    @Test func stereoFramesToAMonoSinkAreDownmixedByTheQueue() throws {
+    @Test(arguments: [false, true])
+    func stereoFramesToAMonoSinkAreDownmixed(onRenderThread: Bool) throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("mono.wav")
-        let sink = try WAVFileSink(path: path, channels: 1, options: testOptions(), policy: .wait)
+        let sink = try WAVFileSink(
+            path: path, channels: 1, options: testOptions(), policy: .wait,
+            delivery: onRenderThread ? .renderThread : .pool(.shared))
         let stereo = fullScaleNoise(960 * 20, seed: 12)
         FrameFeeding.feed(stereo, channels: 2, to: sink)
         try sink.close()
@@ -113,13 +123,14 @@ import Testing
         #expect(try WAVFile.readSamples(path: path).samples == expected)
     }
 
-    @Test func aFullDiskStopsWritingLeavesAValidFileAndCloseThrows() throws {
+    @Test(arguments: [false, true])
+    func aFullDiskStopsWritingLeavesAValidFileAndCloseThrows(onRenderThread: Bool) throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("full.wav")
         let capacity: Int64 = 100_001  // odd: the last write is cut inside a sample
         let sink = try WAVFileSink(
             path: path, channels: 1, options: testOptions { $0.simulatedDiskCapacity = capacity }, policy: .wait,
-            capacity: 16)
+            capacity: 16, delivery: onRenderThread ? .renderThread : .pool(.shared))
         let input = fullScaleNoise(480 * 300)
         FrameFeeding.feed(input, channels: 1, to: sink)
         let error = #expect(throws: WAVError.self) { try sink.close() }

@@ -68,6 +68,10 @@ final class PublishedSnapshot<Value: Sendable>: Sendable {
     /// Retired versions kept (for tests: the clock frees none of them).
     var retiredCount: Int { state.withLock { $0.retired.count } }
 
+    /// True when a version newer than `generation` was published. Any thread; never blocks.
+    @inline(__always)
+    func isNewer(than generation: UInt64) -> Bool { published.load(ordering: .acquiring) != generation }
+
     /// Clock side: if a newer version was published and the lock is free, puts it in `held` and
     /// its generation in `heldGeneration`, and returns true. Never blocks, allocates or frees: the
     /// version `held` had stays retired on the control side.

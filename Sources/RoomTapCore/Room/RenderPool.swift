@@ -37,6 +37,8 @@ final class RenderPool: @unchecked Sendable {
     @exclusivity(unchecked) private var plan: Unmanaged<RenderPlan>?
     @exclusivity(unchecked) private var roomSample: Int64 = 0
     @exclusivity(unchecked) private var soloActive = false
+    /// Set for a chunked pass (``run(_:threads:)``), nil for a tick.
+    @exclusivity(unchecked) private var pass: Unmanaged<ChunkedRender>?
 
     /// Starts `threadCount - 1` helper threads (1 ... 64 threads in all), under SCHED_FIFO at
     /// `realtimePriority` when given.
@@ -65,12 +67,30 @@ final class RenderPool: @unchecked Sendable {
         self.plan = Unmanaged.passUnretained(plan)
         self.roomSample = roomSample
         self.soloActive = soloActive
+        pass = nil
+        handOver(helpers: helpers)
+        Self.renderShare(of: plan, thread: 0, at: roomSample, soloActive: soloActive)
+        clockParker.park(spins: spins) { pending.load(ordering: .acquiring) == 0 }
+    }
+
+    /// Runs a chunked pass (prepared by the caller) on `threads` render threads (the clock's and
+    /// `threads - 1` helpers, at most the pool's) and returns when every one is done. `pass` must
+    /// stay alive until then. Clock thread; allocates nothing.
+    func run(_ pass: ChunkedRender, threads: Int) {
+        let helpers = max(0, min(threadCount, threads) - 1)
+        self.pass = Unmanaged.passUnretained(pass)
+        handOver(helpers: helpers)
+        pass.renderChunks()
+        clockParker.park(spins: spins) { pending.load(ordering: .acquiring) == 0 }
+    }
+
+    /// Publishes the work set up in the stored properties to the first `helpers` helpers.
+    @inline(__always)
+    private func handOver(helpers: Int) {
         pending.store(helpers, ordering: .relaxed)
         ticks += 1
         epoch.store(ticks << 8 | UInt64(helpers), ordering: .releasing)
         for h in 0..<helpers { helperParkers[h].unpark() }
-        Self.renderShare(of: plan, thread: 0, at: roomSample, soloActive: soloActive)
-        clockParker.park(spins: spins) { pending.load(ordering: .acquiring) == 0 }
     }
 
     /// Ends the helper threads once they are idle. Idempotent; clock thread.
@@ -98,8 +118,12 @@ final class RenderPool: @unchecked Sendable {
             if quit.load(ordering: .acquiring) { break }
             // Helpers beyond this tick's plan sit it out (and are not waited for).
             guard index <= Int(seen & 0xFF) else { continue }
-            plan!._withUnsafeGuaranteedRef { plan in
-                Self.renderShare(of: plan, thread: index, at: roomSample, soloActive: soloActive)
+            if let pass {
+                pass._withUnsafeGuaranteedRef { $0.renderChunks() }
+            } else {
+                plan!._withUnsafeGuaranteedRef { plan in
+                    Self.renderShare(of: plan, thread: index, at: roomSample, soloActive: soloActive)
+                }
             }
             if pending.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { clockParker.unpark() }
         }

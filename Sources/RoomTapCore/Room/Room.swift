@@ -46,6 +46,9 @@ public final class Room: Sendable {
         var plan: RenderPlan
         var generation: UInt64 = 0
         var pool: RenderPool?
+        var chunks: ChunkedRender?
+        /// The stop position a chunked pass started under (a change interrupts it).
+        var stopPositionOfPass: Int64 = .max
         init(plan: RenderPlan) { self.plan = plan }
     }
 
@@ -60,6 +63,10 @@ public final class Room: Sendable {
     /// Whether every track's ``AudioTrack/meter`` is measured each frame (a pass over its samples):
     /// true unless the room was made without, e.g. offline with nobody to read the meters.
     public let metersTracks: Bool
+    /// On a ``VirtualClock``, while the room has no derived tracks (mixes): ticks a source track
+    /// renders in a row before another takes its turn (1: every track renders every tick in step).
+    /// See ``ChunkedRender``.
+    public let chunkTicks: Int
     /// The default ``parallelThreshold``: where splitting a live tick starts to pay.
     public static let defaultParallelThreshold = 8
     /// The most render threads a room uses.
@@ -73,12 +80,19 @@ public final class Room: Sendable {
     /// `metersTracks` false the tracks' meters are not measured (they read as silence). With
     /// `realtimePriority` the clock's thread and the render helpers run under SCHED_FIFO at that
     /// priority (see ``RealtimeScheduling``; check it is permitted first: a thread that is refused
-    /// stays at normal priority).
+    /// stays at normal priority). With `chunkTicks` above 1, a room on a ``VirtualClock`` without
+    /// mixes does not keep its tracks in step every tick: each source track renders up to that
+    /// many ticks at a time, the tracks dealt to the render threads as they free up (no hand-over
+    /// per tick; every file the same, and the room as long, as in step; see ``ChunkedRender``).
+    /// Its tracks are then at different room times while it runs: leave it at 1 when controls
+    /// or routing changes must land on one tick across tracks.
     public init(
         clock: any RoomClock = VirtualClock(), endsWhenSourcesFinish: Bool = true, events: RoomEvents = RoomEvents(),
         renderThreads: Int = 1, parallelThreshold: Int = Room.defaultParallelThreshold,
-        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true, realtimePriority: Int32? = nil
+        timing: RoomTiming = RoomTiming(), metersTracks: Bool = true, realtimePriority: Int32? = nil,
+        chunkTicks: Int = 1
     ) {
+        self.chunkTicks = max(1, chunkTicks)
         self.realtimePriority = realtimePriority
         self.clock = clock
         self.metersTracks = metersTracks
@@ -180,7 +194,19 @@ public final class Room: Sendable {
             if renderThreads > 1 {
                 clockSide.pool = RenderPool(threadCount: renderThreads, realtimePriority: realtimePriority)
             }
-            clock.run { index in tick(index) }
+            if chunkTicks > 1 && clock is VirtualClock {
+                // Render threads ask this during a pass, while the clock's thread renders too (so
+                // nothing writes the clock side's fields they read).
+                clockSide.chunks = ChunkedRender(chunkTicks: chunkTicks) { [unowned self] reached in
+                    framesRendered.max(reached, ordering: .relaxed)
+                    return stopRequested.load(ordering: .acquiring)
+                        || stopPosition.load(ordering: .acquiring) != clockSide.stopPositionOfPass
+                        || routing.isNewer(than: clockSide.generation)
+                }
+                runChunked()
+            } else {
+                clock.run { index in tick(index) }
+            }
             clockSide.pool?.stop()
             clockRunning.store(false, ordering: .releasing)
             if applyWaiters.load(ordering: .acquiring) > 0 { clockApplied.signal() }
@@ -267,16 +293,73 @@ public final class Room: Sendable {
 
     // MARK: - The room clock's thread
 
-    private func tick(_ index: Int64) -> Bool {
-        if stopRequested.load(ordering: .acquiring) { return false }
-        if index * Int64(AudioFrame.samplesPerChannel) >= stopPosition.load(ordering: .acquiring) { return false }
-        let side = clockSide
-        // A new plan, if any and the lock is free; the one replaced is freed on the control side.
+    /// Takes a new plan, if any and the lock is free; the one replaced is freed on the control side.
+    private func takeRouting(_ side: ClockSide) {
         if routing.take(into: &side.plan, generation: &side.generation) {
             for entry in side.plan.staggering { entry.source.decodeAhead(entry.ahead) }
             appliedGeneration.store(side.generation, ordering: .sequentiallyConsistent)
             if applyWaiters.load(ordering: .sequentiallyConsistent) > 0 { clockApplied.signal() }
         }
+    }
+
+    /// The virtual clock of a room with ``chunkTicks`` above 1: chunked passes (see
+    /// ``ChunkedRender``) while the plan has only source tracks, ticks in step otherwise. Every
+    /// track stands at the same tick between passes, where stops and new plans are taken.
+    private func runChunked() {
+        let side = clockSide
+        guard let chunks = side.chunks else { return }
+        let samplesPerTick = Int64(AudioFrame.samplesPerChannel)
+        var index: Int64 = 0
+        while true {
+            if stopRequested.load(ordering: .acquiring) { return }
+            let stopAt = stopPosition.load(ordering: .acquiring)
+            // Ticks below `cap` may render (a tick starting at or past the stop position may not).
+            let cap = stopAt == .max ? Int64.max : (stopAt + samplesPerTick - 1) / samplesPerTick
+            if index >= cap { return }
+            takeRouting(side)
+            let plan = side.plan
+            guard plan.sourceCount > 0, plan.sourceCount == plan.tracks.count else {
+                guard tick(index) else { return }
+                index += 1
+                continue
+            }
+            side.stopPositionOfPass = stopAt
+            let solo = soloActive.load(ordering: .acquiring)
+            for i in 0..<plan.sourceCount { plan.tracks[i].render.nextTick = index }
+            chunks.prepare(
+                plan: plan, from: index, target: cap, stopsAtSourcesEnd: endsWhenSourcesFinish, interruptible: true,
+                soloActive: solo)
+            runPass(chunks, of: plan)
+            // Tracks that stopped at their source's end (or at an interruption) catch up with the
+            // furthest: the room, in step, would have rendered them that far.
+            let furthest = chunks.furthestTick
+            if !chunks.allTracks(at: furthest) {
+                chunks.prepare(
+                    plan: plan, from: index, target: furthest, stopsAtSourcesEnd: false, interruptible: false,
+                    soloActive: solo)
+                runPass(chunks, of: plan)
+            }
+            index = furthest
+            framesRendered.store(index, ordering: .relaxed)
+            if endsWhenSourcesFinish && (0..<plan.sourceCount).allSatisfy({ plan.tracks[$0].source.isFinished }) {
+                return
+            }
+        }
+    }
+
+    private func runPass(_ chunks: ChunkedRender, of plan: RenderPlan) {
+        if plan.threads > 1, let pool = clockSide.pool {
+            pool.run(chunks, threads: plan.threads)
+        } else {
+            chunks.renderChunks()
+        }
+    }
+
+    private func tick(_ index: Int64) -> Bool {
+        if stopRequested.load(ordering: .acquiring) { return false }
+        if index * Int64(AudioFrame.samplesPerChannel) >= stopPosition.load(ordering: .acquiring) { return false }
+        let side = clockSide
+        takeRouting(side)
         let roomSample = index * Int64(AudioFrame.samplesPerChannel)
         let plan = side.plan
         let tracks = plan.tracks

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One participant's audio in the room (or a derived stream such as a mix), with its sinks.
 ///
 /// A track is created by ``Room/addTrack(name:source:)`` (or ``Room/addMix(name:inputs:channels:)``),
@@ -246,6 +248,11 @@ final class TrackRenderState {
     let gainDelay: GainDelayLine?
     @exclusivity(unchecked) var sinks: [SinkEntry] = []
     @exclusivity(unchecked) var sinkGeneration: UInt64 = 0
+    /// Chunked rendering (``ChunkedRender``): the next tick this track renders, and whether a
+    /// render thread holds the track (taking it is the happens-before edge from the thread that
+    /// rendered its previous chunk).
+    @exclusivity(unchecked) var nextTick: Int64 = 0
+    let claimed = Atomic<Bool>(false)
 
     init(source: any FrameSource, timing: RoomTiming) {
         let channels = source.channels
