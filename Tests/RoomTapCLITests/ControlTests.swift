@@ -221,12 +221,12 @@ struct ControlTests {
         for (k, v) in env { processEnv[k] = v }
         processEnv["TERM"] = "xterm"
         process.environment = processEnv
-        let keys = Pipe()
-        let screen = Pipe()
+        let keys = ChildProcesses.pipe()
+        let screen = ChildProcesses.pipe()
         process.standardInput = keys
         process.standardOutput = screen
         process.standardError = screen
-        try process.run()
+        try ChildProcesses.run(process)
         usleep(1_000_000)
         keys.fileHandleForWriting.write(Data("m".utf8))
         usleep(700_000)
@@ -284,7 +284,7 @@ struct HostileControlClientTests {
     final class RawClient {
         let fd: Int32
         init?(path: String) {
-            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { raw in

@@ -18,7 +18,7 @@ struct InterruptionTests {
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         let wav = out.appendingPathComponent("carol.wav").path
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && process.isRunning {

@@ -240,9 +240,24 @@ struct SecuredLiveRecordTests {
             while !flood.send(bytes) { usleep(1_000) }
             if i % 250 == 249 { usleep(25_000) }  // 10 000 packets a second, in bursts of 250
         }
-        _ = alice.wait()
+        let aliceSent = alice.wait().sendNanos.count
         _ = stray.wait()
-        usleep(200_000)  // the last datagrams read, then stop (the room drains its record delay)
+        // The last datagrams read (room.json, refreshed every second, counts them), then stop
+        // (the room drains its record delay).
+        let counted = waitUntil(timeout: .seconds(60)) {
+            // Read without #require: a room.json not yet complete is no failure, only not yet.
+            guard let data = try? Data(contentsOf: out.appendingPathComponent("room.json")),
+                let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+                let tracks = json["tracks"] as? [[String: Any]], let network = json["network"] as? [String: Any],
+                let received = network["received"] as? [[String: Any]]
+            else { return false }
+            let rtp = tracks.compactMap { $0["rtp"] as? [String: Any] }.first { $0["port"] as? Int == Int(port) }
+            let listen = received.first { ($0["listen"] as? String)?.hasSuffix(":\(port)") == true }
+            return rtp?["packets"] as? Int == aliceSent
+                && (listen?["notAllowed"] as? Int ?? 0) >= 45_000
+                && (network["droppedUndescribedSSRC"] as? Int ?? 0) >= 45
+        }
+        #expect(counted, "room.json counts alice's \(aliceSent) packets, the flood and the stray")
         recorder.signal(SIGINT)
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")

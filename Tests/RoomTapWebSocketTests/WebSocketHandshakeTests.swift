@@ -184,9 +184,9 @@ import Testing
             "-c", "printf '%s' \"$1\" | openssl dgst -sha1 -binary | base64", "sh",
             key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11",
         ]
-        let pipe = Pipe()
+        let pipe = ChildProcesses.pipe()
         openssl.standardOutput = pipe
-        try openssl.run()
+        try ChildProcesses.run(openssl)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         openssl.waitUntilExit()
         let expected = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
