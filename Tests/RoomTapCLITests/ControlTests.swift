@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
 import Testing
 
@@ -33,7 +34,7 @@ struct ControlTests {
             {
                 return (time, Date())
             }
-            usleep(50_000)
+            usleep(50_000)  // between tries
         }
         throw CLIError("the recorder never answered on its control socket")
     }
@@ -72,7 +73,7 @@ struct ControlTests {
         let (startTime, startWall) = try waitForRecorder(env)
         func at(_ roomTime: Double) {
             let wait = roomTime - (startTime + Date().timeIntervalSince(startWall))
-            if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }  // the test's own pacing on the room timeline
         }
         func time(_ reply: [String: Any]) -> Double { reply["room_time"] as? Double ?? -1 }
         at(1.0)
@@ -227,14 +228,20 @@ struct ControlTests {
         process.standardOutput = screen
         process.standardError = screen
         try ChildProcesses.run(process)
-        usleep(1_000_000)
+        // Everything drawn, read as it comes; each key is pressed once the screen shows the one
+        // before took effect.
+        let screenSoFar = Locked(Data())
+        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) } }
+        func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
+        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
         keys.fileHandleForWriting.write(Data("m".utf8))
-        usleep(700_000)
+        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("MUTED") }, "m muted alice on screen")
         keys.fileHandleForWriting.write(Data("q".utf8))
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "q quits")
         if process.isRunning { process.terminate() }
-        let drawn = String(decoding: screen.fileHandleForReading.availableData, as: UTF8.self)
+        process.waitUntilExit()
+        reader.wait()
+        let drawn = shown()
         #expect(process.terminationStatus == 0, "watch quit with q: \(drawn.suffix(300))")
         #expect(drawn.contains("alice") && drawn.contains("MUTED"), "the view showed alice, then muted")
         #expect(drawn.contains("\u{1B}[?1049l") && drawn.contains("\u{1B}[?25h"), "the terminal was restored")

@@ -24,7 +24,7 @@ struct InterruptionTests {
         while Date() < deadline && process.isRunning {
             let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
             if size > bytes { break }
-            usleep(2_000)
+            usleep(2_000)  // between looks at the file's size
         }
         #expect(process.isRunning, "the room ended before it could be interrupted")
         return process

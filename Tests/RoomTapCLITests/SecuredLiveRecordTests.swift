@@ -237,18 +237,15 @@ struct SecuredLiveRecordTests {
                     payloadType: 111, sequenceNumber: UInt16(i & 0xFFFF), timestamp: UInt32(i * 960),
                     ssrc: i % 10 == 0 ? 0xA11CE : 0x0BAD_0000 + UInt32(i % 5_000), payload: [0xF8, 0xFF, 0xFE]
                 ).bytes()
-            while !flood.send(bytes) { usleep(1_000) }
-            if i % 250 == 249 { usleep(25_000) }  // 10 000 packets a second, in bursts of 250
+            while !flood.send(bytes) { usleep(1_000) }  // the socket's buffer full: try again
+            if i % 250 == 249 { usleep(25_000) }  // the test's own pacing: 10 000 a second, in bursts of 250
         }
         let aliceSent = alice.wait().sendNanos.count
         _ = stray.wait()
         // The last datagrams read (room.json, refreshed every second, counts them), then stop
         // (the room drains its record delay).
         let counted = waitUntil(timeout: .seconds(60)) {
-            // Read without #require: a room.json not yet complete is no failure, only not yet.
-            guard let data = try? Data(contentsOf: out.appendingPathComponent("room.json")),
-                let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-                let tracks = json["tracks"] as? [[String: Any]], let network = json["network"] as? [String: Any],
+            guard let json = currentRoomJSON(out), let tracks = json["tracks"] as? [[String: Any]], let network = json["network"] as? [String: Any],
                 let received = network["received"] as? [[String: Any]]
             else { return false }
             let rtp = tracks.compactMap { $0["rtp"] as? [String: Any] }.first { $0["port"] as? Int == Int(port) }

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import RoomTapTestSupport
 import Synchronization
 import Testing
 
@@ -133,7 +134,8 @@ import Testing
         // closed the connection before the request went out.
         do {
             let late = try ControlClient(path: path)
-            usleep(200_000)
+            // The server turned it away before its request goes out.
+            #expect(waitUntil(timeout: .seconds(30)) { server.statistics.clientsRejected == refused + 1 })
             _ = try late.request("ping")
             Issue.record("a 65th client was served")
         } catch {

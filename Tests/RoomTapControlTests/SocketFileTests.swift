@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapControl
+import RoomTapTestSupport
 import RoomTapSync
 import Synchronization
 import Testing
@@ -145,9 +146,8 @@ import Testing
                 outcome.withLock { $0 = error }
             }
         }
-        let deadline = Date().addingTimeInterval(5)
-        while !watching.load(ordering: .relaxed) && Date() < deadline { usleep(5000) }
-        usleep(100_000)
+        // The server answered the watch request: the client is a watcher now.
+        #expect(waitUntil(timeout: .seconds(30)) { watching.load(ordering: .relaxed) && server?.statistics.requests == 1 })
         server = nil  // deinit stops: clients closed, socket removed
         #expect(watcher.wait(timeout: 5))
         #expect(outcome.withLock { $0 } == .disconnected(path: path))

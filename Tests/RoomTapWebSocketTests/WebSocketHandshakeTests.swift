@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing
@@ -123,16 +124,19 @@ import Testing
         let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(configuration: .init(url: server.url, connectTimeout: .seconds(10))) { _ in }
+        let closedAt = Locked<ContinuousClock.Instant?>(nil)
         let closer = Thread {
-            usleep(300_000)
+            // The connect is in progress: the server has the upgrade request (and holds its answer).
+            _ = waitUntil(timeout: .seconds(30)) { !server.upgradeRequests.isEmpty }
+            closedAt.withLock { $0 = .now }
             client.close()
         }
         closer.start()
-        let start = ContinuousClock.now
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
-        let took = start.duration(to: .now)
+        let ended = ContinuousClock.now
         #expect(error.kind == .state, "\(error)")
-        #expect(took < .seconds(2), "connect ended \(took) after starting, not at the 10 s timeout")
+        let took = try #require(closedAt.withLock { $0 }, "connect ended before close").duration(to: ended)
+        #expect(took < .seconds(2), "connect ended \(took) after close, not at the 10 s timeout")
         #expect(client.waitUntilClosed(timeout: .seconds(1)))
     }
 

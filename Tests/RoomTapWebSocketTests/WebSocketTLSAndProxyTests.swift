@@ -51,7 +51,7 @@ import Testing
         let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
         connection.drop()
         let chunk = [UInt8](repeating: 3, count: 256 << 10)
-        for _ in 0..<40 where client.send(binary: chunk) { usleep(5000) }
+        for _ in 0..<40 where client.send(binary: chunk) { usleep(5000) }  // the test's own pacing of sends
         #expect(client.waitUntilClosed(timeout: .seconds(5)))
         #expect(events.all.count == 1)
         #expect(events.closed?.code == 1006)
