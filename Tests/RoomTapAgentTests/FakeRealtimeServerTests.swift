@@ -69,7 +69,7 @@ final class RealtimeProbe: Sendable {
 
     func close() {
         client.close()
-        _ = client.waitUntilClosed(timeout: .seconds(5))
+        _ = client.waitUntilClosed(timeout: .seconds(30))
     }
 }
 

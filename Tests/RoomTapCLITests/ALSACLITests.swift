@@ -93,7 +93,9 @@ struct ALSACLITests {
             for frame in stride(from: start, to: desk.count - 479, by: 480) {
                 let block = desk[frame..<frame + 480]
                 guard block.contains(where: { $0 != 0 }) else { continue }
-                let found = (cursor..<max(cursor, given.count - 479)).first { given[$0..<$0 + 480].elementsEqual(block) }
+                let found = (cursor..<max(cursor, given.count - 479)).first {
+                    given[$0..<$0 + 480].elementsEqual(block)
+                }
                 #expect(found != nil, "the sound at sample \(frame) is a piece of the tone, in order (\(capture))")
                 guard let found else { break }
                 cursor = found + 480

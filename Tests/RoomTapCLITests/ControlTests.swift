@@ -231,7 +231,8 @@ struct ControlTests {
         // Everything drawn, read as it comes; each key is pressed once the screen shows the one
         // before took effect.
         let screenSoFar = Locked(Data())
-        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) } }
+        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) }
+        }
         func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
         #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
         keys.fileHandleForWriting.write(Data("m".utf8))
@@ -350,8 +351,9 @@ struct HostileControlClientTests {
                 "--out", out.path, "--quiet",
             ], environment: ["ROOMTAP_CONTROL": path])
         var stuck: [RawClient] = []
-        for _ in 0..<100 where stuck.isEmpty {
-            if let c = RawClient(path: path) { stuck.append(c) } else { usleep(50_000) }
+        _ = waitUntil(timeout: .seconds(60)) {
+            if let c = RawClient(path: path) { stuck.append(c) }
+            return !stuck.isEmpty
         }
         try #require(!stuck.isEmpty, "the recorder's socket never appeared")
         // Clients that watch and never read, and one that sends half a line and stalls.

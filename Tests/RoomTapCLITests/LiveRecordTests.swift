@@ -200,7 +200,8 @@ struct LiveRecordTests {
         let real = "ssrc-" + String(sender.ssrc, radix: 16) + ".wav"
         #expect(
             waitUntil(timeout: .seconds(30)) {
-                (currentRoomJSON(out)?["tracks"] as? [[String: Any]])?.contains { $0["file"] as? String == real } == true
+                (currentRoomJSON(out)?["tracks"] as? [[String: Any]])?.contains { $0["file"] as? String == real }
+                    == true
             }, "the real sender's track before the flood")
         var peakKiB = 0
         let flood = DatagramSocket(address)

@@ -245,7 +245,8 @@ struct SecuredLiveRecordTests {
         // The last datagrams read (room.json, refreshed every second, counts them), then stop
         // (the room drains its record delay).
         let counted = waitUntil(timeout: .seconds(60)) {
-            guard let json = currentRoomJSON(out), let tracks = json["tracks"] as? [[String: Any]], let network = json["network"] as? [String: Any],
+            guard let json = currentRoomJSON(out), let tracks = json["tracks"] as? [[String: Any]],
+                let network = json["network"] as? [String: Any],
                 let received = network["received"] as? [[String: Any]]
             else { return false }
             let rtp = tracks.compactMap { $0["rtp"] as? [String: Any] }.first { $0["port"] as? Int == Int(port) }

@@ -1,7 +1,7 @@
 import Foundation
 import RoomTapControl
-import RoomTapTestSupport
 import RoomTapSync
+import RoomTapTestSupport
 import Synchronization
 import Testing
 
@@ -147,9 +147,10 @@ import Testing
             }
         }
         // The server answered the watch request: the client is a watcher now.
-        #expect(waitUntil(timeout: .seconds(30)) { watching.load(ordering: .relaxed) && server?.statistics.requests == 1 })
+        #expect(
+            waitUntil(timeout: .seconds(30)) { watching.load(ordering: .relaxed) && server?.statistics.requests == 1 })
         server = nil  // deinit stops: clients closed, socket removed
-        #expect(watcher.wait(timeout: 5))
+        #expect(watcher.wait(timeout: 30))
         #expect(outcome.withLock { $0 } == .disconnected(path: path))
         #expect(fileMode(path) == nil)
         #expect(server == nil)

@@ -84,7 +84,7 @@ struct NetworkRTPReceiverThreadTests {
 
         receiver.stop()
         #expect(
-            waitUntil(timeout: .seconds(5)) { ThreadCensus.name(of: thread) != "roomtap.rx" },
+            waitUntil(timeout: .seconds(30)) { ThreadCensus.name(of: thread) != "roomtap.rx" },
             "the thread has ended after stop")
         receiver.stop()  // idempotent
         receiver.start()  // no restart after stop

@@ -55,7 +55,7 @@ import Testing
             #expect(client.send(text: "through the environment's proxy"))
             #expect(events.wait(count: 1) == [.text("through the environment's proxy")])
             client.close()
-            #expect(client.waitUntilClosed(timeout: .seconds(5)))
+            #expect(client.waitUntilClosed(timeout: .seconds(30)))
         }
     }
 }

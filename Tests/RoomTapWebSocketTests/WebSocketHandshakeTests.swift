@@ -33,7 +33,7 @@ import Testing
             let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
             try client.connect()
             client.close()
-            #expect(client.waitUntilClosed(timeout: .seconds(5)))
+            #expect(client.waitUntilClosed(timeout: .seconds(30)))
         }
         let keys = server.connections.map { $0.request.header("Sec-WebSocket-Key") }
         #expect(keys.count == 2)
@@ -77,7 +77,7 @@ import Testing
         ) { _ in }
         try accepted.connect()
         accepted.close()
-        #expect(accepted.waitUntilClosed(timeout: .seconds(5)))
+        #expect(accepted.waitUntilClosed(timeout: .seconds(30)))
         #expect(server.connections.count == 1)
         #expect(server.upgradeRequests.count == 2)
     }
@@ -137,7 +137,7 @@ import Testing
         #expect(error.kind == .state, "\(error)")
         let took = try #require(closedAt.withLock { $0 }, "connect ended before close").duration(to: ended)
         #expect(took < .seconds(2), "connect ended \(took) after close, not at the 10 s timeout")
-        #expect(client.waitUntilClosed(timeout: .seconds(1)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
     }
 
     @Test func closingBeforeConnectMakesConnectFail() throws {
