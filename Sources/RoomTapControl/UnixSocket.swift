@@ -22,7 +22,7 @@ enum UnixSocket {
     /// A new stream socket, close-on-exec; nonblocking when asked. -1 and errno on failure.
     static func makeSocket(nonblocking: Bool) -> Int32 {
         #if os(Linux)
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         #else
             let fd = socket(AF_UNIX, SOCK_STREAM, 0)
         #endif

@@ -10,6 +10,9 @@ public enum CLIRunner {
         public let status: Int32
         public let stdout: String
         public let stderr: String
+        /// Ends the stderr of a run whose output pipes another process still held open 10 s after
+        /// it exited (a descriptor leaked into that process).
+        public static let outputStillOpen = "CLIRunner: output still open 10 s after the exit\n"
         /// The stderr lines, without the final empty one.
         public var stderrLines: [String] {
             stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
@@ -72,22 +75,27 @@ public enum CLIRunner {
         public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
         /// Waits for it to exit (killing it after `timeout` seconds: status -9) and returns what it
-        /// printed.
+        /// printed. Its output is read to end-of-file; should another process still hold the pipe
+        /// 10 s after the exit (a leaked descriptor: see ``ChildProcesses``), the outcome has what
+        /// was read so far and its stderr ends with ``Outcome/outputStillOpen``.
         public func wait(timeout: Double = 120) -> Outcome {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { usleep(10_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
-            readers.wait()
+            let complete = readers.wait(timeout: .now() + 10) == .success
             return Outcome(
                 status: process.terminationReason == .uncaughtSignal
                     ? -process.terminationStatus : process.terminationStatus,
-                stdout: collected.string(isOut: true), stderr: collected.string(isOut: false))
+                stdout: collected.string(isOut: true),
+                stderr: collected.string(isOut: false) + (complete ? "" : Outcome.outputStillOpen))
         }
     }
 
     /// Starts `roomtap arguments...` (or `executable`) in `directory` and returns at once. Its
-    /// standard input is `standardInput` (a pipe the test writes), else /dev/null.
+    /// standard input is `standardInput` (a pipe the test writes, made by
+    /// ``ChildProcesses/pipe()``), else /dev/null. Its output pipes are close-on-exec and it is
+    /// spawned by ``ChildProcesses/run(_:)``, so no other child can hold them open.
     public static func start(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
         executable: URL = CLIRunner.executable, standardInput: Pipe? = nil
@@ -102,17 +110,19 @@ public enum CLIRunner {
         env["ROOMTAP_CONTROL"] = uniqueControlPath()
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let out = Pipe()
-        let err = Pipe()
+        let out = ChildProcesses.pipe()
+        let err = ChildProcesses.pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = standardInput ?? FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         let collected = Collected()
         let group = DispatchGroup()
         for (pipe, isOut) in [(out, true), (err, false)] {
             group.enter()
-            DispatchQueue.global().async {
+            // A thread of its own, not a dispatch queue's: many children running side by side
+            // must not exhaust a pool with readers blocked in read(2).
+            Thread.detachNewThread {
                 // Chunk by chunk, so a test can read what a running process printed so far.
                 while true {
                     let chunk = pipe.fileHandleForReading.availableData

@@ -68,7 +68,7 @@ final class ReservedPorts: Sendable {
     /// Whether a socket of `kind` can bind 127.0.0.1:`port` now (SO_REUSEADDR for TCP, so a port
     /// in TIME_WAIT from an earlier run counts as free, as it does for the program told it).
     private func isFree(_ port: UInt16, _ kind: __socket_type) -> Bool {
-        let fd = socket(AF_INET, Int32(kind.rawValue), 0)
+        let fd = socket(AF_INET, Int32(kind.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         if kind == SOCK_STREAM {

@@ -469,7 +469,7 @@ public final class DatagramSocket {
         self.destination = destination
         guard let address = SocketAddress(destination) else { preconditionFailure("not a numeric address") }
         self.address = address
-        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         precondition(fd >= 0, "socket() failed: \(errno)")
         var size: Int32 = 4 << 20  // bursts of hundreds of streams (the live capacity bench)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))

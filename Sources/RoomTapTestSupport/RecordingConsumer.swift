@@ -38,7 +38,7 @@ public final class RecordingConsumer: FrameConsumer, @unchecked Sendable {
         if let failAt, index >= failAt { throw Failure(frame: index) }
         if delay > .zero {
             let (seconds, attoseconds) = delay.components
-            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) * 1e-18)
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) * 1e-18)  // a slow consumer, on purpose
         }
         store.withLock {
             $0.roomSamples.append(frame.roomSample)

@@ -16,7 +16,7 @@ public final class SourceBoundSocket {
             let local = SocketAddress(ListenAddress(host: source, port: 0)), local.family == target.family
         else { return nil }
         self.destination = target
-        fd = socket(target.family, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = socket(target.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         var size: Int32 = 4 << 20
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))

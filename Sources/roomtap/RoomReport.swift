@@ -151,6 +151,24 @@ struct RoomReport: Codable {
         var mixGainDB: Double? = nil
         /// A recording's packets (a Janus .mjr) as the jitter buffer played them.
         var recording: RecordingStatistics?
+        /// A microphone (`--mic`): where its samples and the room's clock did not meet.
+        var capture: CaptureStatistics? = nil
+    }
+
+    /// A microphone's capture (see ``ALSACapture``): ticks that found too little captured (silence
+    /// in the file, the first ones while the device starts included), samples dropped to bound the
+    /// latency, and device overruns. All zero after the start: the file holds the device's samples
+    /// unchanged.
+    struct CaptureStatistics: Codable {
+        var underflows: Int
+        var droppedSamples: Int
+        var overruns: Int
+
+        init(_ capture: ALSACapture) {
+            underflows = capture.underflows
+            droppedSamples = capture.droppedSamples
+            overruns = capture.overruns
+        }
     }
 
     /// A recording's packets (see ``RecordedStreamSource``): what its jitter buffer did to them.
@@ -290,6 +308,7 @@ struct RoomReport: Codable {
                 track.fileSampleRate = plan.options.output.sampleRate
             }
             track.loudness = outcome.loudness.map(Loudness.init)
+            track.capture = (outcome.track.source as? ALSACapture).map(CaptureStatistics.init)
             return track
         }
         let formatter = ISO8601DateFormatter()

@@ -1,6 +1,7 @@
 import CAllocationCounter
 import Foundation
 import RoomTap
+import RoomTapTestSupport
 import Synchronization
 import Testing
 
@@ -39,7 +40,8 @@ extension AllocationCounting {
             room.stop(atSample: (lastFrame + 1) * 480)
             roomtap_reset_counted_allocations()
             room.start()
-            Thread.sleep(forTimeInterval: 0.02)
+            // The voice plays (the clock took frames of it), then a barge-in flushes it.
+            #expect(waitUntil(timeout: .seconds(30)) { room.position > 0 })
             _ = agent.voice.flush()
             _ = reply.withUnsafeBufferPointer { agent.voice.push(UnsafeBufferPointer(rebasing: $0[0..<48_000])) }
             room.waitUntilFinished()

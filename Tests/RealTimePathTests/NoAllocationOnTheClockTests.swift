@@ -84,7 +84,7 @@ extension AllocationCounting {
                     bob.controls.setVolume(v)
                     carol.controls.setEnabled(v > 1, scope: .record)
                     v = v > 5 ? 0.1 : v * 1.5
-                    usleep(1_000)
+                    usleep(1_000)  // the test's own pacing of the changes
                 }
             }
             twiddler.start()

@@ -66,7 +66,7 @@ extension AllocationCounting {
                     let guest = room.addTrack(name: "guest", source: SineSource(frequency: 900, length: 96_000))
                     guest.addSink(QueuedSink(consumer: Discard(), channels: 1, capacity: 16, policy: .drop))
                     mixer.addInput(guest)
-                    usleep(2_000)
+                    usleep(2_000)  // the test's own pacing: the guest renders a few frames
                     for s in speakers { s.removeSink(sink) }
                     try? sink.close()
                     for s in guest.sinks { try? (s as? QueuedSink)?.close() }
@@ -78,7 +78,7 @@ extension AllocationCounting {
             roomtap_reset_counted_allocations()
             changer.start()
             room.run()
-            while changer.isExecuting { usleep(1_000) }
+            while changer.isExecuting { usleep(1_000) }  // joins the changer (it ends with the room)
             for pacer in pacers { #expect(pacer.frames.load(ordering: .relaxed) == Int(frames)) }
             #expect(rounds.load(ordering: .relaxed) >= 10, "the routing changed while the room ran")
             let counted = pacers.map { $0.countAtEnd.load(ordering: .relaxed) }.max() ?? 0

@@ -107,7 +107,9 @@ extension ALSADeviceTests {
             let elapsed = Date().timeIntervalSince(began)
             capture.close()
             #expect(capture.isPaced)
-            #expect(elapsed > 0.35 && elapsed < 3, "0.5 s of audio took \(elapsed) s")
+            // Held to real time: never faster (the device alone gives it at once); a loaded machine
+            // may make it slower.
+            #expect(elapsed > 0.35 && elapsed < 30, "0.5 s of audio took \(elapsed) s")
             #expect(capture.droppedSamples == 0 && capture.failure == nil)
             var rendered: [Int16] = []
             let frame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 480)

@@ -7,11 +7,11 @@ import Testing
 @Suite(.serialized) struct ALSADeviceTests {}
 
 /// Waits (polling) until `condition` holds or `seconds` pass; returns whether it held.
-func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         if Date() > deadline { return false }
-        usleep(1_000)
+        usleep(1_000)  // between looks
     }
     return true
 }

@@ -37,7 +37,7 @@ import Testing
 
     @Test func aReplyLandsInTheVoiceTrackAtTheRightRoomTime() throws {
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(rig.wait { rig.room.position >= 14_400 }, "the room has run 0.3 s")
         let reply = sine24(frequency: 600, count: 12_000)  // 0.5 s
         let sentAt = rig.room.position
         rig.server.reply(pcm: reply, transcript: "Delicious.")
@@ -65,13 +65,16 @@ import Testing
         rig.server.reply(
             pcm: sine24(frequency: 500, count: 72_000), itemID: "item_long", transcript: words, chunkMs: 100,
             paced: true)
-        #expect(rig.wait { rig.voice.contains { $0 != 0 } })
-        Thread.sleep(forTimeInterval: 0.8)
+        // 0.8 s of the reply played (frames of the voice track with sound), then alice barges in.
+        #expect(rig.wait { rig.voiceSink.statuses.count { !$0.isZero } >= 80 })
         rig.server.speechStarted(audioStartMs: 1_000, itemID: "u1")
         #expect(rig.server.wait { $0.events(ofType: "conversation.item.truncate").count == 1 })
         let stopObservedAt = rig.room.position
         #expect(rig.wait { writer.lineCount == 1 }, "the cancelled reply's line, once its full transcript came")
-        Thread.sleep(forTimeInterval: 0.3)
+        // The agent saw the cancelled reply end; 0.3 s of room after that, still nothing plays.
+        #expect(rig.wait { rig.agent.statistics.responsesDone == 1 })
+        let framesAtDone = rig.voiceSink.frameCount
+        #expect(rig.wait { rig.voiceSink.frameCount >= framesAtDone + 30 })
         rig.finish()
         let voice = rig.voice
         let start = try #require(voice.firstIndex { $0 != 0 })

@@ -98,9 +98,10 @@ import Testing
     @Test func sayWaitsForThePersonToStopTalking() throws {
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         rig.server.speechStarted(audioStartMs: 0, itemID: "u1")
-        #expect(rig.server.wait { $0.events.count > 1 })
+        #expect(rig.wait { rig.agent.statistics.humanTalking }, "the agent heard that alice talks")
         rig.agent.say("When you're done")
-        Thread.sleep(forTimeInterval: 0.3)
+        // say decides at once: the text waits, nothing was asked of the server.
+        #expect(rig.agent.statistics.saysWaiting == 1, "not while alice talks")
         #expect(rig.server.events(ofType: "response.create").isEmpty, "not while alice talks")
         rig.server.speechStopped(audioEndMs: 400, itemID: "u1")
         #expect(rig.server.wait { $0.events(ofType: "response.create").count == 1 })
@@ -116,9 +117,12 @@ import Testing
         rig.server.reply(pcm: sine24(frequency: 500, count: 72_000), itemID: "item_a", chunkMs: 100, paced: true)
         #expect(rig.wait { rig.voice.contains { $0 != 0 } })
         rig.agent.say("Second")
+        #expect(rig.agent.statistics.saysWaiting == 1, "queued behind the reply in progress")
         rig.server.speechStarted(audioStartMs: 300, itemID: "u1")
         #expect(rig.server.wait { !$0.hasActiveResponse() }, "the server cancelled the reply")
-        Thread.sleep(forTimeInterval: 0.3)
+        // The agent has seen the cancelled reply end (its response.done) and decided: the say waits.
+        #expect(rig.wait { rig.agent.statistics.responsesDone == 1 })
+        #expect(rig.agent.statistics.saysWaiting == 1, "alice still talks")
         #expect(rig.server.events(ofType: "response.create").count == 1, "alice still talks")
         rig.server.speechStopped(audioEndMs: 900, itemID: "u1")
         #expect(rig.server.wait { $0.events(ofType: "response.create").count == 2 })
@@ -183,7 +187,7 @@ import Testing
         while ContinuousClock.now - start < .seconds(60) {
             rig.agent.say("Question \(asked)")
             asked += 1
-            Thread.sleep(forTimeInterval: 1.7)
+            Thread.sleep(forTimeInterval: 1.7)  // the test's own pacing of its questions
         }
         #expect(
             rig.wait(timeout: 10) { writer.lineCount == asked }, "every reply written: \(writer.lineCount)/\(asked)")

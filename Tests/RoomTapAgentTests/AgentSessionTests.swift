@@ -41,7 +41,8 @@ import Testing
         rig.agent.say("What's for dinner?")
         #expect(rig.server.wait { $0.events(ofType: "response.create").count == 1 })
         rig.agent.say("And dessert?")
-        Thread.sleep(forTimeInterval: 0.2)
+        // say decides at once: the second text waits behind the response in progress.
+        #expect(rig.agent.statistics.saysWaiting == 1, "queued while the response is active")
         #expect(rig.server.events(ofType: "response.create").count == 1, "queued while the response is active")
         rig.server.reply(pcm: sine24(frequency: 500, count: 2_400), transcript: "Soup.")
         #expect(rig.server.wait { $0.events(ofType: "response.create").count == 2 })
@@ -85,9 +86,20 @@ import Testing
         #expect(update["audio"] == nil, "only the instructions change")
         #expect(rig.server.wait { $0.events(ofType: "input_audio_buffer.append").count >= 3 })
         rig.agent.setListening(false)
-        Thread.sleep(forTimeInterval: 0.3)
+        // The listen thread has taken frames since the mute (each one it dropped unheard), and the
+        // server has everything the agent sent: then 0.3 s more of room frames change nothing.
+        let mutedAt = rig.agent.listenSink.consumedFrames
+        #expect(rig.wait { rig.agent.listenSink.consumedFrames >= mutedAt + 2 })
+        #expect(
+            rig.wait {
+                rig.server.events(ofType: "input_audio_buffer.append").count
+                    == rig.agent.statistics.audioChunksSent
+            })
         let paused = rig.server.events(ofType: "input_audio_buffer.append").count
-        Thread.sleep(forTimeInterval: 0.3)
+        let sentBefore = rig.agent.statistics.audioChunksSent
+        let heardUpTo = rig.agent.listenSink.consumedFrames
+        #expect(rig.wait { rig.agent.listenSink.consumedFrames >= heardUpTo + 30 })
+        #expect(rig.agent.statistics.audioChunksSent == sentBefore, "nothing sent while muted")
         #expect(rig.server.events(ofType: "input_audio_buffer.append").count == paused, "nothing sent while muted")
         #expect(rig.server.connectionCount == 1, "the session stays")
         rig.agent.setListening(true)
@@ -122,8 +134,7 @@ import Testing
         #expect(rig.wait { rig.agent.statistics.reconnects == 1 && rig.agent.statistics.rollovers == 1 })
         #expect(rig.agent.statistics.state == .connected)
         let framesBefore = rig.voiceSink.frameCount
-        Thread.sleep(forTimeInterval: 0.1)
-        #expect(rig.voiceSink.frameCount > framesBefore, "the voice track keeps its timeline")
+        #expect(rig.wait { rig.voiceSink.frameCount > framesBefore }, "the voice track keeps its timeline")
         rig.finish()
         #expect(rig.log.all.contains { $0.contains("session_expired") })
     }
@@ -134,8 +145,7 @@ import Testing
             port: 0, humans: [("alice", ConstantSource(100))], server: server, startRoomAfterConnect: false)
         #expect(rig.wait { rig.agent.statistics.state == .failed })
         let framesAtFailure = rig.voiceSink.frameCount
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(rig.voiceSink.frameCount > framesAtFailure, "the room goes on")
+        #expect(rig.wait { rig.voiceSink.frameCount > framesAtFailure + 10 }, "the room goes on")
         rig.finish()
         #expect(rig.log.all.count == 1)
         let line = try #require(rig.log.all.first)
@@ -210,16 +220,18 @@ import Testing
     @Test func errorEventsAreSurvivedUnlessFatal() throws {
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         rig.server.sendError(code: "conversation_already_has_active_response", message: "busy")
+        // The error is counted under the same lock that would have failed the agent: decided.
         #expect(rig.wait { rig.agent.statistics.errors == 1 })
-        Thread.sleep(forTimeInterval: 0.1)
         #expect(rig.agent.statistics.state == .connected)
         rig.server.sendError(code: "insufficient_quota", message: "You exceeded your quota.")
         #expect(rig.wait { rig.agent.statistics.state == .failed })
-        Thread.sleep(forTimeInterval: 0.3)
+        // The agent ended its session (the server saw it close); a reconnect would be due 0.05 s
+        // later (the rig's backoff): 0.5 s of room time after that, there is none.
+        #expect(rig.wait { rig.server.connections.first?.closeFrame != nil }, "the session is closed")
+        let framesAtClose = rig.voiceSink.frameCount
+        #expect(rig.wait { rig.voiceSink.frameCount > framesAtClose + 50 }, "the room goes on")
         #expect(rig.server.connectionCount == 1, "no reconnect after a fatal error")
-        let framesAfter = rig.voiceSink.frameCount
-        Thread.sleep(forTimeInterval: 0.1)
-        #expect(rig.voiceSink.frameCount > framesAfter, "the room goes on")
+        #expect(rig.server.upgradeRequests.count == 1, "no reconnect after a fatal error")
         rig.finish()
         #expect(rig.log.all.contains { $0.contains("busy") })
         #expect(rig.log.all.contains { $0.contains("insufficient_quota") })

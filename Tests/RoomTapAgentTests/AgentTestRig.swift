@@ -56,11 +56,11 @@ final class AgentTestRig {
         server.stop()
     }
 
-    /// Waits until `condition` holds; false on timeout.
-    func wait(timeout: Double = 5, _ condition: () -> Bool) -> Bool { Self.waitFor(timeout: timeout, condition) }
+    /// Waits until `condition` holds; false on timeout (generous: a loaded machine).
+    func wait(timeout: Double = 30, _ condition: () -> Bool) -> Bool { Self.waitFor(timeout: timeout, condition) }
 
-    /// Waits until `condition` holds; false on timeout.
-    static func waitFor(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    /// Waits until `condition` holds; false on timeout (generous: a loaded machine).
+    static func waitFor(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() {
             if Date() > deadline { return false }

@@ -35,7 +35,7 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
             defer { s.stalled = true }
             return !s.stalled && stallSeconds > 0
         }
-        if stall { Thread.sleep(forTimeInterval: stallSeconds) }
+        if stall { Thread.sleep(forTimeInterval: stallSeconds) }  // the test's slow consumer, on purpose
     }
 
     var chunks: [(room: Int64, samples: [Int16])] { store.withLock { $0.chunks } }
@@ -160,10 +160,11 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         let reply = [Int16](repeating: 1_000, count: 48_000 * 3)
         _ = reply.withUnsafeBufferPointer { voice.push($0) }
         room.start()
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(waitUntil(timeout: .seconds(30)) { room.position >= 14_400 }, "0.3 s of the reply played")
         let stoppedAt = voice.flush()
         let lastRendered = voice.lastRenderedRoomSample
-        Thread.sleep(forTimeInterval: 0.1)
+        // 0.1 s of room rendered after the flush, all of it to be silent.
+        #expect(waitUntil(timeout: .seconds(30)) { sink.frameCount * 480 >= Int(stoppedAt) + 4_800 })
         room.stop()
         room.waitUntilFinished()
         let out = sink.samples

@@ -24,7 +24,11 @@ final class RealtimeProbe: Sendable {
             case .closed(let code, let reason): inbox.closed.withLock { $0 = (Int(code), reason) }
             }
         }
+        let before = server.connectionCount
         try client.connect()
+        // The server registers the connection on its own thread after the 101 goes out: a reply
+        // asked for before that would go nowhere.
+        _ = waitUntil { server.connectionCount > before }
     }
 
     /// Sends `object` as one JSON text message.
@@ -45,7 +49,7 @@ final class RealtimeProbe: Sendable {
 
     /// Waits for the `count`-th event of `type` and returns it.
     @discardableResult
-    func next(_ type: String, count: Int = 1, timeout: Duration = .seconds(10)) -> [String: Any]? {
+    func next(_ type: String, count: Int = 1, timeout: Duration = .seconds(30)) -> [String: Any]? {
         var found: [String: Any]?
         _ = waitUntil(timeout: timeout) {
             let list = events(type)
@@ -56,7 +60,7 @@ final class RealtimeProbe: Sendable {
     }
 
     /// The `error` answering the client event `eventID`.
-    func error(for eventID: String, timeout: Duration = .seconds(10)) -> [String: Any]? {
+    func error(for eventID: String, timeout: Duration = .seconds(30)) -> [String: Any]? {
         var found: [String: Any]?
         _ = waitUntil(timeout: timeout) {
             found = events("error").compactMap { $0["error"] as? [String: Any] }.first {
@@ -69,7 +73,7 @@ final class RealtimeProbe: Sendable {
 
     func close() {
         client.close()
-        _ = client.waitUntilClosed(timeout: .seconds(5))
+        _ = client.waitUntilClosed(timeout: .seconds(30))
     }
 }
 

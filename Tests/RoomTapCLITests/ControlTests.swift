@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
 import Testing
 
@@ -33,7 +34,7 @@ struct ControlTests {
             {
                 return (time, Date())
             }
-            usleep(50_000)
+            usleep(50_000)  // between tries
         }
         throw CLIError("the recorder never answered on its control socket")
     }
@@ -72,7 +73,7 @@ struct ControlTests {
         let (startTime, startWall) = try waitForRecorder(env)
         func at(_ roomTime: Double) {
             let wait = roomTime - (startTime + Date().timeIntervalSince(startWall))
-            if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }  // the test's own pacing on the room timeline
         }
         func time(_ reply: [String: Any]) -> Double { reply["room_time"] as? Double ?? -1 }
         at(1.0)
@@ -221,20 +222,27 @@ struct ControlTests {
         for (k, v) in env { processEnv[k] = v }
         processEnv["TERM"] = "xterm"
         process.environment = processEnv
-        let keys = Pipe()
-        let screen = Pipe()
+        let keys = ChildProcesses.pipe()
+        let screen = ChildProcesses.pipe()
         process.standardInput = keys
         process.standardOutput = screen
         process.standardError = screen
-        try process.run()
-        usleep(1_000_000)
+        try ChildProcesses.run(process)
+        // Everything drawn, read as it comes; each key is pressed once the screen shows the one
+        // before took effect.
+        let screenSoFar = Locked(Data())
+        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) }
+        }
+        func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
+        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
         keys.fileHandleForWriting.write(Data("m".utf8))
-        usleep(700_000)
+        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("MUTED") }, "m muted alice on screen")
         keys.fileHandleForWriting.write(Data("q".utf8))
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "q quits")
         if process.isRunning { process.terminate() }
-        let drawn = String(decoding: screen.fileHandleForReading.availableData, as: UTF8.self)
+        process.waitUntilExit()
+        reader.wait()
+        let drawn = shown()
         #expect(process.terminationStatus == 0, "watch quit with q: \(drawn.suffix(300))")
         #expect(drawn.contains("alice") && drawn.contains("MUTED"), "the view showed alice, then muted")
         #expect(drawn.contains("\u{1B}[?1049l") && drawn.contains("\u{1B}[?25h"), "the terminal was restored")
@@ -284,7 +292,7 @@ struct HostileControlClientTests {
     final class RawClient {
         let fd: Int32
         init?(path: String) {
-            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -343,8 +351,9 @@ struct HostileControlClientTests {
                 "--out", out.path, "--quiet",
             ], environment: ["ROOMTAP_CONTROL": path])
         var stuck: [RawClient] = []
-        for _ in 0..<100 where stuck.isEmpty {
-            if let c = RawClient(path: path) { stuck.append(c) } else { usleep(50_000) }
+        _ = waitUntil(timeout: .seconds(60)) {
+            if let c = RawClient(path: path) { stuck.append(c) }
+            return !stuck.isEmpty
         }
         try #require(!stuck.isEmpty, "the recorder's socket never appeared")
         // Clients that watch and never read, and one that sends half a line and stalls.

@@ -18,13 +18,13 @@ struct InterruptionTests {
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         let wav = out.appendingPathComponent("carol.wav").path
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && process.isRunning {
             let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
             if size > bytes { break }
-            usleep(2_000)
+            usleep(2_000)  // between looks at the file's size
         }
         #expect(process.isRunning, "the room ended before it could be interrupted")
         return process

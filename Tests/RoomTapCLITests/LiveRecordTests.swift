@@ -130,7 +130,7 @@ struct LiveRecordTests {
                     $0 == "rtp://127.0.0.1:\(ffmpegPort)" ? "rtp://127.0.0.1:\(ffmpegRelayPort)" : $0
                 }.dropLast(2)),
             executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
-        usleep(300_000)
+        usleep(300_000)  // the test's own pacing: the two senders start 0.3 s apart
         let gstStart = Date()
         let gst = try CLIRunner.start(
             [
@@ -196,7 +196,13 @@ struct LiveRecordTests {
             ])
         try waitUntilListening(port: port, pid: recorder.pid)
         sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
-        usleep(400_000)  // the real sender has its track before the flood
+        // The real sender has its track (room.json lists its file) before the flood.
+        let real = "ssrc-" + String(sender.ssrc, radix: 16) + ".wav"
+        #expect(
+            waitUntil(timeout: .seconds(30)) {
+                (currentRoomJSON(out)?["tracks"] as? [[String: Any]])?.contains { $0["file"] as? String == real }
+                    == true
+            }, "the real sender's track before the flood")
         var peakKiB = 0
         let flood = DatagramSocket(address)
         var rng = SplitMix64(seed: 99)
@@ -214,13 +220,13 @@ struct LiveRecordTests {
             }
             if i % 500 == 0 {
                 peakKiB = max(peakKiB, highWaterKiB(pid: recorder.pid) ?? 0)
-                usleep(20_000)
+                usleep(20_000)  // the test's own pacing of the flood
             }
         }
         flood.close()
         while recorder.isRunning {
             peakKiB = max(peakKiB, highWaterKiB(pid: recorder.pid) ?? 0)
-            usleep(50_000)
+            usleep(50_000)  // sampling the memory high-water mark until the recorder ends
         }
         sender.wait()
         let outcome = recorder.wait(timeout: 20)
@@ -228,7 +234,6 @@ struct LiveRecordTests {
         #expect(peakKiB > 0 && peakKiB < 300 * 1024, "VmHWM \(peakKiB) KiB")
 
         let wavs = try listing(out).filter { $0.hasSuffix(".wav") }
-        let real = "ssrc-" + String(sender.ssrc, radix: 16) + ".wav"
         #expect(wavs.contains(real), "the real sender's track survives the flood: \(wavs)")
         #expect(wavs.count <= 8, "at most --max-tracks files: \(wavs.count)")
         let samples = try WAVFile.readSamples(path: out.appendingPathComponent(real).path).1
@@ -322,7 +327,7 @@ func waitUntilListening(port: UInt16, pid: Int32, timeout: Double = 10) throws {
             }
         }
         guard kill(pid, 0) == 0 else { throw LiveTestError("roomtap (pid \(pid)) exited before listening") }
-        usleep(20_000)
+        usleep(20_000)  // between looks at /proc/net/udp
     }
     throw LiveTestError("roomtap did not bind UDP port \(port) within \(timeout) s")
 }
@@ -378,6 +383,13 @@ func highWaterKiB(pid: Int32) -> Int? {
 }
 
 /// room.json of a recording.
+/// room.json as it is now, nil while it is not there (read without #require: polling it is no
+/// failure).
+func currentRoomJSON(_ out: URL) -> [String: Any]? {
+    guard let data = try? Data(contentsOf: out.appendingPathComponent("room.json")) else { return nil }
+    return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+}
+
 func roomJSON(_ out: URL) throws -> [String: Any] {
     let data = try Data(contentsOf: out.appendingPathComponent("room.json"))
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

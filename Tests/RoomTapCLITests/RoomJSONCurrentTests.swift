@@ -206,7 +206,7 @@ struct RoomJSONCurrentTests {
                 mute = try? CLIRunner.run(["mute", "alice"], environment: env, timeout: 20)
                 return mute?.status == 0
             }, "the recorder answers: \(mute?.stderr ?? "")")
-        let muted = waitUntil(timeout: .seconds(3)) {
+        let muted = waitUntil(timeout: .seconds(30)) {
             let controls = (try? roomJSON(out))?["controls"] as? [[String: Any]] ?? []
             return controls.contains { $0["change"] as? String == "mute" && $0["track"] as? String == "alice" }
         }

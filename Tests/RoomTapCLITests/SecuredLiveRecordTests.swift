@@ -239,12 +239,25 @@ struct SecuredLiveRecordTests {
                     payloadType: 111, sequenceNumber: UInt16(i & 0xFFFF), timestamp: UInt32(i * 960),
                     ssrc: i % 10 == 0 ? 0xA11CE : 0x0BAD_0000 + UInt32(i % 5_000), payload: [0xF8, 0xFF, 0xFE]
                 ).bytes()
-            while !flood.send(bytes) { usleep(1_000) }
-            if i % 250 == 249 { usleep(25_000) }  // 10 000 packets a second, in bursts of 250
+            while !flood.send(bytes) { usleep(1_000) }  // the socket's buffer full: try again
+            if i % 250 == 249 { usleep(25_000) }  // the test's own pacing: 10 000 a second, in bursts of 250
         }
-        _ = alice.wait()
+        let aliceSent = alice.wait().sendNanos.count
         _ = stray.wait()
-        usleep(200_000)  // the last datagrams read, then stop (the room drains its record delay)
+        // The last datagrams read (room.json, refreshed every second, counts them), then stop
+        // (the room drains its record delay).
+        let counted = waitUntil(timeout: .seconds(60)) {
+            guard let json = currentRoomJSON(out), let tracks = json["tracks"] as? [[String: Any]],
+                let network = json["network"] as? [String: Any],
+                let received = network["received"] as? [[String: Any]]
+            else { return false }
+            let rtp = tracks.compactMap { $0["rtp"] as? [String: Any] }.first { $0["port"] as? Int == Int(port) }
+            let listen = received.first { ($0["listen"] as? String)?.hasSuffix(":\(port)") == true }
+            return rtp?["packets"] as? Int == aliceSent
+                && (listen?["notAllowed"] as? Int ?? 0) >= 45_000
+                && (network["droppedUndescribedSSRC"] as? Int ?? 0) >= 45
+        }
+        #expect(counted, "room.json counts alice's \(aliceSent) packets, the flood and the stray")
         recorder.signal(SIGINT)
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")

@@ -10,7 +10,7 @@ struct StandardInputTests {
     /// Runs `roomtap ARGS` with `bytes` written to its standard input in chunks of `chunk` bytes
     /// from another thread (the pipe's back-pressure paces the writer), then closed.
     private func record(_ arguments: [String], feeding bytes: Data, chunk: Int = 3_001) throws -> CLIRunner.Outcome {
-        let pipe = Pipe()
+        let pipe = ChildProcesses.pipe()
         let running = try CLIRunner.start(arguments, standardInput: pipe)
         let writer = pipe.fileHandleForWriting
         let done = DispatchSemaphore(value: 0)
@@ -104,9 +104,9 @@ struct StandardInputTests {
         var env = ProcessInfo.processInfo.environment
         env["ROOMTAP_CONTROL"] = uniqueControlPath()
         shell.environment = env
-        let err = Pipe()
+        let err = ChildProcesses.pipe()
         shell.standardError = err
-        try shell.run()
+        try ChildProcesses.run(shell)
         shell.waitUntilExit()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(shell.terminationStatus == 0, "\(stderr)")
@@ -132,11 +132,11 @@ struct StandardInputTests {
         var env = ProcessInfo.processInfo.environment
         env["ROOMTAP_CONTROL"] = uniqueControlPath()
         process.environment = env
-        let screen = Pipe()
-        process.standardInput = Pipe()
+        let screen = ChildProcesses.pipe()
+        process.standardInput = ChildProcesses.pipe()
         process.standardOutput = screen
         process.standardError = screen
-        try process.run()
+        try ChildProcesses.run(process)
         process.waitUntilExit()
         let said = String(decoding: screen.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 64, "\(said)")

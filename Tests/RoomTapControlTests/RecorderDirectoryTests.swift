@@ -31,7 +31,7 @@ import Testing
     private func deadPID() throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try process.run()
+        try ChildProcesses.run(process)
         process.waitUntilExit()
         return process.processIdentifier
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapControl
 import RoomTapSync
+import RoomTapTestSupport
 import Synchronization
 import Testing
 
@@ -145,11 +146,11 @@ import Testing
                 outcome.withLock { $0 = error }
             }
         }
-        let deadline = Date().addingTimeInterval(5)
-        while !watching.load(ordering: .relaxed) && Date() < deadline { usleep(5000) }
-        usleep(100_000)
+        // The server answered the watch request: the client is a watcher now.
+        #expect(
+            waitUntil(timeout: .seconds(30)) { watching.load(ordering: .relaxed) && server?.statistics.requests == 1 })
         server = nil  // deinit stops: clients closed, socket removed
-        #expect(watcher.wait(timeout: 5))
+        #expect(watcher.wait(timeout: 30))
         #expect(outcome.withLock { $0 } == .disconnected(path: path))
         #expect(fileMode(path) == nil)
         #expect(server == nil)

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapControl
 import RoomTapSync
+import RoomTapTestSupport
 import Synchronization
 import Testing
 
@@ -88,7 +89,7 @@ import Testing
         while received.withLock({ $0.count }) < 3 && Date() < deadline {
             server.publish(["event": "control_changed", "n": .number(Double(n))])
             n += 1
-            usleep(5000)
+            usleep(5000)  // the test's own pacing of events
         }
         #expect(watcher.wait())
         let events = received.withLock { $0 }
@@ -106,7 +107,9 @@ import Testing
             let n = calls.add(1, ordering: .relaxed).newValue
             return ["event": "levels", "room_time": .number(Double(n) / 10), "tracks": []]
         }
-        usleep(300_000)
+        // The server loop runs (a client's pings answered) for 0.3 s, three ticker intervals, with
+        // nobody watching: the ticker never runs.
+        #expect(Self.serverAnswers(at: path, for: .milliseconds(300)))
         #expect(calls.load(ordering: .relaxed) == 0)
 
         let watcher = try #require(RawConnection(path: path))
@@ -122,10 +125,24 @@ import Testing
 
         // The watcher leaves: the ticker stops.
         shutdown(watcher.fd, Int32(SHUT_RDWR))
-        let deadline = Date().addingTimeInterval(5)
-        while server.statistics.clientsConnected > 0 && Date() < deadline { usleep(10_000) }
+        #expect(waitUntil(timeout: .seconds(30)) { server.statistics.clientsConnected == 0 })
         let stopped = calls.load(ordering: .relaxed)
-        usleep(300_000)
+        #expect(Self.serverAnswers(at: path, for: .milliseconds(300)))
         #expect(calls.load(ordering: .relaxed) == stopped)
+    }
+
+    /// Pings the server at `path` over one connection, one after another, until `span` has passed
+    /// (the server loop provably ran through that span, however loaded the machine); false if a
+    /// ping went unanswered.
+    static func serverAnswers(at path: String, for span: Duration) -> Bool {
+        guard let client = RawConnection(path: path) else { return false }
+        let end = ContinuousClock.now + span
+        var id = 100
+        repeat {
+            id += 1
+            client.send("{\"id\":\(id),\"cmd\":\"ping\"}\n")
+            guard client.readLine(timeout: 30)?.contains("\"id\":\(id)") == true else { return false }
+        } while ContinuousClock.now < end
+        return true
     }
 }

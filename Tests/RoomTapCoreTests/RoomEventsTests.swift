@@ -99,9 +99,10 @@ import Testing
             room.removeTrack(victim)
             done.signal()
         }.start()
-        while room.tracks.contains(where: { $0 === victim }) { usleep(1_000) }
-        usleep(50_000)  // let removeTrack publish the routing
-        #expect(done.wait(timeout: .now() + 0.05) == .timedOut, "removeTrack waits for the clock")
+        // removeTrack took the track out of the list; the clock is still parked in frame 50, so
+        // however long removeTrack is given it cannot have seen the clock take up the routing.
+        #expect(waitUntil(timeout: .seconds(30)) { !room.tracks.contains(where: { $0 === victim }) })
+        #expect(done.wait(timeout: .now() + 0.2) == .timedOut, "removeTrack waits for the clock")
         gate.release()
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(removed.withLock { $0 } == ["victim: 51 frames, 0 sinks"])

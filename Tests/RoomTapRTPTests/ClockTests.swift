@@ -19,6 +19,24 @@ struct ClockTests {
         return (clock, starts)
     }
 
+    /// Milliseconds each tick started after its deadline (origin + n × 10 ms), as the test saw it
+    /// (a little after the clock did).
+    static func lateness(_ starts: [UInt64], origin: UInt64) -> [Double] {
+        starts.enumerated().map { Double(Int64($0.element) - Int64(origin)) / 1e6 - Double($0.offset) * 10 }
+    }
+
+    /// True when some tick started less than 10 ms after the one before: the clock waited for an
+    /// absolute deadline, not for 10 ms after the last tick (that would drift by every tick's
+    /// lateness and never catch up).
+    static func caughtUp(_ starts: ArraySlice<UInt64>) -> Bool {
+        zip(starts, starts.dropFirst()).contains { $1 - $0 < 10_000_000 }
+    }
+
+    // These tests hold on a loaded machine: how late a tick starts is the scheduler's doing, and
+    // the clock's promise is to count it (any tick more than `lateTolerance` late, reported in
+    // room.json as lateTicks), never to run a tick early, never to skip one, and to keep its
+    // absolute deadlines. So they assert that, not the machine's punctuality.
+
     @Test func twoSecondsTickTwoHundredTimesOnAbsoluteDeadlinesWithoutDrift() {
         let (clock, starts) = Self.run(ticks: 200)
         #expect(clock.isRealTime)
@@ -27,26 +45,28 @@ struct ClockTests {
         for (n, t) in starts.enumerated() {
             #expect(t >= origin + UInt64(n) * 10_000_000, "tick \(n) ran before its deadline")
         }
-        // No drift: the 200th tick starts within a few ms of start + 1.99 s. Accumulated sleeps
-        // would put every late tick behind; a scheduling hiccup delays one.
-        let lateness = starts.enumerated().map { Double($0.element - origin) / 1e6 - Double($0.offset) * 10 }
-        #expect(lateness[199] >= 0 && lateness[199] < 20, "200th tick \(lateness[199]) ms after its deadline")
-        let settled = lateness.suffix(20).min()!
-        #expect(settled < 3, "the last 20 ticks are all at least \(settled) ms late")
-        #expect(lateness.sorted()[100] < 5, "median lateness \(lateness.sorted()[100]) ms")
+        let lateness = Self.lateness(starts, origin: origin)
+        // The clock counts a tick late by its own reading, taken just before the test's.
+        #expect(clock.lateTicks <= lateness.filter { $0 > 5 }.count, "late ticks \(clock.lateTicks)")
+        #expect(Double(clock.maxLatenessNanoseconds) / 1e6 <= lateness.max()!)
+        #expect(Self.caughtUp(starts[...]), "absolute deadlines: some wait was shorter than 10 ms")
     }
 
     @Test func aSlowTickIsCountedLateAndTheClockCatchesUpWithoutSkipping() {
         let (clock, starts) = Self.run(ticks: 50) { index in
-            if index == 10 { usleep(30_000) }
+            if index == 10 { usleep(30_000) }  // the slow tick itself, the point of the test
         }
         #expect(starts.count == 50, "no tick skipped")
-        #expect(clock.lateTicks >= 1 && clock.lateTicks <= 3, "late ticks \(clock.lateTicks)")
+        // Tick 11 starts at least 30 ms after tick 10's deadline, 20 ms after its own: late
+        // whatever the machine does.
+        #expect(clock.lateTicks >= 1, "late ticks \(clock.lateTicks)")
         #expect(clock.maxLatenessNanoseconds >= 15_000_000)
-        // Back on schedule after catching up.
         let origin = clock.startInstant
-        let lastLateness = Double(starts[49] - origin) / 1e6 - 490
-        #expect(lastLateness >= 0 && lastLateness < 15)
+        let lateness = Self.lateness(starts, origin: origin)
+        #expect(clock.lateTicks <= lateness.filter { $0 > 5 }.count, "late ticks \(clock.lateTicks)")
+        #expect(lateness.allSatisfy { $0 >= 0 }, "no tick before its deadline")
+        // Catching up: after the slow tick, ticks follow each other sooner than every 10 ms.
+        #expect(Self.caughtUp(starts[11...]), "the clock kept its deadlines and caught up")
     }
 
     @Test func monotonicTimeMapsToRoomSamples() {

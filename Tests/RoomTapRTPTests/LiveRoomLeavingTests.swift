@@ -17,15 +17,15 @@ struct LiveRoomLeavingTests {
                 payloadType: 111, sequenceNumber: UInt16(k), timestamp: UInt32(k * 960), ssrc: ssrc,
                 payload: Self.packets[k % Self.packets.count])
             send(packet.bytes(), to: address)
-            usleep(20_000)
+            usleep(20_000)  // the test's own pacing: a packet every 20 ms
         }
     }
 
-    func waitUntil(_ condition: () -> Bool, seconds: Double = 3) -> Bool {
+    func waitUntil(_ condition: () -> Bool, seconds: Double = 30) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition() { return true }
-            usleep(10_000)
+            usleep(10_000)  // between looks
         }
         return condition()
     }

@@ -255,7 +255,7 @@ struct LoopbackRun {
         let nominal = Int(harness.clock.roomSample(atMonotonic: start)) + LoopbackSenderTests.delay
         let jitter = Int(sender.impairments.jitterMilliseconds * 48)
         let stopAt = nominal + jitter + (sender.packets.count - 2) * 960
-        while harness.room.position < stopAt + 960 { usleep(2_000) }
+        #expect(waitUntil(timeout: .seconds(60)) { harness.room.position >= stopAt + 960 }, "the room played it all")
         harness.room.stop()
         harness.room.waitUntilFinished()
         report = sender.wait()

@@ -19,7 +19,7 @@ struct NetworkArrivalTimeTests {
                 list.append(arrival)
                 return list.count == 1
             }
-            if first { usleep(100_000) }
+            if first { usleep(100_000) }  // the test's busy receive thread, on purpose
         }
         func receiver(
             _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress, arrival: UInt64

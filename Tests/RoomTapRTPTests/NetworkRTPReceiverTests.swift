@@ -66,8 +66,7 @@ struct NetworkRTPReceiverTests {
         var badCSRC = RTPPacketBuilder(ssrc: 7, payload: [1, 2])
         badCSRC.csrcCountOverride = 15
         send(badCSRC.bytes(), to: address)
-        let deadline = Date().addingTimeInterval(3)
-        while Date() < deadline && (receiver.statistics.datagrams < 55) { usleep(5_000) }
+        _ = waitUntil(timeout: .seconds(30)) { receiver.statistics.datagrams >= 55 }
         receiver.stop()
 
         #expect(collector.lock.withLock { collector.packets } == sent, "every media packet, in order, intact")
@@ -110,8 +109,7 @@ struct NetworkRTPReceiverTests {
             let count = Int.random(in: 0...300, using: &generator)
             send((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }, to: address)
         }
-        let deadline = Date().addingTimeInterval(3)
-        while Date() < deadline && receiver.statistics.datagrams < 490 { usleep(5_000) }
+        _ = waitUntil(timeout: .seconds(30)) { receiver.statistics.datagrams >= 490 }
         receiver.stop()
         let stats = receiver.statistics
         #expect(stats.datagrams >= 490, "loopback may drop a few, not most")

@@ -57,13 +57,16 @@ struct NetworkUDPSocketTests {
         let socket = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
         let done = DispatchSemaphore(value: 0)
         let result = ResultBox()
+        let receiving = DispatchSemaphore(value: 0)
         Thread {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
             defer { buffer.deallocate() }
+            receiving.signal()
             while let n = socket.receive(into: buffer, timeoutMilliseconds: 200) { result.count += n }
             done.signal()
         }.start()
-        usleep(50_000)
+        #expect(receiving.wait(timeout: .now() + 30) == .success)
+        usleep(50_000)  // the receive is then (almost surely) blocked in poll; if not, close must still end it
         socket.close()
         #expect(done.wait(timeout: .now() + 2) == .success, "the receive loop ends after close")
         #expect(socket.isClosed)

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapRTP
+import RoomTapTestSupport
 import Testing
 
 /// SDPs written by `ffmpeg -f rtp -sdp_file` (ffmpeg 5.1.9, Debian 12), committed as they came, and
@@ -132,7 +133,7 @@ struct RoomSDPFixtureTests {
             "-map", "0:a", "-c:a", "libopus", "-f", "rtp", "rtp://127.0.0.1:27300",
             "-map", "1:a", "-c:a", "libopus", "-ac", "2", "-f", "rtp", "rtp://127.0.0.1:27302", "-sdp_file", sdp,
         ]
-        try process.run()
+        try ChildProcesses.run(process)
         process.waitUntilExit()
         try #require(process.terminationStatus == 0)
         let room = try RoomDescription.parseSDP(try String(contentsOfFile: sdp, encoding: .utf8), source: sdp)

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing
@@ -32,7 +33,7 @@ import Testing
             let client = WebSocketClient(configuration: .init(url: server.url)) { _ in }
             try client.connect()
             client.close()
-            #expect(client.waitUntilClosed(timeout: .seconds(5)))
+            #expect(client.waitUntilClosed(timeout: .seconds(30)))
         }
         let keys = server.connections.map { $0.request.header("Sec-WebSocket-Key") }
         #expect(keys.count == 2)
@@ -76,7 +77,7 @@ import Testing
         ) { _ in }
         try accepted.connect()
         accepted.close()
-        #expect(accepted.waitUntilClosed(timeout: .seconds(5)))
+        #expect(accepted.waitUntilClosed(timeout: .seconds(30)))
         #expect(server.connections.count == 1)
         #expect(server.upgradeRequests.count == 2)
     }
@@ -123,17 +124,20 @@ import Testing
         let server = try WebSocketTestServer(options: options)
         defer { server.stop() }
         let client = WebSocketClient(configuration: .init(url: server.url, connectTimeout: .seconds(10))) { _ in }
+        let closedAt = Locked<ContinuousClock.Instant?>(nil)
         let closer = Thread {
-            usleep(300_000)
+            // The connect is in progress: the server has the upgrade request (and holds its answer).
+            _ = waitUntil(timeout: .seconds(30)) { !server.upgradeRequests.isEmpty }
+            closedAt.withLock { $0 = .now }
             client.close()
         }
         closer.start()
-        let start = ContinuousClock.now
         let error = try #require(throws: WebSocketError.self) { try client.connect() }
-        let took = start.duration(to: .now)
+        let ended = ContinuousClock.now
         #expect(error.kind == .state, "\(error)")
-        #expect(took < .seconds(2), "connect ended \(took) after starting, not at the 10 s timeout")
-        #expect(client.waitUntilClosed(timeout: .seconds(1)))
+        let took = try #require(closedAt.withLock { $0 }, "connect ended before close").duration(to: ended)
+        #expect(took < .seconds(2), "connect ended \(took) after close, not at the 10 s timeout")
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
     }
 
     @Test func closingBeforeConnectMakesConnectFail() throws {
@@ -184,9 +188,9 @@ import Testing
             "-c", "printf '%s' \"$1\" | openssl dgst -sha1 -binary | base64", "sh",
             key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11",
         ]
-        let pipe = Pipe()
+        let pipe = ChildProcesses.pipe()
         openssl.standardOutput = pipe
-        try openssl.run()
+        try ChildProcesses.run(openssl)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         openssl.waitUntilExit()
         let expected = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -26,7 +26,7 @@ final class ClientHolder: Sendable {
         let events = EventRecorder()
         let client = WebSocketClient(configuration: .init(url: server.url + "echo?x=1"), onEvent: events.handler)
         try client.connect()
-        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        let connection = try #require(server.waitForConnection(timeout: .seconds(30)))
         #expect(connection.request.target == "/echo?x=1")
         #expect(connection.request.header("Host") == "127.0.0.1:\(server.port)")
 
@@ -40,7 +40,7 @@ final class ClientHolder: Sendable {
         #expect(connection.protocolErrors.isEmpty)
 
         client.close()
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         #expect(events.closed?.code == 1000)
         // One loop thread delivered everything, not the test's thread.
         #expect(events.threads.count == 1)
@@ -58,7 +58,7 @@ extension WebSocketMessageTests {
         let events = EventRecorder()
         let client = WebSocketClient(configuration: configuration, onEvent: events.handler)
         try client.connect()
-        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        let connection = try #require(server.waitForConnection(timeout: .seconds(30)))
         return (client, events, connection)
     }
 
@@ -78,14 +78,14 @@ extension WebSocketMessageTests {
         #expect(!client.isOpen)
         try client.connect()
         #expect(client.isOpen)
-        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        let connection = try #require(server.waitForConnection(timeout: .seconds(30)))
         connection.send(text: "one")
         connection.send(text: "two")
-        #expect(connection.waitForMessage(timeout: .seconds(5))?.message == .text("re: one"))
-        #expect(connection.waitForMessage(timeout: .seconds(5))?.message == .text("re: two"))
+        #expect(connection.waitForMessage(timeout: .seconds(30))?.message == .text("re: one"))
+        #expect(connection.waitForMessage(timeout: .seconds(30))?.message == .text("re: two"))
         connection.send(text: "stop")
-        #expect(connection.waitForClose(timeout: .seconds(5))?.reason == "asked to stop")
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(connection.waitForClose(timeout: .seconds(30))?.reason == "asked to stop")
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         #expect(!client.isOpen)
         #expect(client.outboxBytes == 0)
     }
@@ -101,7 +101,7 @@ extension WebSocketMessageTests {
         #expect(connection.sendFragmented(.binary(bytes), pieces: 3))
         #expect(events.wait(count: 2) == [.text(text), .binary(bytes)])
         // The ping between the fragments was answered.
-        #expect(connection.waitUntil(timeout: .seconds(5)) { $0.pongs.map(\.payload) == [Array("mid".utf8)] })
+        #expect(connection.waitUntil(timeout: .seconds(30)) { $0.pongs.map(\.payload) == [Array("mid".utf8)] })
     }
 
     @Test func fiveMebibyteMessagesBothWays() throws {
@@ -137,11 +137,11 @@ extension WebSocketMessageTests {
         let (client, events, connection) = try Self.connect(server) { $0.maxMessageBytes = 1000 }
         connection.send(binary: [UInt8](repeating: 1, count: 999))
         connection.send(binary: [UInt8](repeating: 2, count: 1001))
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         #expect(events.all.first == .binary([UInt8](repeating: 1, count: 999)))
         #expect(events.all.count == 2)
         #expect(events.closed?.code == 1009)
-        #expect(connection.waitForClose(timeout: .seconds(5))?.code == 1009)
+        #expect(connection.waitForClose(timeout: .seconds(30))?.code == 1009)
     }
 
     @Test func sendFailsBeforeConnectAndAfterClose() throws {
@@ -154,7 +154,7 @@ extension WebSocketMessageTests {
         #expect(throws: WebSocketError.self) { try client.connect() }
         client.close()
         #expect(!client.send(text: "too late"))
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         client.close()  // idempotent
         #expect(events.all == [.closed(code: 1000, reason: "")])
     }
@@ -172,6 +172,6 @@ extension WebSocketMessageTests {
         // Everything accepted arrives, in order, and the client can send again afterwards.
         #expect(connection.waitUntil(timeout: .seconds(20)) { $0.messages.count == accepted })
         #expect(client.send(text: "after"))
-        #expect(connection.waitUntil(timeout: .seconds(5)) { $0.messages.last?.message == .text("after") })
+        #expect(connection.waitUntil(timeout: .seconds(30)) { $0.messages.last?.message == .text("after") })
     }
 }

@@ -32,7 +32,7 @@ import Testing
         #expect(client.send(binary: big))
         #expect(events.wait(count: 2) == [.text("over TLS"), .binary(big)])
         client.close(code: 1000, reason: "tls done")
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         #expect(events.closed?.code == 1000)
         #expect(server.connections.count == 1)
         #expect(server.connections.first?.request.target == "/secure")
@@ -48,11 +48,11 @@ import Testing
             configuration: .init(url: "wss://127.0.0.1:\(tls.port)/", caFile: tls.certificateFile),
             onEvent: events.handler)
         try client.connect()
-        let connection = try #require(server.waitForConnection(timeout: .seconds(5)))
+        let connection = try #require(server.waitForConnection(timeout: .seconds(30)))
         connection.drop()
         let chunk = [UInt8](repeating: 3, count: 256 << 10)
-        for _ in 0..<40 where client.send(binary: chunk) { usleep(5000) }
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        for _ in 0..<40 where client.send(binary: chunk) { usleep(5000) }  // the test's own pacing of sends
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
         #expect(events.all.count == 1)
         #expect(events.closed?.code == 1006)
     }
@@ -75,7 +75,7 @@ import Testing
             #expect(client.send(text: "via proxy"))
             #expect(events.wait(count: 1) == [.text("via proxy")])
             client.close()
-            #expect(client.waitUntilClosed(timeout: .seconds(5)))
+            #expect(client.waitUntilClosed(timeout: .seconds(30)))
         }
         #expect(proxy.connectTargets == ["127.0.0.1:\(server.port)", "localhost:\(tls.port)"])
         #expect(server.connections.count == 2)
@@ -96,6 +96,6 @@ import Testing
         defer { server.stop() }
         let (client, _, _) = try WebSocketMessageTests.connect(server) { $0.proxy = "" }
         client.close()
-        #expect(client.waitUntilClosed(timeout: .seconds(5)))
+        #expect(client.waitUntilClosed(timeout: .seconds(30)))
     }
 }

@@ -67,6 +67,7 @@ extension RealtimeAgent {
             return []
         case .responseDone(let id, let status, let details):
             guard current else { return [] }
+            responsesDone.add(1, ordering: .relaxed)
             s.turns.done(id)
             s.transcript.responseDone(id)
             var actions: [AgentAction] = []

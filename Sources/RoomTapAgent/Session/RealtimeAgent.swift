@@ -86,6 +86,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     let audioBytes = Atomic<Int>(0)
     let audioChunks = Atomic<Int>(0)
     let responses = Atomic<Int>(0)
+    let responsesDone = Atomic<Int>(0)
     let bargeIns = Atomic<Int>(0)
     let reconnects = Atomic<Int>(0)
     let rollovers = Atomic<Int>(0)
@@ -195,13 +196,14 @@ public final class RealtimeAgent: @unchecked Sendable {
 
     /// A snapshot of the state and counters.
     public var statistics: RealtimeAgentStatistics {
-        let (status, failure, lastError, warning) = state.withLock {
-            ($0.status, $0.failure, $0.lastError, $0.sessionWarning)
+        let (status, failure, lastError, warning, saysWaiting, humanTalking) = state.withLock {
+            ($0.status, $0.failure, $0.lastError, $0.sessionWarning, $0.turns.waiting, $0.turns.humanTalking)
         }
         return RealtimeAgentStatistics(
             state: status, failure: failure, lastError: lastError, retries: retries.load(ordering: .relaxed),
             sessionWarning: warning, audioBytesSent: audioBytes.load(ordering: .relaxed),
             audioChunksSent: audioChunks.load(ordering: .relaxed), responses: responses.load(ordering: .relaxed),
+            responsesDone: responsesDone.load(ordering: .relaxed), saysWaiting: saysWaiting, humanTalking: humanTalking,
             bargeIns: bargeIns.load(ordering: .relaxed), reconnects: reconnects.load(ordering: .relaxed),
             rollovers: rollovers.load(ordering: .relaxed), errors: errors.load(ordering: .relaxed),
             transcriptionFailures: transcriptionFailures.load(ordering: .relaxed),

@@ -18,6 +18,13 @@ public struct RealtimeAgentStatistics: Sendable, Codable, Equatable {
     public var audioChunksSent: Int
     /// Responses the server created.
     public var responses: Int
+    /// Responses the agent saw end (`response.done`: completed, cancelled, failed or incomplete).
+    public var responsesDone: Int
+    /// `say` texts waiting their turn (a response in progress, someone talking, no session yet).
+    public var saysWaiting: Int
+    /// Someone in the room is talking, as the server's voice detection last said
+    /// (`speech_started` without its `speech_stopped` yet).
+    public var humanTalking: Bool
     /// Times a human talked over the agent and its playback was cut.
     public var bargeIns: Int
     /// Connections made after the first because one dropped or failed (not rollovers).

@@ -30,7 +30,7 @@ public final class UDPSocket: @unchecked Sendable {
         guard let socketAddress = SocketAddress(address) else {
             throw BindError(address: address, reason: "not a numeric IP address")
         }
-        let fd = socket(socketAddress.family, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(socketAddress.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BindError(address: address, reason: String(cString: strerror(errno))) }
         var size: Int32 = 4 << 20
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

@@ -102,7 +102,7 @@ private final class Encoder: FrameConsumer, @unchecked Sendable {
         self.channels = channels
         self.payloadType = payloadType
         self.ssrc = ssrc
-        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw RTPOpusSender.SetupError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))")
         }

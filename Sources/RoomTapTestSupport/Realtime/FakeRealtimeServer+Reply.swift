@@ -128,7 +128,7 @@ extension FakeRealtimeServer {
                 let now = ContinuousClock.now
                 if due > now {
                     let d = (due - now).components
-                    Thread.sleep(forTimeInterval: Double(d.seconds) + Double(d.attoseconds) / 1e18)
+                    Thread.sleep(forTimeInterval: Double(d.seconds) + Double(d.attoseconds) / 1e18)  // pacing
                 }
             }
         }

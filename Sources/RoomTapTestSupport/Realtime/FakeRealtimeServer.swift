@@ -150,7 +150,7 @@ public final class FakeRealtimeServer: Sendable {
     }
 
     /// Waits until `condition` holds (polling every 2 ms); false on timeout.
-    public func wait(timeout: Duration = .seconds(5), _ condition: (FakeRealtimeServer) -> Bool) -> Bool {
+    public func wait(timeout: Duration = .seconds(30), _ condition: (FakeRealtimeServer) -> Bool) -> Bool {
         waitUntil(timeout: timeout) { condition(self) }
     }
 

@@ -34,7 +34,7 @@ public final class TLSTestTerminator: Sendable {
         ]
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
+        try ChildProcesses.run(openssl)
         openssl.waitUntilExit()
         guard openssl.terminationStatus == 0 else {
             throw TestTCP.Failure(description: "openssl req failed with status \(openssl.terminationStatus)")
@@ -51,7 +51,7 @@ public final class TLSTestTerminator: Sendable {
             ]
             socat.standardOutput = FileHandle.nullDevice
             socat.standardError = FileHandle.nullDevice
-            try socat.run()
+            try ChildProcesses.run(socat)
             let ready = waitUntil(timeout: .seconds(5)) {
                 guard socat.isRunning else { return true }  // exited: the port was taken
                 let fd = TestTCP.connect(port: chosen)

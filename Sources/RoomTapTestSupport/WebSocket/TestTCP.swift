@@ -13,7 +13,7 @@ enum TestTCP {
 
     /// A listening socket on 127.0.0.1:`port` (0: a port the kernel picks; see ``boundPort(_:)``).
     static func listen(port: UInt16) throws(Failure) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -53,7 +53,7 @@ enum TestTCP {
 
     /// A connected socket to 127.0.0.1:`port`, or -1.
     static func connect(port: UInt16) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return -1 }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
@@ -73,6 +73,7 @@ enum TestTCP {
         while true {
             let fd = Glibc.accept(listener, nil, nil)
             if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // never inherited by a child a test starts
                 var one: Int32 = 1
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return fd
@@ -166,7 +167,7 @@ public final class RefusingTCPPort: Sendable {
     private let fd: Int32
 
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestTCP.Failure(description: "socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
