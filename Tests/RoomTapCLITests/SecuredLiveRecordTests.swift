@@ -14,6 +14,23 @@ struct SecuredLiveRecordTests {
     static let key = "zRCoQsnTDbsRqanw1ZL3PFeLJF+Nt+ALhQJRgnWA"
     static let wrongKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"
 
+    /// ffmpeg's arguments to send `input` as Opus over SRTP (`AES_CM_128_HMAC_SHA1_80`, `key`) to
+    /// 127.0.0.1:`rtpPort`, its SRTCP to `rtcpPort`, writing its SDP to `sdp` if given.
+    static func srtpSender(input: [String], key: String, rtpPort: UInt16, rtcpPort: UInt16, sdp: URL?) -> [String] {
+        ["-hide_banner", "-loglevel", "error", "-re"] + input + [
+            "-c:a", "libopus", "-ac", "1", "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80",
+            "-srtp_out_params", key, "srtp://127.0.0.1:\(rtpPort)?rtcpport=\(rtcpPort)",
+        ] + (sdp.map { ["-sdp_file", $0.path] } ?? [])
+    }
+
+    /// ffmpeg writes its SDP as it starts: a first, tiny run to `port` gets it into `sdp`.
+    static func probeSDP(of sourcePath: String, port: UInt16, into sdp: URL) throws {
+        let probe = try CLIRunner.run(
+            srtpSender(input: ["-t", "0.05", "-i", sourcePath], key: key, rtpPort: port, rtcpPort: port, sdp: sdp),
+            timeout: 20, executable: ffmpeg)
+        #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
+    }
+
     /// The track of room.json on `port` and its samples.
     static func track(on port: UInt16, _ out: URL, _ json: [String: Any]) throws -> ([String: Any], [Int16]) {
         let tracks = try #require(json["tracks"] as? [[String: Any]])
@@ -45,17 +62,10 @@ struct SecuredLiveRecordTests {
         try WAVFixtures.write(source, channels: 1, to: sourcePath)
         let sdp = work.appendingPathComponent("ffmpeg.sdp")
         // SRTCP goes straight to the recorder's port (RFC 5761 mux), RTP to `target`.
-        func sender(input: [String], key: String, to target: UInt16, sdpFile: Bool) -> [String] {
-            ["-hide_banner", "-loglevel", "error", "-re"] + input + [
-                "-c:a", "libopus", "-ac", "1", "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80",
-                "-srtp_out_params", key, "srtp://127.0.0.1:\(target)?rtcpport=\(port)",
-            ] + (sdpFile ? ["-sdp_file", sdp.path] : [])
+        func sender(input: [String], key: String, to target: UInt16) -> [String] {
+            Self.srtpSender(input: input, key: key, rtpPort: target, rtcpPort: port, sdp: nil)
         }
-        // ffmpeg writes its SDP as it starts: a first, tiny run gets it.
-        let probe = try CLIRunner.run(
-            sender(input: ["-t", "0.05", "-i", sourcePath], key: Self.key, to: port, sdpFile: true), timeout: 20,
-            executable: Self.ffmpeg)
-        #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
+        try Self.probeSDP(of: sourcePath, port: port, into: sdp)
         #expect(try String(contentsOf: sdp, encoding: .utf8).contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"))
 
         // 6 s of room for 2.4 s of audio: ffmpeg may take seconds to start on a loaded machine
@@ -66,9 +76,9 @@ struct SecuredLiveRecordTests {
             listen: try #require(ListenAddress("127.0.0.1:\(relayPort)")),
             forward: try #require(ListenAddress("127.0.0.1:\(port)")))
         let good = try CLIRunner.start(
-            sender(input: ["-i", sourcePath], key: Self.key, to: relayPort, sdpFile: false), executable: Self.ffmpeg)
+            sender(input: ["-i", sourcePath], key: Self.key, to: relayPort), executable: Self.ffmpeg)
         let bad = try CLIRunner.start(
-            sender(input: ["-f", "lavfi", "-i", "sine=f=660:d=2"], key: Self.wrongKey, to: port, sdpFile: false),
+            sender(input: ["-f", "lavfi", "-i", "sine=f=660:d=2"], key: Self.wrongKey, to: port),
             executable: Self.ffmpeg)
         #expect(good.wait(timeout: 15).status == 0)
         #expect(bad.wait(timeout: 15).status == 0)
@@ -294,16 +304,10 @@ struct SecuredLiveRecordTests {
         let sourcePath = work.appendingPathComponent("source.wav").path
         try WAVFixtures.write(source, channels: 1, to: sourcePath)
         let sdp = work.appendingPathComponent("ffmpeg.sdp")
-        func sender(input: [String], key: String, to port: UInt16, sdpFile: Bool) -> [String] {
-            ["-hide_banner", "-loglevel", "error", "-re"] + input + [
-                "-c:a", "libopus", "-ac", "1", "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80",
-                "-srtp_out_params", key, "srtp://127.0.0.1:\(port)?rtcpport=\(port)",
-            ] + (sdpFile ? ["-sdp_file", sdp.path] : [])
+        func sender(input: [String], key: String, to port: UInt16) -> [String] {
+            Self.srtpSender(input: input, key: key, rtpPort: port, rtcpPort: port, sdp: nil)
         }
-        let probe = try CLIRunner.run(
-            sender(input: ["-t", "0.05", "-i", sourcePath], key: Self.key, to: envPort, sdpFile: true), timeout: 20,
-            executable: Self.ffmpeg)
-        #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
+        try Self.probeSDP(of: sourcePath, port: envPort, into: sdp)
         // The SDP without its key, and the same section again for the second port.
         let lines = try String(contentsOf: sdp, encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
         #expect(lines.contains { $0.hasPrefix("a=crypto:") }, "ffmpeg's SDP carries the key: \(lines)")
@@ -329,9 +333,9 @@ struct SecuredLiveRecordTests {
         try waitUntilListening(port: envPort, pid: recorder.pid)
         try waitUntilListening(port: inlinePort, pid: recorder.pid)
         let speech = try CLIRunner.start(
-            sender(input: ["-i", sourcePath], key: Self.key, to: envPort, sdpFile: false), executable: Self.ffmpeg)
+            sender(input: ["-i", sourcePath], key: Self.key, to: envPort), executable: Self.ffmpeg)
         let tone = try CLIRunner.start(
-            sender(input: ["-f", "lavfi", "-i", "sine=f=660:d=2"], key: Self.wrongKey, to: inlinePort, sdpFile: false),
+            sender(input: ["-f", "lavfi", "-i", "sine=f=660:d=2"], key: Self.wrongKey, to: inlinePort),
             executable: Self.ffmpeg)
         #expect(speech.wait(timeout: 15).status == 0)
         #expect(tone.wait(timeout: 15).status == 0)
