@@ -19,7 +19,7 @@ extension AllocationCounting {
         func insertAndRenderMakeNoAllocation(withRecord: Bool) throws {
             let packets = Self.packets()
             let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
-            let made = OpusJitterBuffer(recordDelayMilliseconds: withRecord ? 300 : nil, arrivalToRoom: mapping)
+            let made = JitterBuffer(recordDelayMilliseconds: withRecord ? 300 : nil, arrivalToRoom: mapping)
             let buffer = try #require(made)
             var frame = [Int16](repeating: 0, count: 480)
             var next = 0
@@ -63,7 +63,7 @@ extension AllocationCounting {
         func pbxCodecsInsertAndRenderMakeNoAllocation(codec: AudioCodec, samplesPerPacket: Int) throws {
             let mapping: RoomTimeMapping = { Int64($0 * 48 / 1_000_000) }
             let buffer = try #require(
-                OpusJitterBuffer(codec: codec, recordDelayMilliseconds: 300, arrivalToRoom: mapping))
+                JitterBuffer(codec: codec, recordDelayMilliseconds: 300, arrivalToRoom: mapping))
             var random = SplitMix64(seed: 5)
             let bytes = samplesPerPacket * (codec.encoding == .l16 ? 2 * codec.channels : 1)
             let packets = (0..<300).map { _ in (0..<bytes).map { _ in UInt8(truncatingIfNeeded: random.next()) } }

@@ -268,8 +268,8 @@ struct JitterBufferTests {
         harness.deliver(deliveries)
         harness.render(frames: 1)
         let s = harness.buffer.statistics
-        #expect(harness.results.filter { $0 == .accepted }.count == OpusJitterBuffer.ringCapacity)
-        #expect(s.overflow == 900 - OpusJitterBuffer.ringCapacity)
+        #expect(harness.results.filter { $0 == .accepted }.count == JitterBuffer.ringCapacity)
+        #expect(s.overflow == 900 - JitterBuffer.ringCapacity)
         #expect(s.restarts == 0)
         // The buffer still plays what it holds.
         harness.render(frames: 20)

@@ -35,7 +35,7 @@ struct JitterDriftTests {
     func anHourAtTwoHundredPPMStaysWithinOneFrame(ppm: Double, record: Bool) {
         let hourPackets = 180_000
         let markerEvery = 3000  // one marker a minute
-        let buffer = OpusJitterBuffer(
+        let buffer = JitterBuffer(
             recordDelayMilliseconds: record ? 2000 : nil, livePlayout: false, arrivalToRoom: fakeMapping)!
         var rng = SplitMix64(seed: 42)
         let period = 20_000_000.0 / (1 + ppm * 1e-6)

@@ -116,12 +116,12 @@ func simulateSender(
 /// Drives a jitter buffer as a room would: before rendering frame `k` (room sample `480 k`), every
 /// delivery that arrived by then (`arrival <= k × 10 ms`) is inserted.
 final class JitterHarness {
-    let buffer: OpusJitterBuffer
+    let buffer: JitterBuffer
     private(set) var output: [Int16] = []
     /// The live playout's frames, when the buffer has one beside its record.
     private(set) var liveOutput: [Int16] = []
     private(set) var statuses: [FrameStatus] = []
-    private(set) var results: [OpusJitterBuffer.InsertResult] = []
+    private(set) var results: [JitterBuffer.InsertResult] = []
     /// The playout delay (samples) after each frame.
     private(set) var delays: [Int] = []
     /// ``JitterStatistics/late`` after each frame.
@@ -136,7 +136,7 @@ final class JitterHarness {
         recordDelayMilliseconds: Int? = nil, livePlayout: Bool = true, recordLookahead: Bool = false,
         senderClock: SenderClockSync? = nil
     ) {
-        buffer = OpusJitterBuffer(
+        buffer = JitterBuffer(
             channels: channels, targetDelayMilliseconds: targetDelayMilliseconds,
             maxDelayMilliseconds: maxDelayMilliseconds, adaptive: adaptive,
             recordDelayMilliseconds: recordDelayMilliseconds, livePlayout: livePlayout,

@@ -6,7 +6,7 @@ import RoomTapTestSupport
 import Testing
 
 /// The whole live path in one process, over real loopback UDP: ``RTPTestSender`` → `UDPSocket` →
-/// `RTPReceiver` → one `OpusJitterBuffer` per stream → a `Room` on the `RealTimeClock` → a
+/// `RTPReceiver` → one `JitterBuffer` per stream → a `Room` on the `RealTimeClock` → a
 /// collecting sink. What the room rendered is compared with libopus's decode of what was sent.
 @Suite("Loopback: test sender to a real-time room", .serialized)
 struct LoopbackSenderTests {
@@ -175,7 +175,7 @@ final class LoopbackRoom: RTPReceiverDelegate, @unchecked Sendable {
     let room: Room
     private let oneStreamPerPort: Bool
     private let lock = NSLock()
-    private var buffers: [UInt32: OpusJitterBuffer] = [:]
+    private var buffers: [UInt32: JitterBuffer] = [:]
     private let sinks = SinkTable()
 
     final class SinkTable: Sendable {
@@ -198,18 +198,18 @@ final class LoopbackRoom: RTPReceiverDelegate, @unchecked Sendable {
     func prepare(_ ssrc: UInt32) { _ = buffer(for: ssrc) }
 
     /// The jitter buffer of `ssrc` (the port's only one when one stream per port).
-    func buffer(for ssrc: UInt32) -> OpusJitterBuffer {
+    func buffer(for ssrc: UInt32) -> JitterBuffer {
         lock.lock()
         defer { lock.unlock() }
         let key = oneStreamPerPort ? 0 : ssrc
         if let buffer = buffers[key] { return buffer }
-        let buffer = OpusJitterBuffer(arrivalToRoom: clock.roomTimeMapping)!
+        let buffer = JitterBuffer(arrivalToRoom: clock.roomTimeMapping)!
         buffers[key] = buffer
         room.addTrack(name: Self.name(ssrc), source: buffer)
         return buffer
     }
 
-    func existingBuffer(for ssrc: UInt32) -> OpusJitterBuffer? {
+    func existingBuffer(for ssrc: UInt32) -> JitterBuffer? {
         lock.withLock { buffers[oneStreamPerPort ? 0 : ssrc] }
     }
 

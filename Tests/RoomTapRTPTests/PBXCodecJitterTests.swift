@@ -16,9 +16,9 @@ import Testing
     static func record(
         codec: AudioCodec, packets: [[UInt8]], samplesPerPacket: Int, lost: Set<Int> = [], channels: Int = 1,
         frames: Int
-    ) throws -> (pcm: [Int16], statuses: [FrameStatus], buffer: OpusJitterBuffer) {
+    ) throws -> (pcm: [Int16], statuses: [FrameStatus], buffer: JitterBuffer) {
         let buffer = try #require(
-            OpusJitterBuffer(
+            JitterBuffer(
                 channels: channels, codec: codec, recordDelayMilliseconds: 100, livePlayout: false,
                 arrivalToRoom: fakeMapping))
         var out: [Int16] = []

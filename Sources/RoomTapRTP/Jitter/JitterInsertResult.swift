@@ -1,5 +1,5 @@
-extension OpusJitterBuffer {
-    /// What ``OpusJitterBuffer/insert(sequence:timestamp:payload:arrival:)`` did with a packet.
+extension JitterBuffer {
+    /// What ``JitterBuffer/insert(sequence:timestamp:payload:arrival:)`` did with a packet.
     /// Every result but `accepted` means the packet was dropped (and counted).
     public enum InsertResult: Sendable, Equatable {
         /// Stored; it will be decoded at its playout point.

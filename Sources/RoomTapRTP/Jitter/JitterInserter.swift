@@ -64,10 +64,10 @@ final class JitterInserter {
         self.arrivalToRoom = arrivalToRoom
     }
 
-    /// See ``OpusJitterBuffer/insert(sequence:timestamp:payload:arrival:)``.
+    /// See ``JitterBuffer/insert(sequence:timestamp:payload:arrival:)``.
     func insert(
         sequence: UInt16, timestamp: UInt32, payload: UnsafeRawBufferPointer, arrival: UInt64
-    ) -> OpusJitterBuffer.InsertResult {
+    ) -> JitterBuffer.InsertResult {
         let stats = statistics
         stats.packetCounter.add(1, ordering: .relaxed)
         stats.byteCounter.add(payload.count, ordering: .relaxed)
@@ -93,8 +93,8 @@ final class JitterInserter {
         var extendedTimestamp = timestamps.extend(timestamp)
         let timestampDistance = extendedTimestamp - (timestamps.reference ?? extendedTimestamp)
         var startsStream = false
-        if reopened || abs(distance) > OpusJitterBuffer.restartSequenceJump
-            || abs(roomSamples(timestampDistance)) > OpusJitterBuffer.restartTimestampJump
+        if reopened || abs(distance) > JitterBuffer.restartSequenceJump
+            || abs(roomSamples(timestampDistance)) > JitterBuffer.restartTimestampJump
         {
             restart(sequence: sequence, timestamp: timestamp, arrivalRoom: arrivalRoom)
             startsStream = true
@@ -105,7 +105,7 @@ final class JitterInserter {
         let liveRead = state.liveRead.load(ordering: .acquiring)
         let recordRead = state.recordRead.load(ordering: .acquiring)
         // Before the record starts it still takes packets sent before the first that arrived.
-        let floor = recordRead < 0 ? max(0, firstExtended - OpusJitterBuffer.earlyPackets) : firstExtended
+        let floor = recordRead < 0 ? max(0, firstExtended - JitterBuffer.earlyPackets) : firstExtended
         let read = max(min(liveRead, recordRead), floor)
         if ring.stamp(at: extended) == extended {
             stats.duplicateCounter.add(1, ordering: .relaxed)
@@ -155,7 +155,7 @@ final class JitterInserter {
 
     private func anchorFirst(
         sequence: UInt16, timestamp: UInt32, payload: UnsafeRawBufferPointer, arrivalRoom: Int64, duration: Int
-    ) -> OpusJitterBuffer.InsertResult {
+    ) -> JitterBuffer.InsertResult {
         let extended = sequences.unwrap(sequence)
         let extendedTimestamp = timestamps.extend(timestamp)
         timestamps.setReference(extendedTimestamp)
@@ -172,7 +172,7 @@ final class JitterInserter {
         return .accepted
     }
 
-    /// See ``OpusJitterBuffer/noteSenderReport(ntp:rtpTimestamp:)``.
+    /// See ``JitterBuffer/noteSenderReport(ntp:rtpTimestamp:)``.
     func noteSenderReport(ntp: NTPTimestamp, rtpTimestamp: UInt32) {
         guard senderClock != nil, !reportApplied else { return }
         report = (SenderClockSync.samples(ntp), rtpTimestamp)
@@ -197,7 +197,7 @@ final class JitterInserter {
         // The record takes the exact place; the live playout skips shifts within the dead band.
         state.recordSync.store(wanted, ordering: .relaxed)
         state.syncKnown.store(true, ordering: .releasing)
-        guard abs(wanted - applied) > OpusJitterBuffer.senderReportDeadband else { return }
+        guard abs(wanted - applied) > JitterBuffer.senderReportDeadband else { return }
         syncWanted = wanted
         state.syncTarget.store(wanted, ordering: .relaxed)
     }

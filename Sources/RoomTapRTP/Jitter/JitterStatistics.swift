@@ -23,7 +23,7 @@ public final class JitterStatistics: Sendable {
     /// RFC 3550 Appendix A.8 estimator, scaled by 16 (timestamp units).
     let jitterQ4 = Atomic<Int>(0)
 
-    /// What the live playout did (the low-latency path; see ``OpusJitterBuffer``).
+    /// What the live playout did (the low-latency path; see ``JitterBuffer``).
     public let live = PlayoutStatistics()
     /// What the record playout did (the files), nil when the stream has none.
     public let record: PlayoutStatistics?

@@ -9,14 +9,14 @@ import RoomTapCore
 /// latest arrival against the timeline in the last 5 s plus 15 ms, in 10 ms steps, between
 /// ``targetDelay`` and ``maxDelay``. This playout moves its delay toward it one 10 ms step at a
 /// time, only where both the frame just played and the next are quiet (silence, DTX, or every
-/// sample within ±``OpusJitterBuffer/quietPeak``, or within 40 dB below the stream's recent peak
-/// up to ±``OpusJitterBuffer/quietPeakCeiling``): it repeats the quiet frame just played without
+/// sample within ±``JitterBuffer/quietPeak``, or within 40 dB below the stream's recent peak
+/// up to ±``JitterBuffer/quietPeakCeiling``): it repeats the quiet frame just played without
 /// consuming the timeline (grow) or discards 10 ms of it (shrink, at most every
-/// ``OpusJitterBuffer/shrinkInterval`` frames). `adaptive: false` pins the delay.
+/// ``JitterBuffer/shrinkInterval`` frames). `adaptive: false` pins the delay.
 ///
 /// ## Sender reports and drift
 /// A sender-report shift (`sync`, see ``SenderClockSync``) is applied like a delay step, up to
-/// 10 ms per quiet frame. Drift beyond the dead band (``OpusJitterBuffer/driftDeadband``) is followed by dropping or repeating one
+/// 10 ms per quiet frame. Drift beyond the dead band (``JitterBuffer/driftDeadband``) is followed by dropping or repeating one
 /// sample per frame at its quietest point. `lag = delay + sync + drift`.
 ///
 /// Thread: confined to the room clock's thread. Nothing allocates after init.
@@ -121,14 +121,14 @@ final class LivePlayout {
 
     /// The change of lag this frame would like (samples; 0 when delay and sync are where they are
     /// wanted): a growing step first (a whole frame of delay, or up to a frame of sync), then a
-    /// shrinking one at most every ``OpusJitterBuffer/shrinkInterval`` frames.
+    /// shrinking one at most every ``JitterBuffer/shrinkInterval`` frames.
     private func adaptationStep() -> Int64 {
         let frame = Int64(AudioFrame.samplesPerChannel)
         let wantedDelay = self.wantedDelay()
         let wantedSync = state.syncTarget.load(ordering: .relaxed)
         if wantedDelay > delay { return frame }
         if wantedSync > sync { return min(frame, wantedSync - sync) }
-        guard sinceShrink >= OpusJitterBuffer.shrinkInterval else { return 0 }
+        guard sinceShrink >= JitterBuffer.shrinkInterval else { return 0 }
         if wantedDelay < delay { return -frame }
         if wantedSync < sync { return -min(frame, sync - wantedSync) }
         return 0
@@ -203,7 +203,7 @@ final class LivePlayout {
 
     /// The peak below which a frame is quiet now.
     private var quietLimit: Int {
-        min(OpusJitterBuffer.quietPeakCeiling, max(OpusJitterBuffer.quietPeak, recentPeak / 100))
+        min(JitterBuffer.quietPeakCeiling, max(JitterBuffer.quietPeak, recentPeak / 100))
     }
 
     /// Notes the frame just played: its peak, whether it was quiet (and keeps it if so).

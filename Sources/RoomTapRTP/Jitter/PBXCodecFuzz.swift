@@ -27,7 +27,7 @@ public enum PBXCodecFuzz {
         _ = PCMPayload.timestampUnits(of: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), codec: codec)
         var nanos: UInt64 = 1_000_000
         guard
-            let buffer = OpusJitterBuffer(
+            let buffer = JitterBuffer(
                 channels: channels, codec: codec, recordDelayMilliseconds: 100, livePlayout: true,
                 arrivalToRoom: { Int64($0 * 48 / 1_000_000) })
         else { return }
@@ -51,7 +51,7 @@ public enum PBXCodecFuzz {
     }
 
     private static func render(
-        _ buffer: OpusJitterBuffer, _ frame: UnsafeMutableBufferPointer<Int16>, _ room: inout Int64
+        _ buffer: JitterBuffer, _ frame: UnsafeMutableBufferPointer<Int16>, _ room: inout Int64
     ) {
         let status = buffer.render(into: frame, at: room)
         if status == .silence { check(frame.allSatisfy { $0 == 0 }, "a silent frame holds samples") }

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// What one playout (the live one or the record, see ``OpusJitterBuffer``) did with a stream's
+/// What one playout (the live one or the record, see ``JitterBuffer``) did with a stream's
 /// packets, readable from any thread (relaxed atomics).
 ///
 /// Units: packets are counts, samples are per channel at 48 kHz. `lost` is what never arrived;

@@ -22,7 +22,7 @@ import Synchronization
 /// and one PLC call per lost packet. When nothing more has arrived by the time it is due (the
 /// sender paused, stopped or left: it had the whole record delay to send), the record plays
 /// silence, never a concealment tail of audio nobody sent. The only correction ever applied is for a sender whose clock
-/// drifts: past the dead band (``OpusJitterBuffer/recordDriftDeadband``, 20 ms, far above what jitter does to the minimum
+/// drifts: past the dead band (``JitterBuffer/recordDriftDeadband``, 20 ms, far above what jitter does to the minimum
 /// of a 2 s window) a sample is dropped or repeated per frame at its quietest point until the
 /// slide is absorbed.
 ///
@@ -34,7 +34,7 @@ final class RecordPlayout {
     /// Samples decoded ahead of the frame being played (0 or one frame). Streams sent together
     /// decode their 20 ms packets on the same tick; giving half of the streams each render thread
     /// owns one frame of lookahead moves their decodes to the other tick, halving the thread's
-    /// busiest tick (the room sets it: ``OpusJitterBuffer/decodeAhead(_:)``). The record is the
+    /// busiest tick (the room sets it: ``JitterBuffer/decodeAhead(_:)``). The record is the
     /// same (only when it is decoded moves); its delay is that much shorter. Changing it is safe
     /// at any frame: a shorter lookahead finds the samples already decoded.
     var lookahead: Int64
@@ -87,7 +87,7 @@ final class RecordPlayout {
         let first = state.firstSequence.load(ordering: .acquiring)
         guard first >= 0 else { return false }
         // The earliest packet held: one sent before the first that arrived may be there.
-        var earliest = max(0, first - OpusJitterBuffer.earlyPackets)
+        var earliest = max(0, first - JitterBuffer.earlyPackets)
         while earliest < first && ring.stamp(at: earliest) != earliest { earliest += 1 }
         guard let packet = ring.packet(at: earliest) else { return false }
         var offset: Int64

@@ -1,7 +1,7 @@
 public import RoomTapCore
 import Synchronization
 
-/// One live participant: a track of the room fed by an ``OpusJitterBuffer``.
+/// One live participant: a track of the room fed by an ``JitterBuffer``.
 ///
 /// Thread: any thread. The jitter buffer's producer side is used by the receive thread, its
 /// consumer side by the room clock; the state here is atomics.
@@ -9,7 +9,7 @@ public final class LiveParticipant: Sendable {
     /// The room's track.
     public let track: AudioTrack
     /// The track's source.
-    public let buffer: OpusJitterBuffer
+    public let buffer: JitterBuffer
     /// The UDP port its packets arrive on.
     public let port: UInt16
     /// The description it was named from, if any (SDP or JSON).
@@ -19,7 +19,7 @@ public final class LiveParticipant: Sendable {
     private let leftFlag = Atomic<Bool>(false)
     private let leaveCount = Atomic<Int>(0)
 
-    init(track: AudioTrack, buffer: OpusJitterBuffer, port: UInt16, description: ParticipantDescription?) {
+    init(track: AudioTrack, buffer: JitterBuffer, port: UInt16, description: ParticipantDescription?) {
         self.track = track
         self.buffer = buffer
         self.port = port

@@ -30,7 +30,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var jitterMaxMilliseconds = 200
         /// Pins the playout delay at ``jitterMilliseconds`` (no adaptation).
         public var jitterFixed = false
-        /// The record delay in milliseconds (see ``OpusJitterBuffer``); nil: no separate record
+        /// The record delay in milliseconds (see ``JitterBuffer``); nil: no separate record
         /// playout (the track renders the live playout).
         public var recordDelayMilliseconds: Int?
         /// With a record delay: whether the live playout runs too (something listens live).
@@ -180,7 +180,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     public func receiver(
         _ receiver: RTPReceiver, didReceive report: RTCPSenderReport, on address: ListenAddress, arrival: UInt64
     ) {
-        // Only a stream's first report after its anchor is used (OpusJitterBuffer.noteSenderReport);
+        // Only a stream's first report after its anchor is used (JitterBuffer.noteSenderReport);
         // this runs on the receive thread of the port, the same as the stream's packets.
         var matched = false
         for participant in participants where participant.port == address.port && participant.ssrc == report.ssrc {
@@ -217,7 +217,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         // Which records decode a frame ahead is the room's choice (by render thread: see
         // StaggeredSource), made when the track joins.
         guard
-            let buffer = OpusJitterBuffer(
+            let buffer = JitterBuffer(
                 channels: options.channels, codec: description?.codec ?? .opus,
                 targetDelayMilliseconds: options.jitterMilliseconds,
                 maxDelayMilliseconds: options.jitterMaxMilliseconds, adaptive: !options.jitterFixed,

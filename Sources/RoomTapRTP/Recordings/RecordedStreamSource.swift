@@ -4,7 +4,7 @@ public import RoomTapCore
 /// own jitter buffer, on a virtual clock: the offline form of a network participant.
 ///
 /// Each packet "arrives" a whole record delay (``recordDelayMilliseconds``) before its place into
-/// an ``OpusJitterBuffer`` with a record playout and no live one, and the record plays it at
+/// an ``JitterBuffer`` with a record playout and no live one, and the record plays it at
 /// exactly its place: the stream's first sample after the pre-skip at room sample ``offset``,
 /// every packet `place` samples after the first. So what a live call does to a stream's packets
 /// is done here to the recording's: every packet is decoded whole, in sequence order (packets
@@ -19,7 +19,7 @@ public import RoomTapCore
 ///
 /// Thread: as ``FrameSource``: after ``Room/addTrack(name:source:)`` only the room clock's thread
 /// calls `render`; ``statistics`` and the lets anywhere. `render` never blocks, locks or
-/// allocates (``OpusJitterBuffer/insert(sequence:timestamp:payload:arrival:)`` copies into its
+/// allocates (``JitterBuffer/insert(sequence:timestamp:payload:arrival:)`` copies into its
 /// preallocated ring).
 public final class RecordedStreamSource: SizedSource, @unchecked Sendable {
     /// How long before its place a packet is handed to the jitter buffer (ms): the record delay
@@ -38,7 +38,7 @@ public final class RecordedStreamSource: SizedSource, @unchecked Sendable {
     /// restarts, invalid, overflow). Any thread.
     public var statistics: JitterStatistics { buffer.statistics }
 
-    private let buffer: OpusJitterBuffer
+    private let buffer: JitterBuffer
     private let lag: Int64
     /// Where room sample `r` lies on the buffer's timeline: `r + shift` (the pre-skip).
     private let shift: Int64
@@ -51,7 +51,7 @@ public final class RecordedStreamSource: SizedSource, @unchecked Sendable {
     /// `channels` (1 or 2; libopus down- or up-mixes). Nil if libopus cannot create a decoder.
     public init?(stream: RecordedRTPStream, offset: Int64, channels: Int = 1) {
         guard
-            let buffer = OpusJitterBuffer(
+            let buffer = JitterBuffer(
                 channels: channels, targetDelayMilliseconds: 0, adaptive: false,
                 recordDelayMilliseconds: Self.recordDelayMilliseconds, livePlayout: false,
                 arrivalToRoom: { Int64(bitPattern: $0) })

@@ -33,7 +33,7 @@ import Synchronization
 /// ``noteSenderReport(ntp:rtpTimestamp:)`` on one receive thread; `render` and `renderLive` on the
 /// room clock's thread; ``statistics``, ``lastArrival``, ``markEnded()``, ``isEnded`` anywhere.
 /// Nothing allocates after init.
-public final class OpusJitterBuffer: LivePlayoutSource, StaggeredSource, @unchecked Sendable {
+public final class JitterBuffer: LivePlayoutSource, StaggeredSource, @unchecked Sendable {
     /// Packets the ring holds without a record delay (sequence numbers ahead of playout).
     public static let ringCapacity = 512
     /// A sequence jump larger than this (either way) is a sender restart.
