@@ -124,7 +124,8 @@ soak-virtual: deps
 	bash Benchmarks/soak-virtual.sh
 
 # End to end through real servers, too slow or too heavy for `make test` (about 25 s each):
-# Janus's AudioBridge with two plain-RTP ffmpeg participants, each group rtp_forwarded to roomtap.
+# Janus's AudioBridge with two plain-RTP ffmpeg participants, each group rtp_forwarded to roomtap
+# plain and with SRTP (srtp_suite 80 and 32).
 interop: build
 	@dpkg-query -W -f='$${Status}' janus 2>/dev/null | grep -q "install ok installed" || { \
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
