@@ -35,7 +35,7 @@ enum TestTCP {
     /// `ReservedPorts`, which no other socket will be given while this process lives.
     static func freePort() throws(Failure) -> UInt16 {
         guard let port = ReservedPorts.shared.reserve(SOCK_STREAM) else {
-            throw Failure(description: "no free TCP port on 127.0.0.1 below the kernel's ephemeral range")
+            throw Failure(description: "no free TCP port on 127.0.0.1 outside the kernel's ephemeral range")
         }
         return port
     }
