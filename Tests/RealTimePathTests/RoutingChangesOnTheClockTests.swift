@@ -78,7 +78,7 @@ extension AllocationCounting {
             roomtap_reset_counted_allocations()
             changer.start()
             room.run()
-            while changer.isExecuting { usleep(1_000) }  // joins the changer (it ends with the room)
+            #expect(waitUntil { !changer.isExecuting }, "the changer ends with the room")
             for pacer in pacers { #expect(pacer.frames.load(ordering: .relaxed) == Int(frames)) }
             #expect(rounds.load(ordering: .relaxed) >= 10, "the routing changed while the room ran")
             let counted = pacers.map { $0.countAtEnd.load(ordering: .relaxed) }.max() ?? 0

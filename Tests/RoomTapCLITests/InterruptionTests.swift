@@ -20,11 +20,9 @@ struct InterruptionTests {
         process.standardError = FileHandle.nullDevice
         try ChildProcesses.run(process)
         let wav = out.appendingPathComponent("carol.wav").path
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline && process.isRunning {
+        _ = waitUntil(timeout: .seconds(60)) {
             let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
-            if size > bytes { break }
-            usleep(2_000)  // between looks at the file's size
+            return size > bytes || !process.isRunning
         }
         #expect(process.isRunning, "the room ended before it could be interrupted")
         return process

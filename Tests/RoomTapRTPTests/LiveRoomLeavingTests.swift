@@ -21,15 +21,6 @@ struct LiveRoomLeavingTests {
         }
     }
 
-    func waitUntil(_ condition: () -> Bool, seconds: Double = 30) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)  // between looks
-        }
-        return condition()
-    }
-
     /// Creates a live room with `options`, checks it with `beforeStart`, runs `body` while it runs,
     /// then stops everything.
     func withLiveRoom(
@@ -86,7 +77,9 @@ struct LiveRoomLeavingTests {
             let bob = try #require(live.participants.first { $0.track.name == "bob" })
             #expect(waitUntil { bob.ssrc == 0xB0B })
             send(RTCPPacketBuilder.bye(ssrcs: [0xB0B]), to: address)
-            #expect(waitUntil({ bob.hasLeft }, seconds: 1), "BYE marks bob as left without waiting for the timeout")
+            #expect(
+                waitUntil(timeout: .seconds(1)) { bob.hasLeft }, "BYE marks bob as left without waiting for the timeout"
+            )
             let alice = try #require(live.participants.first { $0.track.name == "alice" })
             #expect(!alice.hasLeft && alice.ssrc == nil)
             #expect(live.room.tracks.count == 2)
