@@ -17,7 +17,7 @@ extension ALSADeviceTests {
                 device: config.captureDevice, channels: channels, maxLatencyFrames: maxLatencyFrames,
                 maxSamples: config.captureSampleCount, paceFastDevices: false)
             capture.start()
-            #expect(eventually { capture.hasEnded })
+            #expect(waitUntil { capture.hasEnded })
             let room = Room(clock: VirtualClock())
             let sink = CollectingSink()
             room.addTrack(name: "local", source: capture).addSink(sink)
@@ -72,7 +72,7 @@ extension ALSADeviceTests {
             #expect(frame.allSatisfy { $0 == 0 })
             #expect(capture.underflows == 2 && !capture.isFinished)
             capture.start()
-            #expect(eventually { capture.hasEnded })
+            #expect(waitUntil { capture.hasEnded })
             #expect(capture.render(into: frame, at: 960) == .normal)
             #expect(Array(frame) == Array(input[0..<480]))
             #expect(capture.render(into: frame, at: 1_440) == .normal)
@@ -90,7 +90,7 @@ extension ALSADeviceTests {
                 device: config.captureDevice, maxSamples: config.captureSampleCount, paceFastDevices: false)
             let began = Date()
             capture.start()
-            #expect(eventually { capture.hasEnded })
+            #expect(waitUntil { capture.hasEnded })
             #expect(Date().timeIntervalSince(began) < 5, "10 s of audio read much faster than real time")
             #expect(!capture.isPaced)
             capture.close()
@@ -103,7 +103,7 @@ extension ALSADeviceTests {
             let capture = try ALSACapture(device: config.captureDevice, maxLatencyFrames: 100)
             let began = Date()
             capture.start()
-            #expect(eventually { capture.capturedSamples >= 24_000 })  // 0.5 s: past the end of the file
+            #expect(waitUntil { capture.capturedSamples >= 24_000 })  // 0.5 s: past the end of the file
             let elapsed = Date().timeIntervalSince(began)
             capture.close()
             #expect(capture.isPaced)
