@@ -9,6 +9,9 @@ import Synchronization
 /// sampling the recorder's RSS, open descriptors and threads every 10 s. It passes when, after the
 /// first minute, RSS grows less than 1 MiB per hour (least-squares slope), descriptors and threads
 /// stay constant, the recorder reports no late tick and every file has the room's exact length.
+/// The recorder runs with `--realtime-priority` and the sender under SCHED_FIFO too when the
+/// machine permits (each says in one line when it does not), so other work on the machine (a
+/// build) does not make ticks late; that is the setting a long unattended recording should use.
 enum LiveSoak {
     struct Sample {
         let seconds: Double
@@ -50,7 +53,7 @@ enum LiveSoak {
             .appendingPathComponent("roomtap").path
         let arguments = [
             binary, "record", "--listen", "127.0.0.1:\(port)", "--max-tracks", "\(senders)",
-            "--duration", "\(seconds + 1)", "--out", out, "--force", "--quiet",
+            "--duration", "\(seconds + 1)", "--out", out, "--force", "--quiet", "--realtime-priority",
         ]
         try? FileManager.default.removeItem(atPath: out)
         var pid: pid_t = 0
@@ -129,6 +132,11 @@ enum LiveSoak {
     /// Sends `senders` streams at real time (absolute deadlines, 20 ms packets) with a seeded
     /// impaired network: 2 % of packets lost, 2 % sent after the next one, 1 % sent twice.
     static func send(senders: Int, seconds: Double, port: UInt16) {
+        if let reason = RealtimeScheduling.unavailableReason(priority: RealtimeScheduling.defaultPriority) {
+            FileHandle.standardError.write(Data("soak sender: \(reason); sending at normal priority\n".utf8))
+        } else {
+            RealtimeScheduling.applyToCurrentThread(priority: RealtimeScheduling.defaultPriority)
+        }
         let payloads = LiveCapacity.packets()
         let socket = DatagramSocket(ListenAddress(host: "127.0.0.1", port: port))
         let count = Int(seconds * 50)
