@@ -160,5 +160,5 @@ public func uniqueControlPath() -> String {
         c += 1
         return c
     }
-    return "/tmp/rtc-\(getpid())-\(n)/control.sock"
+    return "\(TestScratch.root)/c\(n)/control.sock"
 }

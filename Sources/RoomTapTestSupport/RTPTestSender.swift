@@ -363,6 +363,7 @@ public final class RTPTestSender: Sendable {
     /// Starts ``run(startNanos:)`` on a thread of its own. Call once, then ``wait()``.
     public func start(startNanos: UInt64? = nil) {
         let thread = Thread { [self] in
+            RealtimeTestPriority.applyToCurrentThread()  // paced like a real sender on a loaded machine
             run(startNanos: startNanos)
             done.signal()
         }

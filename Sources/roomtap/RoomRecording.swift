@@ -311,7 +311,13 @@ final class RoomRecording: Sendable {
             if let failure = roomJSON.takeFailure() {
                 CommandDispatch.printWarning("\(failure); the recording goes on and room.json is tried again")
             }
-            usleep(drain > 0 ? 10_000 : 100_000)
+            // Ten times a second (a waking thread costs the clock's machine), at the end of
+            // reception when that comes sooner (so reception stops on time), and when the room ends.
+            var pause: Int64 = 100_000
+            if drain > 0, receptionEnd == nil, let receiveUntil {
+                pause = min(pause, max(1_000, (receiveUntil - room.position) * 1_000 / 48))
+            }
+            _ = room.waitForClockToStop(seconds: Double(pause) / 1e6)  // an offline room's end, at once
         }
         handler?.noteStopping()
         live?.stop()
@@ -429,7 +435,6 @@ final class RoomRecording: Sendable {
         for failure in found { CommandDispatch.printWarning("\(failure.error); the other tracks keep recording") }
     }
 
-    /// One warning per listen address that has received nothing in `seconds` of the room.
     /// --realtime-priority: the SCHED_FIFO priority when permitted (memory locked too when that is
     /// safe), nil when not; one warning line for what could not be had.
     private func realtimePriority() -> Int32? {
@@ -444,6 +449,7 @@ final class RoomRecording: Sendable {
         return priority
     }
 
+    /// One warning per listen address that has received nothing in `seconds` of the room.
     private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
         let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {

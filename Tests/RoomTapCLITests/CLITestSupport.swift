@@ -10,14 +10,9 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 /// The sample room's files.
 func sample(_ name: String) -> String { repositoryRoot.appendingPathComponent("Samples/room/\(name).opus").path }
 
-/// A fresh temporary directory, removed when the test process ends... or left for inspection.
-func temporaryDirectory(_ label: String = #function) throws -> URL {
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("roomtap-cli-tests")
-    let safe = label.filter { $0.isLetter || $0.isNumber }
-    let url = base.appendingPathComponent("\(safe)-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
+/// A fresh directory named after the test, removed when the test process ends
+/// (``TestScratch``; `ROOMTAP_KEEP_TEST_FILES=1` keeps it).
+func temporaryDirectory(_ label: String = #function) throws -> URL { try TestScratch.directory(label) }
 
 /// Runs roomtap and fails the test with its output if it did not exit with `status`.
 @discardableResult

@@ -47,7 +47,7 @@ struct ExactLiveRecordTests {
         }
         let recorder = try CLIRunner.start(
             ["record", "--listen", address.description, "--duration", "\(seconds)", "--out", out.path, "--quiet"]
-                + extra)
+                + RealtimeTestPriority.recordFlags + extra)
         try waitUntilListening(port: port, pid: recorder.pid)
         let start = RealTimeClock.monotonicNow() + 200_000_000
         for sender in senders { sender.start(startNanos: start) }
@@ -124,7 +124,7 @@ struct ExactLiveRecordTests {
             [
                 "record", "--listen", address.description, "--duration", "10", "--record-delay", "1000", "--play",
                 alsa.playbackDevice, "--out", out.path, "--quiet",
-            ], environment: alsa.environment)
+            ] + RealtimeTestPriority.recordFlags, environment: alsa.environment)
         try waitUntilListening(port: port, pid: recorder.pid)
         sender.start(startNanos: RealTimeClock.monotonicNow() + 100_000_000)
         _ = sender.wait()

@@ -20,7 +20,8 @@ struct LiveRecordTests {
         let a = RTPTestSender(pcm: tone, to: address, ssrc: 0xA0A0_0001, firstSequence: 65_400)
         let b = RTPTestSender(pcm: speech, to: address, ssrc: 0xB0B0_0002, firstTimestamp: 4_294_000_000)
         let recorder = try CLIRunner.start(
-            ["record", "--listen", address.description, "--duration", "4", "--out", out.path, "--quiet"])
+            ["record", "--listen", address.description, "--duration", "4", "--out", out.path, "--quiet"]
+                + RealtimeTestPriority.recordFlags)
         try waitUntilListening(port: port, pid: recorder.pid)
         let start = RealTimeClock.monotonicNow() + 100_000_000
         a.start(startNanos: start)
@@ -108,10 +109,11 @@ struct LiveRecordTests {
         #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
         #expect(try String(contentsOf: sdp, encoding: .utf8).contains("m=audio \(ffmpegPort)"))
 
-        let recorder = try CLIRunner.start([
-            "record", "--sdp", sdp.path, "--listen", "127.0.0.1:\(gstPort)", "--duration", "4", "--out", out.path,
-            "--quiet",
-        ])
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--sdp", sdp.path, "--listen", "127.0.0.1:\(gstPort)", "--duration", "4", "--out", out.path,
+                "--quiet",
+            ] + RealtimeTestPriority.recordFlags)
         try waitUntilListening(port: ffmpegPort, pid: recorder.pid)
         try waitUntilListening(port: gstPort, pid: recorder.pid)
         // The tools send to relays that note when the first datagram arrived and forward at once:
@@ -193,7 +195,7 @@ struct LiveRecordTests {
             [
                 "record", "--listen", address.description, "--max-tracks", "8", "--duration", "3.5", "--out", out.path,
                 "--quiet",
-            ])
+            ] + RealtimeTestPriority.recordFlags)
         try waitUntilListening(port: port, pid: recorder.pid)
         sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
         // The real sender has its track (room.json lists its file) before the flood.

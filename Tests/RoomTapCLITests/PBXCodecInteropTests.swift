@@ -48,9 +48,10 @@ import Testing
         )
         #expect(probe.status == 0, "ffmpeg: \(probe.stderr)")
 
-        let recorder = try CLIRunner.start([
-            "record", "--sdp", sdp.path, "--duration", "5", "--out", out.path, "--quiet",
-        ])
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--sdp", sdp.path, "--duration", "5", "--out", out.path, "--quiet",
+            ] + RealtimeTestPriority.recordFlags)
         try waitUntilListening(port: port, pid: recorder.pid)
         // The relay notes every datagram's arrival and RTP timestamp: where the stream belongs.
         let relay = try RTPArrivalRelay(
@@ -125,9 +126,10 @@ import Testing
         let sdp = work.appendingPathComponent("room.sdp")
         try "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=pbx\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio \(port) RTP/AVP 0\n"
             .write(to: sdp, atomically: true, encoding: .utf8)
-        let recorder = try CLIRunner.start([
-            "record", "--sdp", sdp.path, "--duration", "3", "--out", out.path, "--quiet",
-        ])
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--sdp", sdp.path, "--duration", "3", "--out", out.path, "--quiet",
+            ] + RealtimeTestPriority.recordFlags)
         try waitUntilListening(port: port, pid: recorder.pid)
         let send = try CLIRunner.run(
             [

@@ -68,7 +68,9 @@ struct LiveRoomSenderReportTests {
         options.recordDelayMilliseconds = recordDelayMilliseconds
         options.livePlayout = recordDelayMilliseconds == nil
         let clock = RealTimeClock()
-        let room = Room(clock: clock, endsWhenSourcesFinish: false, timing: LiveRoom.roomTiming(for: options))
+        let room = Room(
+            clock: clock, endsWhenSourcesFinish: false, timing: LiveRoom.roomTiming(for: options),
+            realtimePriority: RealtimeTestPriority.priority)
         let live = try LiveRoom(room: room, clock: clock, options: options)
         let sinks = [CollectingSink(), CollectingSink()]
         let participants = live.participants

@@ -184,7 +184,7 @@ final class LoopbackRoom: RTPReceiverDelegate, @unchecked Sendable {
 
     init(oneStreamPerPort: Bool) {
         self.oneStreamPerPort = oneStreamPerPort
-        room = Room(clock: clock, endsWhenSourcesFinish: false)
+        room = Room(clock: clock, endsWhenSourcesFinish: false, realtimePriority: RealtimeTestPriority.priority)
         let sinks = self.sinks
         room.setEvents(
             RoomEvents(onTrackAdded: { track in

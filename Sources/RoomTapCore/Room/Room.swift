@@ -231,6 +231,16 @@ public final class Room: Sendable {
         }
     }
 
+    /// Waits at most `seconds` for the clock to stop (the room's end, or a stop); true when it has.
+    /// Lets a caller that polls between (progress, room.json) see the end at once rather than at
+    /// its next poll. Does not finish the room (``waitUntilFinished()`` does). Any thread but the
+    /// clock's; idempotent (true again once stopped).
+    public func waitForClockToStop(seconds: Double) -> Bool {
+        guard clockDone.wait(timeout: .now() + seconds) == .success else { return false }
+        clockDone.signal()  // let concurrent or later waiters through
+        return true
+    }
+
     /// Blocks until the clock has stopped, then removes every track (firing `onTrackRemoved` for
     /// each, on this thread) and fires `onFinished`. Idempotent: later calls return at once.
     public func waitUntilFinished() {

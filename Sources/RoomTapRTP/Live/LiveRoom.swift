@@ -131,10 +131,11 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// Packets dropped by routing, by reason.
     public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }
 
-    /// Starts the receive thread and the leave monitor. Idempotent.
+    /// Starts the receive thread (under SCHED_FIFO when the room has a real-time priority) and
+    /// the leave monitor. Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        receiver.start()
+        receiver.start(realtimePriority: room.realtimePriority)
         let thread = Thread { [self] in monitorLoop() }
         thread.name = "roomtap.leave"
         thread.start()

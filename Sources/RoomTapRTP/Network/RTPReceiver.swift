@@ -1,5 +1,6 @@
 import CLinuxNet
 import Foundation
+import RoomTapCore
 import RoomTapSync
 import Synchronization
 
@@ -102,6 +103,8 @@ public final class RTPReceiver: Sendable {
     /// The receive thread's buffers; touched by the receive thread only.
     private let buffers: ReceiveBuffers
     private let phase = Locked<Phase>(.idle)
+    /// Set by `start` before the thread is created, read by that thread only.
+    private nonisolated(unsafe) var realtimePriority: Int32?
 
     private static let wakeToken = UInt64.max
 
@@ -129,17 +132,24 @@ public final class RTPReceiver: Sendable {
         close(wakeFD)
     }
 
-    /// Starts the receive thread (`roomtap.rx`), named before this returns. Idempotent; does
-    /// nothing after `stop`.
-    public func start() {
+    /// Starts the receive thread (`roomtap.rx`), named before this returns. With
+    /// `realtimePriority` the thread runs under SCHED_FIFO at one below it (the room clock's
+    /// priority, so a flood of packets never delays a tick), when permitted: a packet handed to
+    /// its jitter buffer late by a busy machine is a packet concealed. Idempotent; does nothing
+    /// after `stop`.
+    public func start(realtimePriority: Int32? = nil) {
         phase.withLock { phase in
             guard case .idle = phase else { return }
+            self.realtimePriority = realtimePriority
             var thread = pthread_t()
             let context = Unmanaged.passRetained(self).toOpaque()
             let result = pthread_create(
                 &thread, nil,
                 { context in
                     let receiver = Unmanaged<RTPReceiver>.fromOpaque(context!).takeRetainedValue()
+                    if let priority = receiver.realtimePriority {
+                        RealtimeScheduling.applyToCurrentThread(priority: max(1, priority - 1))
+                    }
                     receiver.receiveLoop()
                     return nil
                 }, context)
