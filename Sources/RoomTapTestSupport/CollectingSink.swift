@@ -36,7 +36,7 @@ public final class CollectingSink: AudioTrackSink, @unchecked Sendable {
     }
 
     /// Every frame received, in order.
-    public var entries: [Entry] { store.withLock { $0.entries } }
+    public var entries: [Entry] { store.snapshot(\.entries) }
     /// Frames received.
     public var frameCount: Int { store.withLock { $0.entries.count } }
     /// Every frame's room sample, in order.
@@ -44,5 +44,5 @@ public final class CollectingSink: AudioTrackSink, @unchecked Sendable {
     /// Every frame's status, in order.
     public var statuses: [FrameStatus] { entries.map(\.status) }
     /// All samples received, interleaved, concatenated.
-    public var samples: [Int16] { store.withLock { $0.samples } }
+    public var samples: [Int16] { store.snapshot(\.samples) }
 }

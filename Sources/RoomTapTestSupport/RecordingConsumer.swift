@@ -51,9 +51,9 @@ public final class RecordingConsumer: FrameConsumer, @unchecked Sendable {
     public func finish() throws { store.withLock { $0.finishCalls += 1 } }
 
     /// Room samples of the frames consumed, in order.
-    public var roomSamples: [Int64] { store.withLock { $0.roomSamples } }
+    public var roomSamples: [Int64] { store.snapshot(\.roomSamples) }
     /// Samples consumed, interleaved, concatenated.
-    public var samples: [Int16] { store.withLock { $0.samples } }
+    public var samples: [Int16] { store.snapshot(\.samples) }
     /// Frames consumed.
     public var consumedCount: Int { store.withLock { $0.roomSamples.count } }
     /// Times `drained` was called.

@@ -8,7 +8,7 @@ import Testing
 /// Captures the agent's log lines.
 final class LogCapture: Sendable {
     private let lines = Locked<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
+    var all: [String] { lines.snapshot(\.self) }
     var sink: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
 }
 

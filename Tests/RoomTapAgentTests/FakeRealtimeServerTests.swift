@@ -38,7 +38,7 @@ final class RealtimeProbe: Sendable {
     }
 
     var events: [[String: Any]] {
-        inbox.received.withLock { $0 }.map {
+        inbox.received.snapshot(\.self).map {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
         }
     }

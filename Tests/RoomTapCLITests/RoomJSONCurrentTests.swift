@@ -92,7 +92,8 @@ struct RoomJSONCurrentTests {
     /// Files that cannot be written past 128 KiB (`ulimit -f`: EFBIG, as a full disk gives ENOSPC):
     /// exit 1 with one line, room.json (`"state": "complete"`) lists both files under `errors`,
     /// and each WAV is valid up to its last good write, with the length room.json gives it.
-    @Test func filesThatCannotBeWrittenStillLeaveRoomJSONWithTheirErrors() throws {
+    @Test(.disabled(if: underThreadSanitizer, "TSan dies of SIGBUS under ulimit -f"))
+    func filesThatCannotBeWrittenStillLeaveRoomJSONWithTheirErrors() throws {
         let out = try temporaryDirectory()
         let outcome = try CLIRunner.run(
             [
@@ -126,7 +127,8 @@ struct RoomJSONCurrentTests {
 
     /// A live room whose file fails (the same limit) says so at once, keeps running to its
     /// --duration, and ends with exit 1, one error line and the error in room.json.
-    @Test func aLiveRoomWarnsAtOnceWhenAFileFailsAndGoesOn() throws {
+    @Test(.disabled(if: underThreadSanitizer, "TSan dies of SIGBUS under ulimit -f"))
+    func aLiveRoomWarnsAtOnceWhenAFileFailsAndGoesOn() throws {
         let out = try temporaryDirectory()
         let port = try freeUDPPort()
         let address = try #require(ListenAddress("127.0.0.1:\(port)"))
@@ -256,3 +258,8 @@ struct RoomJSONCurrentTests {
         }
     }
 }
+
+/// ThreadSanitizer's runtime dies of SIGBUS in a process started under `ulimit -f` (before its
+/// report is written; seen with Swift 6.3.1's TSan on Debian 12), so the two tests that limit the
+/// file size to make writes fail run in every pass but `make sanitize`'s TSan one.
+private let underThreadSanitizer = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil

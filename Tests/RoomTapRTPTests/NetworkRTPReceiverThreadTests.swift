@@ -41,7 +41,8 @@ struct NetworkRTPReceiverThreadTests {
         ) {}
         func receiver(_ receiver: RTPReceiver, didReceiveByeFor ssrc: UInt32, on address: ListenAddress) {}
 
-        var snapshot: (packets: [Packet], threads: Set<Int>) { lock.withLock { (packets, threads) } }
+        /// The packets in storage of their own (see `Locked.snapshot`).
+        var snapshot: (packets: [Packet], threads: Set<Int>) { lock.withLock { (packets.map { $0 }, threads) } }
     }
 
     @Test func fiftySocketsShareOneReceiveThreadAndAllAreHeard() throws {

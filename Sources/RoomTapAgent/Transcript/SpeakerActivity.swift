@@ -43,7 +43,7 @@ public final class SpeakerActivity: Sendable {
     /// half as many frames as the most talkative one (and at least 3), in the order the sinks were
     /// made, each name once. Empty when nobody talked.
     public func speakers(from start: Int64, to end: Int64) -> [String] {
-        let list = sinks.withLock { $0 }
+        let list = sinks.snapshot(\.self)
         let first = max(0, start / 480)
         let last = max(first + 1, (end + 479) / 480)
         let counts = list.map { $0.talkingFrames(from: first, to: last) }

@@ -169,10 +169,10 @@ public final class Room: Sendable {
     public func unsolo() { solo([]) }
 
     /// The soloed tracks (empty when no solo is in force).
-    public var soloedTracks: [AudioTrack] { soloList.withLock { $0 } }
+    public var soloedTracks: [AudioTrack] { soloList.snapshot(\.self) }
 
     /// The tracks in the room, in the order they were added.
-    public var tracks: [AudioTrack] { control.withLock { $0.tracks } }
+    public var tracks: [AudioTrack] { control.snapshot(\.tracks) }
 
     /// Room time rendered so far, in samples at 48 kHz.
     public var position: Int64 { framesRendered.load(ordering: .relaxed) * Int64(AudioFrame.samplesPerChannel) }

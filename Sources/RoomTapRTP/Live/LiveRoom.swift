@@ -125,8 +125,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         }
     }
 
-    /// Every participant so far, in the order their tracks were added.
-    public var participants: [LiveParticipant] { lock.withLock { everyone } }
+    /// Every participant so far, in the order their tracks were added, in storage of its own (so
+    /// the next join never writes what a reader holds: see `Locked.snapshot`).
+    public var participants: [LiveParticipant] { lock.withLock { everyone.map { $0 } } }
 
     /// Packets dropped by routing, by reason.
     public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }

@@ -123,20 +123,21 @@ public final class FakeRealtimeServer: Sendable {
     public var upgradeRequests: [String] { server.upgradeRequests }
 
     /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
-    public var connections: [WebSocketTestConnection] { record.withLock { $0.connections } }
+    public var connections: [WebSocketTestConnection] { record.snapshot(\.connections) }
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
 
     /// Every client event so far, in order.
-    public var events: [ClientEvent] { record.withLock { $0.events } }
+    public var events: [ClientEvent] { record.snapshot(\.events) }
 
     /// The client events of `type`, in order.
     public func events(ofType type: String) -> [ClientEvent] { events.filter { $0.type == type } }
 
     /// The audio appended on connection `index` (24 kHz mono), concatenated.
+    /// In storage of its own (see `Locked.snapshot`).
     public func audio(connection index: Int = 0) -> [Int16] {
-        record.withLock { index < $0.audio.count ? $0.audio[index] : [] }
+        record.withLock { index < $0.audio.count ? $0.audio[index].map { $0 } : [] }
     }
 
     /// Whether a response is in progress on connection `index` (the latest unless told).

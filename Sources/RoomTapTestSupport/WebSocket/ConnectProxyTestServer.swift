@@ -39,7 +39,7 @@ public final class ConnectProxyTestServer: Sendable {
     }
 
     /// The request lines received (`CONNECT 127.0.0.1:28010 HTTP/1.1`), in order.
-    public var requestLines: [String] { requests.withLock { $0 } }
+    public var requestLines: [String] { requests.snapshot(\.self) }
 
     /// The targets of the CONNECT requests received (`127.0.0.1:28010`), in order.
     public var connectTargets: [String] {

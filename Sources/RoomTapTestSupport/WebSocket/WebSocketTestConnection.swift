@@ -51,16 +51,16 @@ public final class WebSocketTestConnection: Sendable {
     // MARK: What the client sent
 
     /// Every message so far, in order.
-    public var messages: [Received] { record.withLock { $0.messages } }
+    public var messages: [Received] { record.snapshot(\.messages) }
     /// Pings and pongs from the client so far.
-    public var pings: [Control] { record.withLock { $0.pings } }
-    public var pongs: [Control] { record.withLock { $0.pongs } }
+    public var pings: [Control] { record.snapshot(\.pings) }
+    public var pongs: [Control] { record.snapshot(\.pongs) }
     /// The client's close frame (code nil when it had none), once it came.
     public var closeFrame: (code: UInt16?, reason: String)? { record.withLock { $0.closeFrame } }
     /// Frames from the client without a mask (RFC 6455 section 5.1 forbids them).
     public var unmaskedFrames: Int { record.withLock { $0.unmaskedFrames } }
     /// Protocol violations seen (reserved bits, bad opcodes, unexpected continuation, ...).
-    public var protocolErrors: [String] { record.withLock { $0.protocolErrors } }
+    public var protocolErrors: [String] { record.snapshot(\.protocolErrors) }
     /// Whether the TCP connection has ended (either side).
     public var hasEnded: Bool { record.withLock { $0.ended } }
 

@@ -110,10 +110,10 @@ public final class WebSocketTestServer: Sendable {
     }
 
     /// The connections that completed the upgrade, in order.
-    public var connections: [WebSocketTestConnection] { connectionList.withLock { $0 } }
+    public var connections: [WebSocketTestConnection] { connectionList.snapshot(\.self) }
 
     /// Every upgrade request head received (including refused ones), in order.
-    public var upgradeRequests: [String] { upgradeRequestList.withLock { $0 } }
+    public var upgradeRequests: [String] { upgradeRequestList.snapshot(\.self) }
 
     /// Waits for the `index`-th upgraded connection (0 = the first).
     public func waitForConnection(index: Int = 0, timeout: Duration) -> WebSocketTestConnection? {

@@ -42,5 +42,5 @@ final class ControlLog: Sendable {
     }
 
     /// The changes in the order they were made.
-    var all: [Change] { changes.withLock { $0 } }
+    var all: [Change] { changes.snapshot(\.self) }
 }
