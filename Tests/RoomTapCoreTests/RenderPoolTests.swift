@@ -83,9 +83,8 @@ struct RenderPoolTests {
             #expect(sink.samples == sources[i].expectedSamples(0..<Int64(frames) * 480), "track \(i) content")
         }
         // The mix of t0...t3 in the same tick: their sum (small values, no limiting).
-        let expectedMix = (0..<sinks[0].samples.count).map { n in
-            Int16((0..<4).reduce(0) { $0 + Int(sinks[$1].samples[n]) })
-        }
+        let heard = sinks.map(\.samples)  // one snapshot each, not one per sample
+        let expectedMix = (0..<heard[0].count).map { n in Int16((0..<4).reduce(0) { $0 + Int(heard[$1][n]) }) }
         #expect(mixSink.samples == expectedMix)
     }
 
