@@ -8,7 +8,10 @@ import Synchronization
 /// bad network (loss, reordering, duplicates) into one `roomtap record --listen` for `seconds`,
 /// sampling the recorder's RSS, open descriptors and threads every 10 s. It passes when, after the
 /// first minute, RSS grows less than 1 MiB per hour (least-squares slope), descriptors and threads
-/// stay constant, the recorder reports no late tick and every file has the room's exact length.
+/// do not grow (the most in the last quarter of the run is no more than the most in its first
+/// quarter: room.json is rewritten every 10 s on a dispatch worker, which comes and goes with its
+/// temporary file, so a sample may catch one more of each), the recorder reports no late tick and
+/// every file has the room's exact length.
 /// The recorder runs with `--realtime-priority` and the sender under SCHED_FIFO too when the
 /// machine permits (each says in one line when it does not), so other work on the machine (a
 /// build) does not make ticks late; that is the setting a long unattended recording should use.
@@ -28,11 +31,15 @@ enum LiveSoak {
         let exactFiles: Int
         let fdRange: ClosedRange<Int>
         let threadRange: ClosedRange<Int>
+        /// The most descriptors and threads in the first and in the last quarter of the samples.
+        let fdPeaks: (first: Int, last: Int)
+        let threadPeaks: (first: Int, last: Int)
         let exitStatus: Int32
         let senders: Int
         var passed: Bool {
             exitStatus == 0 && lateTicks == 0 && tracks == senders && exactFiles == senders
-                && abs(slopeKiBPerHour) < 1024 && fdRange.count == 1 && threadRange.count == 1
+                && abs(slopeKiBPerHour) < 1024 && fdPeaks.last <= fdPeaks.first
+                && threadPeaks.last <= threadPeaks.first
         }
 
         var report: String {
@@ -41,8 +48,9 @@ enum LiveSoak {
                 + ": \(senders) speakers, \(Int(samples.last?.seconds ?? 0)) s, \(samples.count) samples: RSS "
                 + "\(mib(samples.first?.rssKiB)) → \(mib(samples.last?.rssKiB)) MiB, slope after the first minute "
                 + "\(Int(slopeKiBPerHour)) KiB/hour; late ticks \(lateTicks); files exact \(exactFiles)/\(tracks); "
-                + "fds \(fdRange.lowerBound)-\(fdRange.upperBound); threads "
-                + "\(threadRange.lowerBound)-\(threadRange.upperBound); exit \(exitStatus)"
+                + "fds \(fdRange.lowerBound)-\(fdRange.upperBound) (peak \(fdPeaks.first) in the first quarter, "
+                + "\(fdPeaks.last) in the last); threads \(threadRange.lowerBound)-\(threadRange.upperBound) (peak "
+                + "\(threadPeaks.first), \(threadPeaks.last)); exit \(exitStatus)"
         }
     }
 
@@ -103,9 +111,16 @@ enum LiveSoak {
             lateTicks: network["lateTicks"] as? Int ?? -1, tracks: tracks.count, exactFiles: exact,
             fdRange: (used.map(\.fds).min() ?? 0)...(used.map(\.fds).max() ?? 0),
             threadRange: (used.map(\.threads).min() ?? 0)...(used.map(\.threads).max() ?? 0),
+            fdPeaks: peaks(used.map(\.fds)), threadPeaks: peaks(used.map(\.threads)),
             exitStatus: (status >> 8) & 0xFF, senders: senders)
         if result.passed { try? FileManager.default.removeItem(atPath: out) }  // kept to look into
         return result
+    }
+
+    /// The largest value in the first and in the last quarter of `values`.
+    static func peaks(_ values: [Int]) -> (first: Int, last: Int) {
+        let quarter = max(1, values.count / 4)
+        return (values.prefix(quarter).max() ?? 0, values.suffix(quarter).max() ?? 0)
     }
 
     /// A numeric field of /proc/PID/status (kB for VmRSS), 0 once the process is gone.

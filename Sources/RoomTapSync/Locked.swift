@@ -79,6 +79,9 @@ extension Locked {
     package func snapshot<Element: Sendable>(_ keyPath: KeyPath<Value, [Element]> & Sendable) -> [Element] {
         withLock { value in
             let shared = value[keyPath: keyPath]
+            // Empty: the runtime's shared empty storage, which the initializer below would write
+            // its count (0) into, a benign race TSan reports.
+            guard !shared.isEmpty else { return [] }
             return [Element](unsafeUninitializedCapacity: shared.count) { copy, count in
                 count = shared.withUnsafeBufferPointer { copy.initialize(fromContentsOf: $0) }
             }
