@@ -9,7 +9,7 @@ APT_TOOLS := opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstream
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop
+.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -98,6 +98,13 @@ sanitize: deps
 	    if [ $$result -ne 0 ] || [ $$count -ne 0 ]; then status=1; fi; \
 	  done; \
 	done; exit $$status
+
+# The tests under load (not in `make test`): two full release runs at the same time while
+# stress-ng keeps every core busy; both must pass (Tests/Stress/two-runs.sh).
+stress: deps
+	command -v stress-ng >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq stress-ng >/dev/null; }
+	$(SWIFT) build -c release --build-tests
+	bash Tests/Stress/two-runs.sh
 
 # valgrind memcheck (debug build with DWARF 4 in .build-valgrind) on an offline record, the agent
 # path and a live recorder steered over its control socket: Tests/Sanitizers/memcheck.sh says why

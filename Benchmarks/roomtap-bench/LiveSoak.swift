@@ -12,9 +12,10 @@ import Synchronization
 /// quarter: room.json is rewritten every 10 s on a dispatch worker, which comes and goes with its
 /// temporary file, so a sample may catch one more of each), the recorder reports no late tick and
 /// every file has the room's exact length.
-/// The recorder runs with `--realtime-priority` and the sender under SCHED_FIFO too when the
+/// The recorder runs with `--realtime-priority 20` and the sender under SCHED_FIFO 20 too when the
 /// machine permits (each says in one line when it does not), so other work on the machine (a
-/// build) does not make ticks late; that is the setting a long unattended recording should use.
+/// build, a test run whose live rooms use priority 10) does not make ticks late; that is the
+/// setting a long unattended recording should use.
 enum LiveSoak {
     struct Sample {
         let seconds: Double
@@ -54,6 +55,10 @@ enum LiveSoak {
         }
     }
 
+    /// The SCHED_FIFO priority of the recorder and the sender: above the default 10 that the test
+    /// suites' live rooms use, so a soak beside a test run measures the recorder, not the tests.
+    static let priority: Int32 = 20
+
     static func run(senders: Int, seconds: Double) throws -> Outcome {
         let out = "\(BenchFiles.directory)/soak-live-\(senders)"
         let port = try freeUDPPort()
@@ -61,7 +66,7 @@ enum LiveSoak {
             .appendingPathComponent("roomtap").path
         let arguments = [
             binary, "record", "--listen", "127.0.0.1:\(port)", "--max-tracks", "\(senders)",
-            "--duration", "\(seconds + 1)", "--out", out, "--force", "--quiet", "--realtime-priority",
+            "--duration", "\(seconds + 1)", "--out", out, "--force", "--quiet", "--realtime-priority", "\(priority)",
         ]
         try? FileManager.default.removeItem(atPath: out)
         var pid: pid_t = 0
@@ -147,10 +152,10 @@ enum LiveSoak {
     /// Sends `senders` streams at real time (absolute deadlines, 20 ms packets) with a seeded
     /// impaired network: 2 % of packets lost, 2 % sent after the next one, 1 % sent twice.
     static func send(senders: Int, seconds: Double, port: UInt16) {
-        if let reason = RealtimeScheduling.unavailableReason(priority: RealtimeScheduling.defaultPriority) {
+        if let reason = RealtimeScheduling.unavailableReason(priority: priority) {
             FileHandle.standardError.write(Data("soak sender: \(reason); sending at normal priority\n".utf8))
         } else {
-            RealtimeScheduling.applyToCurrentThread(priority: RealtimeScheduling.defaultPriority)
+            RealtimeScheduling.applyToCurrentThread(priority: priority)
         }
         let payloads = LiveCapacity.packets()
         let socket = DatagramSocket(ListenAddress(host: "127.0.0.1", port: port))

@@ -214,10 +214,12 @@ enum CommandTable {
             "--realtime", .flag, section: live,
             help: "Play --file tracks at real time (a live clock), e.g. beside live ones."),
         OptionSpec(
-            "--realtime-priority", .flag, section: live,
-            help: "Run the room clock and render threads under SCHED_FIFO (priority\n"
-                + "10) and lock memory, when permitted (CAP_SYS_NICE or ulimit -r;\n"
-                + "ulimit -l unlimited); otherwise one warning line."),
+            "--realtime-priority", .optionalValue(default: "10"), "[N]",
+            section: live,
+            help: "Run the room clock and render threads under SCHED_FIFO priority N\n"
+                + "(1-99, default 10; the receive thread one below) and lock memory,\n"
+                + "when permitted (CAP_SYS_NICE or ulimit -r; ulimit -l unlimited);\n"
+                + "otherwise one warning line."),
         OptionSpec(
             "--mic", .optionalValue(default: "default"), "[DEVICE]", section: live,
             help: "Capture an ALSA device (default: \"default\") as a live track."),

@@ -51,8 +51,9 @@ enum RecordCommand {
         var duration: Double?
         /// Pace file tracks at real time (a live clock) instead of as fast as possible.
         var realtime = false
-        /// --realtime-priority: SCHED_FIFO for the clock and render threads, memory locked.
-        var realtimePriority = false
+        /// --realtime-priority [N]: the SCHED_FIFO priority (1-99, 10 when left out) for the clock
+        /// and render threads (the receive thread one below), memory locked; nil: normal priority.
+        var realtimePriority: Int32?
         /// The control socket (--control); nil: `ROOMTAP_CONTROL` or the per-user default.
         var control: String?
         /// ALSA playback device (--play), "default" when given without a name.
@@ -212,7 +213,14 @@ enum RecordCommand {
             options.leaveAfter = seconds
         }
         options.realtime = args.flag("--realtime")
-        options.realtimePriority = args.flag("--realtime-priority")
+        if let text = args.value("--realtime-priority") {
+            guard let level = Int32(text), (1...99).contains(level) else {
+                throw UsageError(
+                    description: "--realtime-priority must be a SCHED_FIFO priority from 1 to 99, not '\(text)'",
+                    command: "record")
+            }
+            options.realtimePriority = level
+        }
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
         options.play = args.value("--play")

@@ -124,7 +124,7 @@ final class RoomRecording: Sendable {
         // tracks. Offline rooms split from two files on; live rooms from eight tracks (below that a
         // 10 ms tick is short enough on one thread).
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let priority = options.realtimePriority ? realtimePriority() : nil
+        let priority = options.realtimePriority.flatMap { realtimePriority($0) }
         let room = Room(
             clock: realTimeClock ?? VirtualClock() as any RoomClock, endsWhenSourcesFinish: !options.isLive,
             renderThreads: options.threads ?? (options.isLive ? cores : min(cores, max(1, plan.inputs.count))),
@@ -437,8 +437,7 @@ final class RoomRecording: Sendable {
 
     /// --realtime-priority: the SCHED_FIFO priority when permitted (memory locked too when that is
     /// safe), nil when not; one warning line for what could not be had.
-    private func realtimePriority() -> Int32? {
-        let priority = RealtimeScheduling.defaultPriority
+    private func realtimePriority(_ priority: Int32) -> Int32? {
         if let reason = RealtimeScheduling.unavailableReason(priority: priority) {
             CommandDispatch.printWarning("--realtime-priority: \(reason); running at normal priority")
             return nil

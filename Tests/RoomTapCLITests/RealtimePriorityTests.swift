@@ -11,19 +11,21 @@ struct RealtimePriorityTests {
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "carol=\(sample("carol"))", "--realtime", "--duration", "2",
-                "--realtime-priority", "--out", out.path, "--quiet",
+                "--realtime-priority", "12", "--out", out.path, "--quiet",
             ], environment: ["ROOMTAP_CONTROL": uniqueControlPath()])
-        var policy: Int?
+        var scheduling: (policy: Int, priority: Int)?
         #expect(
             waitUntil(timeout: .seconds(20)) {
-                policy = Self.schedulingPolicy(ofThreadNamed: "roomtap.clock", in: recorder.pid)
-                return policy != nil
+                scheduling = Self.scheduling(ofThreadNamed: "roomtap.clock", in: recorder.pid)
+                return scheduling != nil
             }, "the clock thread shows up in /proc")
+        let policy = scheduling?.policy
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         let warnings = outcome.stderrLines.filter { $0.hasPrefix("roomtap: warning: --realtime-priority:") }
         if policy == 1 {
-            // SCHED_FIFO in force; at most the memory-lock line.
+            // SCHED_FIFO at the priority asked for; at most the memory-lock line.
+            #expect(scheduling?.priority == 12)
             #expect(warnings.allSatisfy { $0.contains("memory is not locked") }, "\(outcome.stderr)")
         } else {
             #expect(policy == 0, "SCHED_OTHER when refused")
@@ -32,9 +34,21 @@ struct RealtimePriorityTests {
         #expect(try listing(out) == ["carol.wav", "room.json"])
     }
 
-    /// The scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO) of the thread of process `pid` named
-    /// `name` (field 41 of /proc/PID/task/TID/stat), nil while there is none.
-    static func schedulingPolicy(ofThreadNamed name: String, in pid: Int32) -> Int? {
+    @Test(arguments: ["0", "100", "high", "-3"])
+    func aPriorityOutsideOneToNinetyNineIsAUsageError(value: String) throws {
+        let out = try temporaryDirectory()
+        let outcome = try roomtap(
+            ["record", "--listen", "127.0.0.1:9", "--realtime-priority=\(value)", "--out", out.path], expect: 64)
+        #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)")
+        let message = "--realtime-priority must be a SCHED_FIFO priority from 1 to 99, not '\(value)'"
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+        #expect(try listing(out).isEmpty, "nothing created")
+    }
+
+    /// The scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO) and real-time priority of the thread of
+    /// process `pid` named `name` (fields 41 and 40 of /proc/PID/task/TID/stat), nil while there
+    /// is none.
+    static func scheduling(ofThreadNamed name: String, in pid: Int32) -> (policy: Int, priority: Int)? {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for tid in tasks {
             let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)) ?? ""
@@ -43,7 +57,8 @@ struct RealtimePriorityTests {
                 let close = stat.lastIndex(of: ")")
             else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")  // from field 3 on
-            return fields.count > 38 ? Int(fields[38]) : nil
+            guard fields.count > 38, let policy = Int(fields[38]), let priority = Int(fields[37]) else { return nil }
+            return (policy, priority)
         }
         return nil
     }
