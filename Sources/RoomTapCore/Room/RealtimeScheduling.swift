@@ -26,6 +26,16 @@ public enum RealtimeScheduling {
         return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
     }
 
+    /// Puts the calling thread back under the normal policy (SCHED_OTHER), which is always
+    /// permitted. For the threads that do I/O (file writers, a sink's own thread): a thread
+    /// inherits its creator's policy, and a sink made by the receive thread (a participant's first
+    /// packet) would otherwise write and encode files under SCHED_FIFO.
+    public static func applyNormalToCurrentThread() {
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        _ = pthread_setschedparam(pthread_self(), SCHED_OTHER, &parameters)
+    }
+
     /// Why SCHED_FIFO at `priority` is not available to this process (one clause, for a warning
     /// line), or nil when it is: tries it on the calling thread and puts the thread back.
     public static func unavailableReason(priority: Int32) -> String? {

@@ -105,6 +105,7 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
             worker = nil
             Thread { [self] in
                 SinkWorkerPool.nameCurrentThread(threadName)
+                RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
                 drainLoop()
             }.start()
         }

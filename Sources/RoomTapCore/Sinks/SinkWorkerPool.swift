@@ -115,6 +115,7 @@ public final class SinkWorkerPool: Sendable {
             if start {
                 Thread { [self] in
                     SinkWorkerPool.nameCurrentThread(threadName)
+                    RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
                     run()
                 }.start()
             }
