@@ -543,6 +543,7 @@ final class RoomRecording: Sendable {
     /// Set-up failed before the clock started: close what was opened and delete the files this
     /// run created, so nothing is left half-made.
     private func abandon(_ room: Room) {
+        controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         controlServer.withLock { $0 }?.stop()
         liveRoom.withLock { $0 }?.stop()
         room.stop()

@@ -42,6 +42,10 @@ final class RoomControlHandler: ControlHandler {
     private let stopAction = Locked<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let startedMonotonic = ContinuousClock.now
+    /// Signalled once the room is set up (or given up): track commands wait for it.
+    private let setUp = DispatchSemaphore(value: 0)
+    /// How long a track command waits for the set-up before it is answered as things stand.
+    static let setUpWait: Double = 10
 
     init(
         room: Room, controlPath: String, directory: String, started: Date, log: ControlLog,
@@ -71,16 +75,30 @@ final class RoomControlHandler: ControlHandler {
     /// What `stop` does: the same as SIGINT (the room stops, draining a network room's record
     /// delay, and the recorder finalises its files). Until it is set (the room has not started),
     /// `stop` answers `unavailable`. Any thread.
-    func setStopAction(_ action: @escaping @Sendable () -> Void) { stopAction.withLock { $0 = action } }
+    /// Setting it also ends the set-up: every track the room starts with exists, and track
+    /// commands that arrived earlier are handled now.
+    func setStopAction(_ action: @escaping @Sendable () -> Void) {
+        stopAction.withLock { $0 = action }
+        setUp.signal()
+    }
 
     /// Records that the room is ending (asked to stop, or its end reached): `hello` then says
     /// `stopping`. Idempotent; any thread.
-    func noteStopping() { stopping.store(true, ordering: .relaxed) }
+    func noteStopping() {
+        stopping.store(true, ordering: .relaxed)
+        setUp.signal()
+    }
 
     /// Sends an event to every watcher. Any thread.
     func publish(_ event: JSONValue) { publisher.withLock { $0 }?(event) }
 
+    /// Server thread. A command about tracks (`tracks`, `mute`, `unmute`, `volume`, `solo`,
+    /// `unsolo`) that arrives while the recorder is still setting up (the socket exists from the
+    /// start, so that a second recorder on it fails before making anything) waits until the room's
+    /// first tracks exist, at most ``setUpWait`` seconds: `volume alice 0.5` sent as soon as the
+    /// socket appears finds alice.
     func handle(_ request: ControlRequest) -> ControlResponse {
+        if Self.namesTracks.contains(request.command) { waitForSetUp() }
         switch request.command {
         case "ping": return .ok(.object(["pong": .bool(true)]))
         case "hello": return .ok(helloObject())
@@ -103,6 +121,13 @@ final class RoomControlHandler: ControlHandler {
                 "unknown command '\(request.command)' (commands: ping, hello, tracks, status, mute, unmute, volume, "
                     + "solo, unsolo, watch, stop, agent)")
         }
+    }
+
+    private static let namesTracks: Set<String> = ["tracks", "mute", "unmute", "volume", "solo", "unsolo"]
+
+    private func waitForSetUp() {
+        guard stopAction.withLock({ $0 }) == nil, !stopping.load(ordering: .relaxed) else { return }
+        if setUp.wait(timeout: .now() + Self.setUpWait) == .success { setUp.signal() }  // the next waiter too
     }
 
     /// The `levels` event: level and talking of every track, for watchers (~10 times a second).
