@@ -79,8 +79,7 @@ public enum CLIRunner {
         /// 10 s after the exit (a leaked descriptor: see ``ChildProcesses``), the outcome has what
         /// was read so far and its stderr ends with ``Outcome/outputStillOpen``.
         public func wait(timeout: Double = 120) -> Outcome {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
+            _ = waitUntil(timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(10)) { !process.isRunning }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             let complete = readers.wait(timeout: .now() + 10) == .success

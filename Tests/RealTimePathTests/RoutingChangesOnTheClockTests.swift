@@ -58,7 +58,7 @@ extension AllocationCounting {
 
             let rounds = Atomic<Int>(0)
             let changer = Thread {
-                while room.position == 0 { usleep(100) }
+                _ = waitUntil(every: .microseconds(100)) { room.position > 0 }
                 while room.isRunning {
                     // A sink with a 16-frame ring on its own thread, attached and dropped.
                     let sink = QueuedSink(consumer: Discard(), channels: 1, capacity: 16, policy: .drop)

@@ -61,11 +61,7 @@ final class AgentTestRig {
 
     /// Waits until `condition` holds; false on timeout (generous: a loaded machine).
     static func waitFor(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(2_000)
-        }
+        waitUntil(timeout: .milliseconds(Int(timeout * 1000)), condition)
         return true
     }
 

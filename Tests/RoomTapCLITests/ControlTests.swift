@@ -22,7 +22,8 @@ struct ControlTests {
     /// Waits until the recorder answers; returns (room time, wall time) of that answer.
     private func waitForRecorder(_ env: [String: String], _ recorder: CLIRunner.Running? = nil) throws -> (Double, Date)
     {
-        for _ in 0..<100 {
+        var answer: (Double, Date)?
+        _ = try waitUntil(every: .milliseconds(50)) {  // each look starts a `roomtap status`
             if let recorder, !recorder.isRunning {
                 let ended = recorder.wait(timeout: 5)
                 throw CLIError("the recorder ended (\(ended.status)) before it answered: \(ended.stderr.suffix(300))")
@@ -32,11 +33,12 @@ struct ControlTests {
                 let json = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any],
                 let time = json["room_time"] as? Double
             {
-                return (time, Date())
+                answer = (time, Date())
             }
-            usleep(50_000)  // between tries
+            return answer != nil
         }
-        throw CLIError("the recorder never answered on its control socket")
+        guard let answer else { throw CLIError("the recorder never answered on its control socket") }
+        return answer
     }
 
     /// Starts a recorder of alice at real time for `seconds` on the control socket of `env` and

@@ -315,23 +315,17 @@ func toneBursts(samples: Int) -> [Int16] {
 /// Waits until process `pid` has a UDP socket bound to `port` (from /proc/net/udp and udp6).
 func waitUntilListening(port: UInt16, pid: Int32, timeout: Double = 10) throws {
     let hex = ":" + String(format: "%04X", port) + " "
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        for table in ["/proc/net/udp", "/proc/net/udp6"] {
-            if let text = try? String(contentsOfFile: table, encoding: .utf8),
-                text.split(separator: "\n").contains(where: {
-                    $0.split(separator: " ").dropFirst().first.map {
-                        ($0 + " ").hasSuffix(hex)
-                    } ?? false
-                })
-            {
-                return
+    let bound = try waitUntil(timeout: .milliseconds(Int(timeout * 1000)), every: .milliseconds(20)) {
+        let found = ["/proc/net/udp", "/proc/net/udp6"].contains { table in
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").contains {
+                $0.split(separator: " ").dropFirst().first.map { ($0 + " ").hasSuffix(hex) } ?? false
             }
         }
-        guard kill(pid, 0) == 0 else { throw LiveTestError("roomtap (pid \(pid)) exited before listening") }
-        usleep(20_000)  // between looks at /proc/net/udp
+        guard found || kill(pid, 0) == 0 else { throw LiveTestError("roomtap (pid \(pid)) exited before listening") }
+        return found
     }
-    throw LiveTestError("roomtap did not bind UDP port \(port) within \(timeout) s")
+    guard bound else { throw LiveTestError("roomtap did not bind UDP port \(port) within \(timeout) s") }
 }
 
 /// Forwards UDP datagrams from `listen` to `forward` on a thread of its own and notes when the

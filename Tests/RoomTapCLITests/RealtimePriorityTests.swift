@@ -11,21 +11,26 @@ struct RealtimePriorityTests {
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "carol=\(sample("carol"))", "--realtime", "--duration", "2",
-                "--realtime-priority", "12", "--out", out.path, "--quiet",
+                "--listen", "127.0.0.1:\(try freeUDPPort())", "--realtime-priority", "12", "--out", out.path,
+                "--quiet",
             ], environment: ["ROOMTAP_CONTROL": uniqueControlPath()])
         var scheduling: (policy: Int, priority: Int)?
+        var receive: (policy: Int, priority: Int)?
         #expect(
             waitUntil(timeout: .seconds(20)) {
                 scheduling = Self.scheduling(ofThreadNamed: "roomtap.clock", in: recorder.pid)
-                return scheduling != nil
-            }, "the clock thread shows up in /proc")
+                receive = Self.scheduling(ofThreadNamed: "roomtap.rx", in: recorder.pid)
+                return scheduling != nil && receive != nil
+            }, "the clock and receive threads show up in /proc")
         let policy = scheduling?.policy
         let outcome = recorder.wait(timeout: 30)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         let warnings = outcome.stderrLines.filter { $0.hasPrefix("roomtap: warning: --realtime-priority:") }
         if policy == 1 {
-            // SCHED_FIFO at the priority asked for; at most the memory-lock line.
+            // SCHED_FIFO at the priority asked for, the receive thread one below; at most the
+            // memory-lock line.
             #expect(scheduling?.priority == 12)
+            #expect(receive?.policy == 1 && receive?.priority == 11, "roomtap.rx: \(String(describing: receive))")
             #expect(warnings.allSatisfy { $0.contains("memory is not locked") }, "\(outcome.stderr)")
         } else {
             #expect(policy == 0, "SCHED_OTHER when refused")

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapSync
+import RoomTapTestSupport
 import RoomTapWebSocket
 
 #if canImport(Glibc)
@@ -27,8 +28,7 @@ final class EventRecorder: Sendable {
 
     /// Waits until `count` events arrived; the events so far.
     func wait(count: Int, timeout: Duration = .seconds(5)) -> [WebSocketEvent] {
-        let deadline = ContinuousClock.now + timeout
-        while events.withLock({ $0.count }) < count && ContinuousClock.now < deadline { usleep(2000) }
+        _ = waitUntil(timeout: timeout) { events.withLock { $0.count } >= count }
         return all
     }
 

@@ -115,7 +115,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             for socket in sockets { socket.close() }
             throw UDPSocket.BindError(address: sockets[0].address, reason: error.description)
         }
-        receiver = RTPReceiver(sockets: sockets, guards: guards, delegate: self)
+        receiver = RTPReceiver(
+            sockets: sockets, guards: guards, delegate: self, realtimePriority: room.realtimePriority)
         for participant in options.description?.participants ?? [] {
             let name = participant.trackName
             guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
@@ -136,7 +137,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// the leave monitor. Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        receiver.start(realtimePriority: room.realtimePriority)
+        receiver.start()
         let thread = Thread { [self] in monitorLoop() }
         thread.name = "roomtap.leave"
         thread.start()

@@ -103,16 +103,23 @@ public final class RTPReceiver: Sendable {
     /// The receive thread's buffers; touched by the receive thread only.
     private let buffers: ReceiveBuffers
     private let phase = Locked<Phase>(.idle)
-    /// Set by `start` before the thread is created, read by that thread only.
-    private nonisolated(unsafe) var realtimePriority: Int32?
+    /// The room clock's SCHED_FIFO priority, if any: the receive thread runs one below it.
+    private let realtimePriority: Int32?
 
     private static let wakeToken = UInt64.max
 
     /// A receiver over bound sockets: makes the epoll instance, the eventfd and the batch buffers.
     /// Nothing is read before `start`. Traps when the process has no descriptor or memory left
-    /// for them. `guards` pairs with `sockets` by index (missing entries: no guard).
-    public init(sockets: [UDPSocket], guards: [ReceiveGuard?] = [], delegate: any RTPReceiverDelegate) {
+    /// for them. `guards` pairs with `sockets` by index (missing entries: no guard). With
+    /// `realtimePriority` (the room clock's) the receive thread runs under SCHED_FIFO one below
+    /// it, so a flood of packets never delays a tick: a packet handed to its jitter buffer late by
+    /// a busy machine is a packet concealed.
+    public init(
+        sockets: [UDPSocket], guards: [ReceiveGuard?] = [], delegate: any RTPReceiverDelegate,
+        realtimePriority: Int32? = nil
+    ) {
         self.sockets = sockets
+        self.realtimePriority = realtimePriority
         self.guards = sockets.indices.map { $0 < guards.count ? guards[$0] : nil }
         self.delegate = delegate
         buffers = ReceiveBuffers()
@@ -132,15 +139,12 @@ public final class RTPReceiver: Sendable {
         close(wakeFD)
     }
 
-    /// Starts the receive thread (`roomtap.rx`), named before this returns. With
-    /// `realtimePriority` the thread runs under SCHED_FIFO at one below it (the room clock's
-    /// priority, so a flood of packets never delays a tick), when permitted: a packet handed to
-    /// its jitter buffer late by a busy machine is a packet concealed. Idempotent; does nothing
-    /// after `stop`.
-    public func start(realtimePriority: Int32? = nil) {
+    /// Starts the receive thread (`roomtap.rx`), named before this returns; under SCHED_FIFO one
+    /// below the init's `realtimePriority` when that is given (and permitted). Idempotent; does
+    /// nothing after `stop`.
+    public func start() {
         phase.withLock { phase in
             guard case .idle = phase else { return }
-            self.realtimePriority = realtimePriority
             var thread = pthread_t()
             let context = Unmanaged.passRetained(self).toOpaque()
             let result = pthread_create(
