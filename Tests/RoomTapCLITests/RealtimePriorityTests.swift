@@ -20,7 +20,10 @@ struct RealtimePriorityTests {
             waitUntil(timeout: .seconds(20)) {
                 scheduling = Self.scheduling(ofThreadNamed: "roomtap.clock", in: recorder.pid)
                 receive = Self.scheduling(ofThreadNamed: "roomtap.rx", in: recorder.pid)
-                return scheduling != nil && receive != nil
+                // The receive thread is named before it sets its own policy: when the clock has
+                // SCHED_FIFO, wait for the receive thread to have it too.
+                guard let clock = scheduling, let rx = receive else { return false }
+                return clock.policy == 0 || rx.policy == 1
             }, "the clock and receive threads show up in /proc")
         let policy = scheduling?.policy
         let outcome = recorder.wait(timeout: 30)
