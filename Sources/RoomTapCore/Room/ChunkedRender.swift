@@ -4,11 +4,13 @@ import Synchronization
 /// (the offline path's "several ticks per hand-over"): a virtual-clock room whose tracks are all
 /// sources has no reason to keep them in step every 10 ms, since no track reads another's frame.
 ///
-/// A pass brings every source track from the room's position to a target tick. The render
-/// threads (the clock's and the pool's helpers) take tracks as they free up: a thread claims a
-/// track (one atomic exchange, the happens-before edge from the thread that rendered its previous
-/// chunk), renders up to ``chunkTicks`` of its ticks in a row (its decoder stays in the cache) and
-/// lets it go, until every track is done; nobody waits for anybody before the pass ends. Each
+/// A pass brings every source track from the room's position to a target tick. Each render
+/// thread (the clock's and the pool's helpers) renders chunks of the tracks the ``RenderPlan``
+/// gives it, in turn, so a track's decoder stays in one core's cache; once those are done it helps
+/// with the tracks still left, taking them as they free up. A thread claims a track (one atomic
+/// exchange, the happens-before edge from the thread that rendered its previous chunk), renders up
+/// to ``chunkTicks`` of its ticks in a row and lets it go, until every track is done; nobody waits
+/// for anybody before the pass ends. Each
 /// track's frames are the ones it renders in step: a source renders the same audio for the same
 /// sequence of room samples, whatever thread calls it and whatever the other tracks do.
 ///
@@ -21,7 +23,7 @@ import Synchronization
 ///
 /// Thread: ``prepare(plan:from:target:stopsAtSourcesEnd:interruptible:soloActive:)`` on the room clock's
 /// thread, before the pass is handed to the render threads (a releasing store they acquire);
-/// ``renderChunks()`` on each render thread of the pass; ``furthestTick`` and ``allFinished`` on
+/// ``renderChunks(thread:)`` on each render thread of the pass; ``furthestTick`` and ``allFinished`` on
 /// the clock's thread once every render thread is done (acquiring). Allocates nothing.
 final class ChunkedRender: @unchecked Sendable {
     /// Ticks a track renders per claim.
@@ -69,36 +71,65 @@ final class ChunkedRender: @unchecked Sendable {
         remaining.store(plan.sourceCount, ordering: .relaxed)
     }
 
-    /// Takes tracks and renders their chunks until the pass is done or interrupted. Every render
-    /// thread of the pass; spins only while the last tracks are held by other threads (one chunk
-    /// at most).
-    func renderChunks() {
+    /// Renders chunks until the pass is done or interrupted: first the tracks `plan` gives to
+    /// render thread `thread` (0 the clock's, `1..<plan.threads` the helpers), in turn, so each
+    /// track's decoder stays in the cache of one core; then, when those are done or held, chunks of
+    /// any track still left (the other threads' last tracks). Every render thread of the pass;
+    /// spins only while the last tracks are held by other threads (one chunk at most).
+    func renderChunks(thread: Int) {
         plan!._withUnsafeGuaranteedRef { plan in
-            let tracks = plan.tracks
             let count = plan.sourceCount
             guard count > 0 else { return }
             var reached = start
-            while remaining.load(ordering: .acquiring) > 0 {
-                if interruptible {
-                    if interrupted.load(ordering: .relaxed) { return }
-                    if shouldInterrupt(reached) {
-                        interrupted.store(true, ordering: .relaxed)
-                        return
+            if thread < plan.threads {
+                let own = plan.byThread
+                let bounds = plan.bounds[thread]..<plan.bounds[thread + 1]
+                var progressed = true
+                while progressed {
+                    progressed = false
+                    for j in bounds {
+                        if mustStop(reached) { return }
+                        guard let tick = claimChunk(of: own[j]) else { continue }
+                        reached = tick
+                        progressed = true
                     }
                 }
+            }
+            let tracks = plan.tracks
+            while remaining.load(ordering: .acquiring) > 0 {
+                if mustStop(reached) { return }
                 let i = Int(UInt(bitPattern: cursor.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(count))
-                let track = tracks[i]
-                let state = track.render
-                guard !state.claimed.exchange(true, ordering: .acquiringAndReleasing) else { continue }
-                let done = renderChunk(of: track, state: state)
-                reached = state.nextTick
-                if done {
-                    remaining.subtract(1, ordering: .releasing)  // done: the claim is kept for the pass
-                } else {
-                    state.claimed.store(false, ordering: .releasing)
-                }
+                if let tick = claimChunk(of: tracks[i]) { reached = tick }
             }
         }
+    }
+
+    /// True when an interruptible pass is (or is now) interrupted; asks `shouldInterrupt` with the
+    /// tick the caller's last track reached.
+    @inline(__always)
+    private func mustStop(_ reached: Int64) -> Bool {
+        guard interruptible else { return false }
+        if interrupted.load(ordering: .relaxed) { return true }
+        guard shouldInterrupt(reached) else { return false }
+        interrupted.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// Claims `track` (one atomic exchange: the happens-before edge from the thread that rendered
+    /// its previous chunk) and renders its next chunk; the tick it reached, or nil when another
+    /// thread holds it or it is done for this pass (a done track keeps its claim).
+    @inline(__always)
+    private func claimChunk(of track: AudioTrack) -> Int64? {
+        let state = track.render
+        guard !state.claimed.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+        let done = renderChunk(of: track, state: state)
+        let reached = state.nextTick
+        if done {
+            remaining.subtract(1, ordering: .releasing)
+        } else {
+            state.claimed.store(false, ordering: .releasing)
+        }
+        return reached
     }
 
     /// Renders up to ``chunkTicks`` ticks of `track`; true when the track is done for this pass.

@@ -80,7 +80,7 @@ final class RenderPool: @unchecked Sendable {
         let helpers = max(0, min(threadCount, threads) - 1)
         self.pass = Unmanaged.passUnretained(pass)
         handOver(helpers: helpers)
-        pass.renderChunks()
+        pass.renderChunks(thread: 0)
         clockParker.park(spins: spins) { pending.load(ordering: .acquiring) == 0 }
     }
 
@@ -119,7 +119,7 @@ final class RenderPool: @unchecked Sendable {
             // Helpers beyond this tick's plan sit it out (and are not waited for).
             guard index <= Int(seen & 0xFF) else { continue }
             if let pass {
-                pass._withUnsafeGuaranteedRef { $0.renderChunks() }
+                pass._withUnsafeGuaranteedRef { $0.renderChunks(thread: index) }
             } else {
                 plan!._withUnsafeGuaranteedRef { plan in
                     Self.renderShare(of: plan, thread: index, at: roomSample, soloActive: soloActive)

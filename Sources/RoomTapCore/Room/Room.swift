@@ -361,7 +361,7 @@ public final class Room: Sendable {
         if plan.threads > 1, let pool = clockSide.pool {
             pool.run(chunks, threads: plan.threads)
         } else {
-            chunks.renderChunks()
+            chunks.renderChunks(thread: 0)
         }
     }
 
