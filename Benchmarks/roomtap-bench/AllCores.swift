@@ -38,9 +38,9 @@ enum AllCores {
                     let share = stride(from: c, to: files.count, by: cores).map { files[$0] }
                     return ([program, "\(outputs)/split-\(files.count)-\(c)"] + share).joined(separator: " ") + " &"
                 }
-                try? FileManager.default.removeItem(atPath: "\(outputs)/split-\(files.count)-0")
+                let dirs = (0..<cores).map { "\(outputs)/split-\(files.count)-\($0)" }
+                for dir in dirs { try? FileManager.default.removeItem(atPath: dir) }
                 split.append(try ChildRun.measure("/bin/sh", ["-c", (parts + ["wait"]).joined(separator: " ")]))
-                for c in 0..<cores { try? FileManager.default.removeItem(atPath: "\(outputs)/split-\(files.count)-\(c)") }
             }
         }
         try? FileManager.default.removeItem(atPath: outputs)
