@@ -10,9 +10,9 @@ import Synchronization
 /// with the tracks still left, taking them as they free up. A thread claims a track (one atomic
 /// exchange, the happens-before edge from the thread that rendered its previous chunk), renders up
 /// to ``chunkTicks`` of its ticks in a row and lets it go, until every track is done; nobody waits
-/// for anybody before the pass ends. Each
-/// track's frames are the ones it renders in step: a source renders the same audio for the same
-/// sequence of room samples, whatever thread calls it and whatever the other tracks do.
+/// for anybody before the pass ends. Each track's frames are the ones it renders in step: a source
+/// renders the same audio for the same sequence of room samples, whatever thread calls it and
+/// whatever the other tracks do.
 ///
 /// The room's end stays exact. In a pass that may stop at the sources' end, a track stops after
 /// the first tick (past the pass's first) after which its source is finished: the room, rendered
