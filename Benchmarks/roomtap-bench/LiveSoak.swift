@@ -10,8 +10,11 @@ import Synchronization
 /// first minute, RSS grows less than 1 MiB per hour (least-squares slope), descriptors and threads
 /// do not grow (the most in the last quarter of the run is no more than the most in its first
 /// quarter: room.json is rewritten every 10 s on a dispatch worker, which comes and goes with its
-/// temporary file, so a sample may catch one more of each), the recorder reports no late tick and
-/// every file has the room's exact length.
+/// temporary file, so a sample may catch one more of each), every file has the room's exact length,
+/// and the recorder has no more late ticks than the machine gives a thread doing nothing at the
+/// same priority at the same time (``LatencyProbe``; at most twice its count plus 10): on this VM
+/// the host's steal time alone makes such a thread more than 5 ms late a few hundred times an hour,
+/// so "0 late ticks" is a property of the machine, not of the recorder.
 /// The recorder runs with `--realtime-priority 20` and the sender under SCHED_FIFO 20 too when the
 /// machine permits (each says in one line when it does not), so other work on the machine (a
 /// build, a test run whose live rooms use priority 10) does not make ticks late; that is the
@@ -28,6 +31,9 @@ enum LiveSoak {
         let samples: [Sample]
         let slopeKiBPerHour: Double
         let lateTicks: Int
+        let worstLatenessMs: Double
+        /// The machine's own: a thread at the recorder's priority doing nothing, at the same time.
+        let probe: LatencyProbe.Figures
         let tracks: Int
         let exactFiles: Int
         let fdRange: ClosedRange<Int>
@@ -38,7 +44,8 @@ enum LiveSoak {
         let exitStatus: Int32
         let senders: Int
         var passed: Bool {
-            exitStatus == 0 && lateTicks == 0 && tracks == senders && exactFiles == senders
+            exitStatus == 0 && lateTicks >= 0 && lateTicks <= 2 * probe.late + 10 && tracks == senders
+                && exactFiles == senders
                 && abs(slopeKiBPerHour) < 1024 && fdPeaks.last <= fdPeaks.first
                 && threadPeaks.last <= threadPeaks.first
         }
@@ -48,7 +55,10 @@ enum LiveSoak {
             return (passed ? "pass" : "FAIL")
                 + ": \(senders) speakers, \(Int(samples.last?.seconds ?? 0)) s, \(samples.count) samples: RSS "
                 + "\(mib(samples.first?.rssKiB)) → \(mib(samples.last?.rssKiB)) MiB, slope after the first minute "
-                + "\(Int(slopeKiBPerHour)) KiB/hour; late ticks \(lateTicks); files exact \(exactFiles)/\(tracks); "
+                + "\(Int(slopeKiBPerHour)) KiB/hour; late ticks \(lateTicks) (worst "
+                + String(format: "%.1f", worstLatenessMs) + " ms) against the machine's \(probe.late) late of "
+                + "\(probe.wakeUps) wake-ups (worst " + String(format: "%.1f", probe.worstMs) + " ms; steal "
+                + String(format: "%.1f", probe.stealSeconds) + " s); files exact \(exactFiles)/\(tracks); "
                 + "fds \(fdRange.lowerBound)-\(fdRange.upperBound) (peak \(fdPeaks.first) in the first quarter, "
                 + "\(fdPeaks.last) in the last); threads \(threadRange.lowerBound)-\(threadRange.upperBound) (peak "
                 + "\(threadPeaks.first), \(threadPeaks.last)); exit \(exitStatus)"
@@ -92,9 +102,11 @@ enum LiveSoak {
             }
         }
         sampler.start()
+        let probe = LatencyProbe(priority: priority)
         send(senders: senders, seconds: seconds, port: port)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
+        let machine = probe.stop()
         sampling.store(false, ordering: .relaxed)
         let data = FileManager.default.contents(atPath: out + "/room.json") ?? Data()
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
@@ -113,7 +125,9 @@ enum LiveSoak {
         let used = steady.count >= 2 ? steady : all
         let result = Outcome(
             samples: all, slopeKiBPerHour: slope(used.map { ($0.seconds, Double($0.rssKiB)) }) * 3600,
-            lateTicks: network["lateTicks"] as? Int ?? -1, tracks: tracks.count, exactFiles: exact,
+            lateTicks: network["lateTicks"] as? Int ?? -1,
+            worstLatenessMs: (network["maxTickLatenessMs"] as? NSNumber)?.doubleValue ?? -1, probe: machine,
+            tracks: tracks.count, exactFiles: exact,
             fdRange: (used.map(\.fds).min() ?? 0)...(used.map(\.fds).max() ?? 0),
             threadRange: (used.map(\.threads).min() ?? 0)...(used.map(\.threads).max() ?? 0),
             fdPeaks: peaks(used.map(\.fds)), threadPeaks: peaks(used.map(\.threads)),
