@@ -6,7 +6,7 @@ enum CommandDispatch {
 
     static func run(_ arguments: [String]) -> Int32 {
         guard let first = arguments.first else {
-            FileHandle.standardError.write(Data(Help.topLevel.utf8))
+            StandardStreams.error(Help.topLevel)
             return 64
         }
         do {
@@ -61,11 +61,11 @@ enum CommandDispatch {
     /// One line on stderr, prefixed "roomtap: error: ".
     static func printError(_ message: String) {
         let oneLine = message.replacingOccurrences(of: "\n", with: " ")
-        FileHandle.standardError.write(Data("roomtap: error: \(oneLine)\n".utf8))
+        StandardStreams.error("roomtap: error: \(oneLine)\n")
     }
 
     /// One line on stderr, prefixed "roomtap: warning: ".
     static func printWarning(_ message: String) {
-        FileHandle.standardError.write(Data("roomtap: warning: \(message)\n".utf8))
+        StandardStreams.error("roomtap: warning: \(message)\n")
     }
 }

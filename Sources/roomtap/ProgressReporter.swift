@@ -103,5 +103,5 @@ final class ProgressReporter {
         drewLine = true
     }
 
-    private func write(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+    private func write(_ text: String) { StandardStreams.error(text) }
 }

@@ -28,7 +28,7 @@ import Testing
                     let cat = try CLIRunner.start(
                         [], executable: URL(fileURLWithPath: "/bin/cat"), standardInput: input)
                     let line = "\(worker).\(round)\n"
-                    input.fileHandleForWriting.write(Data(line.utf8))
+                    try input.fileHandleForWriting.write(contentsOf: Data(line.utf8))
                     try input.fileHandleForWriting.close()
                     // cat ends when its input ends; its output ends when it does.
                     let outcome = cat.wait(timeout: 30)

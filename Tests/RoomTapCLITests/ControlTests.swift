@@ -237,9 +237,9 @@ struct ControlTests {
         }
         func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
         #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
-        keys.fileHandleForWriting.write(Data("m".utf8))
+        try? keys.fileHandleForWriting.write(contentsOf: Data("m".utf8))
         #expect(waitUntil(timeout: .seconds(60)) { shown().contains("MUTED") }, "m muted alice on screen")
-        keys.fileHandleForWriting.write(Data("q".utf8))
+        try? keys.fileHandleForWriting.write(contentsOf: Data("q".utf8))
         #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "q quits")
         if process.isRunning { process.terminate() }
         process.waitUntilExit()

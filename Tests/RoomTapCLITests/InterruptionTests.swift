@@ -48,6 +48,34 @@ struct InterruptionTests {
         #expect((json as? [String: Any])?["stoppedEarly"] as? Bool == true)
     }
 
+    /// The terminal or pipe that reads a recorder's progress goes away (a closed ssh session,
+    /// `roomtap record ... 2>&1 | tee log` with `tee` killed): the recorder must not die of
+    /// SIGPIPE or trap on the failed write; it finishes the room and exits 0.
+    @Test func aRecorderOutlivesTheReaderOfItsStderr() throws {
+        let out = try temporaryDirectory()
+        let process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = [
+            "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@0.5", "--realtime",
+            "--duration", "1.5", "--out", out.path, "--force",
+        ]
+        let stderr = ChildProcesses.pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try ChildProcesses.run(process)
+        try stderr.fileHandleForReading.close()  // nobody reads it any more
+        #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "the room ends")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "not killed by a signal (\(process.terminationStatus))")
+        #expect(process.terminationStatus == 0)
+        for name in ["alice", "bob"] {
+            let (file, samples) = try WAVFile.readSamples(path: out.appendingPathComponent("\(name).wav").path)
+            #expect(Int64(samples.count) * 2 == file.dataSize, "\(name).wav header and data agree")
+            #expect(samples.count == 72_000, "\(name).wav holds the 1.5 s room")
+        }
+    }
+
     @Test func sigkillLeavesReadableFilesThatRepairRestores() throws {
         let out = try temporaryDirectory()
         let process = try startLongRoom(out: out, untilFileHas: 20_000_000)

@@ -43,15 +43,23 @@ public final class TranscriptWriter: Sendable {
     /// Lines written.
     public var lineCount: Int { lines.load(ordering: .relaxed) }
 
-    /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()``.
+    /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()`` and after a line
+    /// that could not be written (which closes the file).
     public func write(startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false) {
         let line = Self.line(
             startSample: startSample + recordLagSamples, endSample: endSample + recordLagSamples, speaker: speaker,
             text: text, interrupted: interrupted)
         handle.withLock { h in
-            guard let h else { return }
-            h.write(Data(line.utf8))
-            lines.add(1, ordering: .relaxed)
+            guard let file = h else { return }
+            do {
+                try file.write(contentsOf: Data(line.utf8))
+                lines.add(1, ordering: .relaxed)
+            } catch {
+                // A full disk or a lost file ends the transcript (``lineCount`` says how far it
+                // got); the recording goes on.
+                try? file.close()
+                h = nil
+            }
         }
     }
 

@@ -20,7 +20,7 @@ enum ListCommand {
         }
         if scan.recorders.isEmpty {
             let directory = ControlSocketPath.defaultDirectory(environment: environment)
-            FileHandle.standardError.write(Data("roomtap: no recorder is running (none in \(directory))\n".utf8))
+            StandardStreams.error("roomtap: no recorder is running (none in \(directory))\n")
         }
     }
 

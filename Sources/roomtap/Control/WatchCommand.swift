@@ -36,7 +36,6 @@ enum WatchCommand {
 
     /// One line per event (JSON with --json), until the recorder stops or stdout closes.
     private static func streamLines(_ client: ControlClient, json: Bool) throws {
-        signal(SIGPIPE, SIG_IGN)
         do {
             try client.watch { event in
                 let line: String
@@ -185,16 +184,7 @@ enum WatchCommand {
 }
 
 /// Writes all of `text` to standard output (unbuffered); false when stdout is closed.
-private func writeOut(_ text: String) -> Bool {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return false }
-        bytes = bytes.dropFirst(n)
-    }
-    return true
-}
+private func writeOut(_ text: String) -> Bool { StandardStreams.write(text, to: STDOUT_FILENO) }
 
 extension Int {
     fileprivate func clamped(_ low: Int, _ high: Int) -> Int { Swift.max(low, Swift.min(high, self)) }
@@ -218,8 +208,13 @@ private final class RawTerminal {
     nonisolated(unsafe) private static var active = false
 
     init() {
-        tcgetattr(STDIN_FILENO, &Self.saved)
-        var raw = Self.saved
+        // Through a local: the C call writes a whole `termios` where it is given, and a static
+        // stored property's address is not guaranteed to be its storage (AddressSanitizer, debug
+        // build, saw the write land past the global).
+        var current = termios()
+        tcgetattr(STDIN_FILENO, &current)
+        Self.saved = current
+        var raw = current
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         Self.active = true
@@ -238,6 +233,7 @@ private final class RawTerminal {
     private static func restoreTerminal() {
         guard active else { return }
         active = false
+        var saved = Self.saved
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
         let text = "\u{1B}[?25h\u{1B}[?1049l"
         _ = text.withCString { write(STDOUT_FILENO, $0, strlen($0)) }

@@ -54,6 +54,6 @@ enum TranscriptCommand {
             throw RuntimeError(description: "\(out) already exists; pass --force to overwrite it")
         }
         try RoomReport.writeAtomically(Data(text.utf8), to: out, overwrite: force)
-        FileHandle.standardError.write(Data("\(out): \(lines.count) cue(s), \(format.rawValue)\n".utf8))
+        StandardStreams.error("\(out): \(lines.count) cue(s), \(format.rawValue)\n")
     }
 }
