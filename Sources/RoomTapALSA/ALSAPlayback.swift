@@ -39,8 +39,11 @@ public final class ALSAPlayback: AudioTrackSink, @unchecked Sendable {
     ///   - queueFrames: the queue between the room clock and the device thread, in 10 ms frames.
     ///   - overflow: `.drop` for live rooms; `.wait` only for offline rooms on a ``VirtualClock``
     ///     (tests), where the clock may wait for the device.
+    ///   - realtimePriority: the device thread's SCHED_FIFO priority (the caller checked it is
+    ///     permitted), so that a loaded machine does not starve the speaker; nil: normal priority.
     public init(
-        device: String = "default", channels: Int, queueFrames: Int = 8, overflow: OverflowPolicy = .drop
+        device: String = "default", channels: Int, queueFrames: Int = 8, overflow: OverflowPolicy = .drop,
+        realtimePriority: Int32? = nil
     ) throws {
         precondition(channels == 1 || channels == 2, "1 or 2 channels")
         let pcm = try PCMDevice(name: device, direction: .playback, channels: channels, bufferPeriods: 6)
@@ -51,7 +54,7 @@ public final class ALSAPlayback: AudioTrackSink, @unchecked Sendable {
         writer = Writer(pcm: pcm)
         sink = QueuedSink(
             consumer: writer, channels: channels, capacity: max(2, queueFrames), wakeThreshold: 1, policy: overflow,
-            threadName: "roomtap.alsa.playback")
+            threadName: "roomtap.alsa.playback", realtimePriority: realtimePriority)
     }
 
     /// Room clock's thread: copies the frame into the queue; never blocks (under `.drop`).

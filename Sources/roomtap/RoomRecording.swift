@@ -157,7 +157,10 @@ final class RoomRecording: Sendable {
         // they appear) joins it in onTrackAdded.
         if let device = options.play {
             do {
-                let player = try ALSAPlayback(device: device, channels: options.channels)
+                // With --realtime-priority N the device thread runs at N - 1, like the receive
+                // thread: below the clock, above everything that does I/O.
+                let player = try ALSAPlayback(
+                    device: device, channels: options.channels, realtimePriority: priority.map { max(1, $0 - 1) })
                 playback.withLock { $0 = player }
             } catch {
                 abandon(room)

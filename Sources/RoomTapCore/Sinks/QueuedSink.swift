@@ -66,14 +66,16 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
 
     /// A sink with a dedicated thread named `threadName` (its first 15 bytes, as Linux keeps it),
     /// started here. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken when
-    /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
+    /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms. The
+    /// thread runs under `SCHED_OTHER` (it does I/O), or under SCHED_FIFO at `realtimePriority`
+    /// for a consumer that keeps a device's pace and touches no disk (a sound card).
     public convenience init(
         consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
-        policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink"
+        policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink", realtimePriority: Int32? = nil
     ) {
         self.init(
             consumer: consumer, channels: channels, capacity: capacity, wakeThreshold: wakeThreshold, policy: policy,
-            pool: nil, threadName: threadName)
+            pool: nil, threadName: threadName, realtimePriority: realtimePriority)
     }
 
     /// A sink serviced by one worker of `pool` (the one with the fewest sinks), which it keeps
@@ -91,7 +93,7 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
 
     private init(
         consumer: any FrameConsumer, channels: Int, capacity: Int, wakeThreshold: Int?, policy: OverflowPolicy,
-        pool: SinkWorkerPool?, threadName: String
+        pool: SinkWorkerPool?, threadName: String, realtimePriority: Int32? = nil
     ) {
         self.consumer = consumer
         self.queue = FrameQueue(capacity: capacity, channels: channels)
@@ -105,7 +107,11 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
             worker = nil
             Thread { [self] in
                 SinkWorkerPool.nameCurrentThread(threadName)
-                RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
+                if let realtimePriority {
+                    RealtimeScheduling.applyToCurrentThread(priority: realtimePriority)
+                } else {
+                    RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
+                }
                 drainLoop()
             }.start()
         }
