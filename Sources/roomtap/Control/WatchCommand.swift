@@ -204,17 +204,20 @@ private final class RawTerminal {
         case character(Character)
     }
 
-    nonisolated(unsafe) private static var saved = termios()
+    /// The terminal's settings before raw mode, in a heap allocation of `termios`'s full 60 bytes.
+    /// Not a static stored `termios`: Swift 6.3.1 gives such a static 57 bytes of storage, so
+    /// storing a whole one overwrites the next globals (`docs/swift-bugs/`; ASan's debug pass
+    /// caught it here).
+    nonisolated(unsafe) private static let saved: UnsafeMutablePointer<termios> = {
+        let storage = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        storage.initialize(to: termios())
+        return storage
+    }()
     nonisolated(unsafe) private static var active = false
 
     init() {
-        // Through a local: the C call writes a whole `termios` where it is given, and a static
-        // stored property's address is not guaranteed to be its storage (AddressSanitizer, debug
-        // build, saw the write land past the global).
-        var current = termios()
-        tcgetattr(STDIN_FILENO, &current)
-        Self.saved = current
-        var raw = current
+        tcgetattr(STDIN_FILENO, Self.saved)
+        var raw = Self.saved.pointee
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         Self.active = true
@@ -233,8 +236,7 @@ private final class RawTerminal {
     private static func restoreTerminal() {
         guard active else { return }
         active = false
-        var saved = Self.saved
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        tcsetattr(STDIN_FILENO, TCSANOW, Self.saved)
         let text = "\u{1B}[?25h\u{1B}[?1049l"
         _ = text.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     }
