@@ -8,9 +8,10 @@ import Synchronization
 /// bad network (loss, reordering, duplicates) into one `roomtap record --listen` for `seconds`,
 /// sampling the recorder's RSS, open descriptors and threads every 10 s. It passes when, after the
 /// first minute, RSS grows less than 1 MiB per hour (least-squares slope), descriptors and threads
-/// do not grow (the most in the last quarter of the run is no more than the most in its first
-/// quarter: room.json is rewritten every 10 s on a dispatch worker, which comes and goes with its
-/// temporary file, so a sample may catch one more of each), every file has the room's exact length,
+/// do not grow (the least in the last quarter of the run is no more than the most in its first
+/// quarter: a leak raises the floor; room.json is rewritten every 10 s on a dispatch worker, which
+/// comes and goes with its temporary file, so a sample may catch one more of each and a peak
+/// proves nothing), every file has the room's exact length,
 /// and the recorder has no more late ticks than the machine gives a thread doing nothing at the
 /// same priority at the same time (``LatencyProbe``; at most twice its count plus 10): on this VM
 /// the host's steal time alone makes such a thread more than 5 ms late a few hundred times an hour,
@@ -39,15 +40,16 @@ enum LiveSoak {
         let fdRange: ClosedRange<Int>
         let threadRange: ClosedRange<Int>
         /// The most descriptors and threads in the first and in the last quarter of the samples.
-        let fdPeaks: (first: Int, last: Int)
-        let threadPeaks: (first: Int, last: Int)
+        /// The most in the first quarter of the samples, and the least in the last quarter.
+        let fdPeaks: (first: Int, lastFloor: Int)
+        let threadPeaks: (first: Int, lastFloor: Int)
         let exitStatus: Int32
         let senders: Int
         var passed: Bool {
             exitStatus == 0 && lateTicks >= 0 && lateTicks <= 2 * probe.late + 10 && tracks == senders
                 && exactFiles == senders
-                && abs(slopeKiBPerHour) < 1024 && fdPeaks.last <= fdPeaks.first
-                && threadPeaks.last <= threadPeaks.first
+                && abs(slopeKiBPerHour) < 1024 && fdPeaks.lastFloor <= fdPeaks.first
+                && threadPeaks.lastFloor <= threadPeaks.first
         }
 
         var report: String {
@@ -59,9 +61,9 @@ enum LiveSoak {
                 + String(format: "%.1f", worstLatenessMs) + " ms) against the machine's \(probe.late) late of "
                 + "\(probe.wakeUps) wake-ups (worst " + String(format: "%.1f", probe.worstMs) + " ms; steal "
                 + String(format: "%.1f", probe.stealSeconds) + " s); files exact \(exactFiles)/\(tracks); "
-                + "fds \(fdRange.lowerBound)-\(fdRange.upperBound) (peak \(fdPeaks.first) in the first quarter, "
-                + "\(fdPeaks.last) in the last); threads \(threadRange.lowerBound)-\(threadRange.upperBound) (peak "
-                + "\(threadPeaks.first), \(threadPeaks.last)); exit \(exitStatus)"
+                + "fds \(fdRange.lowerBound)-\(fdRange.upperBound) (most in the first quarter \(fdPeaks.first), "
+                + "least in the last \(fdPeaks.lastFloor)); threads \(threadRange.lowerBound)-\(threadRange.upperBound) "
+                + "(\(threadPeaks.first), \(threadPeaks.lastFloor)); exit \(exitStatus)"
         }
     }
 
@@ -136,10 +138,10 @@ enum LiveSoak {
         return result
     }
 
-    /// The largest value in the first and in the last quarter of `values`.
-    static func peaks(_ values: [Int]) -> (first: Int, last: Int) {
+    /// The largest value in the first quarter of `values` and the smallest in the last.
+    static func peaks(_ values: [Int]) -> (first: Int, lastFloor: Int) {
         let quarter = max(1, values.count / 4)
-        return (values.prefix(quarter).max() ?? 0, values.suffix(quarter).max() ?? 0)
+        return (values.prefix(quarter).max() ?? 0, values.suffix(quarter).min() ?? 0)
     }
 
     /// A numeric field of /proc/PID/status (kB for VmRSS), 0 once the process is gone.
