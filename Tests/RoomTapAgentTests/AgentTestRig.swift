@@ -62,7 +62,6 @@ final class AgentTestRig {
     /// Waits until `condition` holds; false on timeout (generous: a loaded machine).
     static func waitFor(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
         waitUntil(timeout: .milliseconds(Int(timeout * 1000)), condition)
-        return true
     }
 
     /// The voice track's samples (48 kHz).
