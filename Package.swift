@@ -31,6 +31,7 @@ let package = Package(
         // libavformat, loaded at first use (dlopen): its 134 libraries would cost every run start-up time.
         .target(name: "CAVFormat"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
@@ -80,12 +81,18 @@ let package = Package(
                 "RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "RoomTapResampling", "RoomTapJSON", "COpus",
             ],
             swiftSettings: strict),
+        // The fleet: room jobs on Redis Streams (libhiredis), leases with fencing epochs, the worker
+        // that records each room as a child `roomtap record`, failover joins, metrics, sd_notify.
+        .target(
+            name: "RoomTapFleet",
+            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "CHiredis", "CLinuxNet"],
+            swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
             name: "RoomTap",
             dependencies: [
                 "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
-                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent",
+                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet",
             ],
             swiftSettings: strict),
         // The command-line tool.

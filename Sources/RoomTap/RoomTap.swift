@@ -6,6 +6,7 @@
 @_exported public import RoomTapContainer
 @_exported public import RoomTapControl
 @_exported public import RoomTapCore
+@_exported public import RoomTapFleet
 @_exported public import RoomTapIngest
 @_exported public import RoomTapRTP
 @_exported public import RoomTapSinks

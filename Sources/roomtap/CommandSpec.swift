@@ -59,6 +59,8 @@ enum CommandGroup: Sendable, CaseIterable {
     case main
     /// Commands that talk to a running recorder over its control socket.
     case control
+    /// The fleet on Redis: worker, submit, jobs, cancel.
+    case fleet
     /// help, version.
     case other
 }

@@ -3,7 +3,7 @@
 /// To add a command: one entry in ``all`` (name, group, summary, options, help prose) and its
 /// run function.
 enum CommandTable {
-    static let all: [CommandSpec] = [
+    static let all: [CommandSpec] = fleetCommands + [
         CommandSpec(
             "record", group: .main,
             summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",

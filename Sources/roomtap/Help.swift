@@ -40,6 +40,7 @@ enum Help {
     static var topLevel: String {
         let titles: [(CommandGroup, String)] = [
             (.main, "COMMANDS:"), (.control, "WHILE A RECORDER RUNS (over its control socket):"),
+            (.fleet, "A FLEET OF RECORDERS (rooms on Redis; see docs/OPERATIONS.md):"),
             (.other, "MORE:"),
         ]
         let width = (CommandTable.all.map(\.name.count).max() ?? 0) + 2

@@ -284,6 +284,13 @@ final class RoomRecording: Sendable {
             abandon(room)
             throw error
         }
+        // Port 0 asked the kernel for a port: say which one, once, before anything arrives (the fleet's
+        // worker reads this line; room.json's `listen` says it too).
+        if let live, options.listen.contains(where: { $0.port == 0 }) {
+            for socket in live.receiver.sockets {
+                StandardStreams.error("roomtap: listening on \(socket.address)\n")
+            }
+        }
         var lastReport = ContinuousClock.now
         var lastFailureCheck = ContinuousClock.now
         var controlsReported = 0

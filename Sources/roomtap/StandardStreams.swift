@@ -19,6 +19,13 @@ enum StandardStreams {
         return true
     }
 
+    /// `text` to stdout; a failed write (a full disk, a closed pipe) throws, so the command exits 1.
+    static func output(_ text: String) throws {
+        guard write(text, to: STDOUT_FILENO) else {
+            throw RuntimeError(description: "cannot write to standard output: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// `text` to stderr, dropped if stderr is gone.
     static func error(_ text: String) { write(text, to: STDERR_FILENO) }
 }

@@ -50,4 +50,12 @@ int roomtap_eventfd_signal(int fd);
 /// pthread_setname_np: names `thread` (a pthread_t) for the kernel (/proc/self/task/*/comm, at
 /// most 15 bytes). 0 or an error number.
 int roomtap_thread_set_name(unsigned long thread, const char *name);
+/// Starts `path` with `argv` (NULL-terminated) and `envp` in a child process of its own process
+/// group whose stdin is /dev/null and stdout and stderr are `output_fd` (opened by the caller,
+/// e.g. a log file), with every other descriptor closed, and which gets `death_signal` when the
+/// *thread* that called this ends (PR_SET_PDEATHSIG: a room's recorder dies with its worker, so a
+/// dead worker never leaves a room recording without a lease). The child's pid, or -1 with errno.
+/// Between fork and exec the child calls only async-signal-safe functions.
+int roomtap_spawn(const char *path, char *const argv[], char *const envp[], int output_fd, int death_signal);
+
 #endif

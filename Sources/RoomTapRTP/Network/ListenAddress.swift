@@ -4,7 +4,7 @@
 public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
     /// A numeric IPv4 or IPv6 address (no host names: a recorder binds what it is told).
     public let host: String
-    /// UDP port, 1–65535.
+    /// UDP port, 1–65535; 0 asks the kernel for a free port (`UDPSocket.address` holds the one it chose).
     public let port: UInt16
     /// True for an IPv6 host.
     public var isIPv6: Bool { host.contains(":") }
@@ -15,7 +15,8 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `127.0.0.1:25000`, `[::1]:25000`, `0.0.0.0:25000` or `:25000`. Nil when malformed.
+    /// Parses `127.0.0.1:25000`, `[::1]:25000`, `0.0.0.0:25000`, `:25000` or `127.0.0.1:0` (any free
+    /// port). Nil when malformed.
     public init?(_ text: String) {
         let hostPart: Substring
         let portPart: Substring
@@ -30,7 +31,9 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
         }
-        guard let port = UInt16(portPart), port > 0 else { return nil }
+        guard portPart.allSatisfy(\.isASCII), portPart.allSatisfy(\.isNumber), let port = UInt16(portPart) else {
+            return nil
+        }
         let host = hostPart.isEmpty ? "0.0.0.0" : String(hostPart)
         guard Self.isNumericAddress(host) else { return nil }
         self.init(host: host, port: port)

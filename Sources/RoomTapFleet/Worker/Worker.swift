@@ -1,0 +1,400 @@
+public import Foundation
+import Glibc
+public import RoomTapJSON
+import RoomTapSinks
+import RoomTapSync
+public import Synchronization
+
+/// `roomtap worker`: takes room jobs from the fleet's stream and records each as its own child
+/// `roomtap record` process (a crash of one room never takes the others down), holding a lease
+/// per room that another worker reclaims when this one dies (docs/OPERATIONS.md).
+///
+/// - Claims: new deliveries (XREADGROUP) while it has capacity for the job's tracks; deliveries
+///   idle longer than a lease (their worker stopped renewing: XAUTOCLAIM) as a janitor.
+/// - A claim bumps the job's epoch; every later write is fenced by it (``FleetScripts``).
+/// - A live room that moved (its previous attempt's worker died or handed it over) records again
+///   with the same arguments (a new address when the port was 0); at its end the attempts are
+///   joined into one recording of the whole room (``RoomAssembly``). An offline room restarts.
+/// - SIGTERM drains (no new work; offline rooms finish; live rooms are handed over at once); a
+///   second SIGTERM or SIGINT ends at once (the rooms' recorders get SIGTERM and finalise).
+///
+/// Thread: ``run()`` on the thread that owns the worker (the main thread); it must live as long
+/// as the rooms (their recorders die with it). ``drain()``/``stopNow()`` from any thread.
+public final class Worker: @unchecked Sendable {
+    public let configuration: WorkerConfiguration
+    public let metrics: WorkerMetrics
+    /// Events for webhooks (`job.started`, `room.listening`, `room.moved`, `job.done`,
+    /// `job.failed`), posted from the main thread; must not block.
+    public var onEvent: @Sendable (String, JSONValue) -> Void = { _, _ in }
+    /// Lines for the worker's log (stderr).
+    public var log: @Sendable (String) -> Void = { _ in }
+    /// Called once the worker takes work, with the metrics address when there is one.
+    public var onReady: @Sendable (String?) -> Void = { _ in }
+
+    private let draining = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let notifier = SystemdNotifier()
+    private var rooms: [String: Room] = [:]
+    private var leases: LeaseKeeper!
+
+    /// One room this worker records.
+    private struct Room {
+        var id: String
+        var epoch: Int
+        var token: String
+        var tracks: Int
+        var isLive: Bool
+        var process: RoomProcess
+        var jobDirectory: String
+        var partDirectory: String
+        var parts: [JSONValue]
+        var listen: [String] = []
+        var stopSignalled = false
+        var handedOver = false
+        var lost = false
+        var cancelled = false
+        var moved: Bool
+    }
+
+    public init(configuration: WorkerConfiguration) {
+        self.configuration = configuration
+        metrics = WorkerMetrics(capacityTracks: configuration.capacity)
+    }
+
+    /// Stop claiming; finish offline rooms, hand live rooms over, then return. Idempotent.
+    public func drain() { draining.store(true, ordering: .relaxed) }
+    /// Return at once (the rooms' recorders are sent SIGTERM and finalise their files).
+    public func stopNow() { stopping.store(true, ordering: .relaxed) }
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Runs until drained or stopped; throws a one-line reason when it cannot start (Redis
+    /// unreachable, spool not writable, metrics port taken).
+    public func run() throws {
+        try FileManager.default.createDirectory(atPath: configuration.spool, withIntermediateDirectories: true)
+        guard access(configuration.spool, W_OK) == 0 else {
+            throw FleetError("the spool \(configuration.spool) is not writable: give --spool DIR")
+        }
+        let connection = RedisConnection(configuration.redis)
+        let store = JobStore(connection: connection, keys: configuration.keys)
+        do { try store.ensureGroup() } catch { throw FleetError("\(error.description) (is redis-server running?)") }
+        recoverLeftovers(store)
+        let metrics = self.metrics
+        var server: MetricsServer?
+        if let address = configuration.metrics {
+            let name = configuration.name
+            server = try MetricsServer(address: address) { request in
+                switch request.path {
+                case "/metrics": return (200, "text/plain; version=0.0.4", metrics.text(worker: name))
+                case "/healthz": return (200, "text/plain", "ok\n")
+                case "/readyz":
+                    return metrics.isReady ? (200, "text/plain", "ready\n") : (503, "text/plain", "not ready\n")
+                default: return (404, "text/plain", "not found\n")
+                }
+            }
+            server?.start()
+        }
+        let configuration = self.configuration
+        leases = LeaseKeeper(configuration: configuration, metrics: metrics) {
+            [
+                ("host", configuration.host), ("capacity", String(configuration.capacity)),
+                ("tracks", String(metrics.tracks.load(ordering: .relaxed))),
+                ("rooms", String(metrics.rooms.load(ordering: .relaxed))),
+                ("draining", metrics.draining.load(ordering: .relaxed) ? "1" : "0"),
+                ("seen", String(Int64(Date().timeIntervalSince1970 * 1000))),
+            ]
+        }
+        leases.start()
+        metrics.ready.store(true, ordering: .relaxed)
+        notifier.notify("READY=1\nSTATUS=taking work (capacity \(configuration.capacity) tracks)")
+        onReady(server?.address)
+        log("taking work from \(configuration.redis) (capacity \(configuration.capacity) tracks)")
+        var lastJanitor = ContinuousClock.now - .seconds(3600)
+        var lastWatchdog = ContinuousClock.now
+        var pauseReadsUntil = ContinuousClock.now
+        while !stopping.load(ordering: .relaxed) {
+            if draining.load(ordering: .relaxed) && !metrics.draining.load(ordering: .relaxed) {
+                metrics.draining.store(true, ordering: .relaxed)
+                notifier.notify("STATUS=draining: \(rooms.count) room(s)")
+                log("draining: \(rooms.count) room(s) to finish or hand over")
+            }
+            superviseRooms(store)
+            if isDraining && rooms.isEmpty { break }
+            let now = ContinuousClock.now
+            if let interval = notifier.watchdogInterval, now - lastWatchdog >= .milliseconds(Int(interval * 1000)) {
+                notifier.notify("WATCHDOG=1")
+                lastWatchdog = now
+            }
+            do {
+                if !isDraining, now - lastJanitor >= .milliseconds(Int(configuration.leaseSeconds * 500)) {
+                    lastJanitor = now
+                    for delivery in try store.reclaimIdle(consumer: configuration.name, minIdle: configuration.leaseSeconds)
+                    {
+                        try consider(delivery, store: store, reclaimed: true, pauseReads: &pauseReadsUntil)
+                    }
+                }
+                if !isDraining, usedTracks < configuration.capacity, now >= pauseReadsUntil {
+                    if let delivery = try store.readNew(consumer: configuration.name, block: 0.25) {
+                        try consider(delivery, store: store, reclaimed: false, pauseReads: &pauseReadsUntil)
+                    }
+                } else {
+                    usleep(50_000)
+                }
+            } catch {
+                log("warning: \(error.description); retrying")
+                usleep(500_000)
+            }
+        }
+        notifier.notify("STOPPING=1")
+        metrics.ready.store(false, ordering: .relaxed)
+        if stopping.load(ordering: .relaxed) {
+            for room in rooms.values { room.process.signal(SIGTERM) }
+        }
+        leases.stop()
+        server?.stop()
+        log("stopped")
+    }
+
+    private var usedTracks: Int { rooms.values.reduce(0) { $0 + $1.tracks } }
+
+    private func updateGauges() {
+        metrics.rooms.store(rooms.count, ordering: .relaxed)
+        metrics.tracks.store(usedTracks, ordering: .relaxed)
+    }
+
+    // MARK: - Claiming
+
+    private func consider(
+        _ delivery: JobStore.Delivery, store: JobStore, reclaimed: Bool, pauseReads: inout ContinuousClock.Instant
+    ) throws(RedisError) {
+        guard !delivery.job.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
+        if rooms[delivery.job] != nil { return }  // ours already (the janitor found our own entry)
+        let fields = try store.fields(of: delivery.job)
+        guard !fields.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
+        let tracks = max(1, Int(fields["tracks"] ?? "") ?? WorkerConfiguration.defaultRoomTracks)
+        if usedTracks + tracks > configuration.capacity {
+            try store.putBack(delivery)
+            pauseReads = .now + .seconds(1)
+            return
+        }
+        switch try store.claim(delivery, worker: configuration.name, lease: configuration.leaseSeconds) {
+        case .finished, .stale: try store.acknowledge(entry: delivery.entry)
+        case .held: break
+        case .claimed(let epoch, let previousWorker, let previousState):
+            metrics.claims.add(1, ordering: .relaxed)
+            if reclaimed { metrics.reclaims.add(1, ordering: .relaxed) }
+            let moved = epoch > 1 && (previousState == "running" || previousState == "moving")
+            start(
+                job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields, tracks: tracks, moved: moved,
+                previousWorker: previousWorker, store: store)
+        }
+    }
+
+    private func start(
+        job id: String, entry: String, epoch: Int, fields: [String: String], tracks: Int, moved: Bool,
+        previousWorker: String, store: JobStore
+    ) {
+        let token = "\(configuration.name)/\(epoch)"
+        leases.hold(job: id, token: token, entry: entry)
+        let isLive = fields["live"] == "1"
+        let jobDirectory = configuration.spool + "/" + id
+        let partDirectory = jobDirectory + "/part-\(epoch)"
+        var parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
+        parts.append(
+            .object([
+                "epoch": .number(Double(epoch)), "worker": .string(configuration.name), "host": .string(configuration.host),
+                "dir": .string(partDirectory), "claimed": .number(Date().timeIntervalSince1970 * 1000),
+            ]))
+        if !isLive { parts = [parts[parts.count - 1]] }  // an offline room restarts: earlier attempts do not count
+        func fail(_ message: String) {
+            log("job \(id): \(message)")
+            _ = try? store.finish(job: id, token: token, epoch: epoch, state: .failed, [("error", message)])
+            leases.release(job: id)
+            metrics.jobsFailed.add(1, ordering: .relaxed)
+            onEvent("job.failed", .object(["id": .string(id), "epoch": .number(Double(epoch)), "error": .string(message)]))
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: jobDirectory, withIntermediateDirectories: true)
+            if FileManager.default.fileExists(atPath: partDirectory) {
+                try FileManager.default.moveItem(atPath: partDirectory, toPath: partDirectory + ".old-\(getpid())")
+            }
+        } catch {
+            return fail("cannot make \(partDirectory): \(error.localizedDescription)")
+        }
+        let arguments = ["record"] + JobRecord.strings(fields["args"]) + ["--out", partDirectory, "--quiet"]
+        let process: RoomProcess
+        do {
+            process = try RoomProcess(
+                executable: configuration.executable, arguments: arguments, environment: configuration.environment,
+                logPath: jobDirectory + "/part-\(epoch).log")
+        } catch {
+            return fail("\(error)")
+        }
+        _ = try? store.update(
+            job: id, token: token, epoch: epoch,
+            [("parts", JSONValue.array(parts).jsonText), ("outputDir", ""), ("host", configuration.host)])
+        rooms[id] = Room(
+            id: id, epoch: epoch, token: token, tracks: tracks, isLive: isLive, process: process,
+            jobDirectory: jobDirectory, partDirectory: partDirectory, parts: parts, moved: moved)
+        updateGauges()
+        log("job \(id): attempt \(epoch) started (pid \(process.pid))" + (moved ? ", taken over from \(previousWorker)" : ""))
+        onEvent(
+            "job.started",
+            .object([
+                "id": .string(id), "epoch": .number(Double(epoch)), "worker": .string(configuration.name),
+                "previousWorker": previousWorker.isEmpty ? .null : .string(previousWorker),
+            ]))
+    }
+
+    // MARK: - Running rooms
+
+    private func superviseRooms(_ store: JobStore) {
+        for id in Array(rooms.keys) {
+            guard var room = rooms[id] else { continue }
+            let lease = leases.state(of: id)
+            let expired = lease.map { ContinuousClock.now - $0.renewed > .milliseconds(Int(configuration.leaseSeconds * 1000)) } ?? true
+            if !room.lost, !room.handedOver, lease?.lost == true || expired {
+                room.lost = true
+                metrics.jobsLost.add(1, ordering: .relaxed)
+                log("job \(id): lost the lease of attempt \(room.epoch); stopping its recorder")
+                room.process.signal(SIGINT)
+                leases.release(job: id)
+            }
+            if !room.cancelled, lease?.cancelRequested == true {
+                room.cancelled = true
+                room.process.signal(SIGINT)
+                log("job \(id): cancel asked; stopping")
+            }
+            if isDraining, room.isLive, !room.handedOver, !room.lost {
+                room.process.signal(SIGINT)  // reception ends at once; the record delay drains
+                if (try? store.handOver(job: id, token: room.token, epoch: room.epoch, state: .moving)) == true {
+                    metrics.jobsHandedOver.add(1, ordering: .relaxed)
+                    log("job \(id): handed over")
+                }
+                room.handedOver = true
+                leases.release(job: id)
+            }
+            room.process.scanLog()
+            if room.process.listenAddresses != room.listen, !room.lost, !room.handedOver {
+                room.listen = room.process.listenAddresses
+                let listen = room.listen.joined(separator: ",")
+                if (try? store.update(job: id, token: room.token, epoch: room.epoch, [("listen", listen)])) == true {
+                    let body: JSONValue = .object([
+                        "id": .string(id), "epoch": .number(Double(room.epoch)), "listen": .string(listen),
+                        "worker": .string(configuration.name),
+                    ])
+                    onEvent("room.listening", body)
+                    if room.moved { onEvent("room.moved", body) }
+                    log("job \(id): listening on \(listen)")
+                }
+            }
+            rooms[id] = room
+            guard let status = room.process.poll() else { continue }
+            rooms[id] = nil
+            updateGauges()
+            if room.lost || room.handedOver { continue }
+            finish(room, status: status, store: store)
+            leases.release(job: id)
+        }
+    }
+
+    private func finish(_ room: Room, status: Int32, store: JobStore) {
+        let id = room.id
+        guard status == 0 else {
+            let error = room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
+            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", error)])
+            metrics.jobsFailed.add(1, ordering: .relaxed)
+            log("job \(id): failed: \(error)")
+            onEvent("job.failed", .object(["id": .string(id), "epoch": .number(Double(room.epoch)), "error": .string(error)]))
+            return
+        }
+        let output = room.jobDirectory + "/room"
+        var gaps: [RoomAssembly.Gap] = []
+        do {
+            if FileManager.default.fileExists(atPath: output) {
+                try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
+            }
+            if room.parts.count > 1 {
+                let parts = room.parts.compactMap { part -> RoomAssembly.Part? in
+                    guard let epoch = part["epoch"]?.intValue else { return nil }
+                    let host = part["host"]?.stringValue
+                    let directory = part["dir"]?.stringValue
+                    let reachable = host == configuration.host && directory.map { FileManager.default.fileExists(atPath: $0) } == true
+                    return RoomAssembly.Part(
+                        epoch: epoch, worker: part["worker"]?.stringValue ?? "?", directory: reachable ? directory : nil,
+                        claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
+                }
+                let result = try RoomAssembly.assemble(parts: parts, into: output)
+                gaps = result.gaps
+            } else {
+                try FileManager.default.moveItem(atPath: room.partDirectory, toPath: output)
+            }
+        } catch {
+            let message = "cannot put the room together in \(output): \(error)"
+            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", message)])
+            metrics.jobsFailed.add(1, ordering: .relaxed)
+            onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
+            return
+        }
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+        var bytes = 0
+        for file in files {
+            bytes += ((try? FileManager.default.attributesOfItem(atPath: output + "/" + file))?[.size] as? Int) ?? 0
+        }
+        metrics.bytesWritten.add(bytes, ordering: .relaxed)
+        let lost = gaps.reduce(0.0) { $0 + ($1.to - $1.from) }
+        metrics.audioLostMilliseconds.add(Int(lost * 1000), ordering: .relaxed)
+        addRoomCounters(output)
+        let state: JobState = room.cancelled ? .cancelled : .done
+        let stored = (try? store.finish(
+            job: id, token: room.token, epoch: room.epoch, state: state,
+            [
+                ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
+                ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
+            ])) == true
+        guard stored else {
+            log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
+            return
+        }
+        if state == .done { metrics.jobsDone.add(1, ordering: .relaxed) } else { metrics.jobsCancelled.add(1, ordering: .relaxed) }
+        log("job \(id): \(state.rawValue), \(files.count) file(s) in \(output)" + (gaps.isEmpty ? "" : ", \(gaps.count) gap(s)"))
+        onEvent(
+            "job.done",
+            .object([
+                "id": .string(id), "state": .string(state.rawValue), "epoch": .number(Double(room.epoch)),
+                "outputDir": .string(output), "outputs": .array(files.map(JSONValue.string)),
+                "gaps": .array(gaps.map(\.json)),
+            ]))
+    }
+
+    /// Late ticks and packet counters of a finished room, from its room.json.
+    private func addRoomCounters(_ directory: String) {
+        guard let room = try? RoomAssembly.roomJSON(in: directory) else { return }
+        if let late = room["clock"]?["lateTicks"]?.intValue ?? room["lateTicks"]?.intValue {
+            metrics.lateTicks.add(late, ordering: .relaxed)
+        }
+        if let network = room["network"] {
+            metrics.packetsReceived.add(network["rtpPackets"]?.intValue ?? 0, ordering: .relaxed)
+        }
+    }
+
+    // MARK: - Leftovers
+
+    /// A previous run of this worker died with rooms on its disk: their WAVs are repaired in place
+    /// (everything that reached the disk is readable again), so the worker that took the room
+    /// over on this machine, or an operator, finds them whole.
+    private func recoverLeftovers(_ store: JobStore) {
+        let jobs = (try? FileManager.default.contentsOfDirectory(atPath: configuration.spool)) ?? []
+        var repaired = 0
+        for job in jobs.sorted() {
+            let jobDirectory = configuration.spool + "/" + job
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: jobDirectory)) ?? []
+            for part in entries where part.hasPrefix("part-") && !part.hasSuffix(".log") && !part.contains(".old-") {
+                let directory = jobDirectory + "/" + part
+                for file in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []) where file.hasSuffix(".wav") {
+                    if let report = try? WAVRepair.repair(path: directory + "/" + file), report.changed { repaired += 1 }
+                }
+            }
+        }
+        if repaired > 0 { log("recovered \(repaired) file(s) a previous run left in \(configuration.spool)") }
+    }
+}
