@@ -140,6 +140,8 @@ let package = Package(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "RoomTapFleetTests", dependencies: ["RoomTapFleet", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
             name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",

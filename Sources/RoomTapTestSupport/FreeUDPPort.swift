@@ -125,3 +125,12 @@ package final class ReservedPorts: Sendable {
         return false
     }
 }
+
+/// A TCP port on 127.0.0.1 that nothing holds and nothing else will be given while this test
+/// process lives (for servers that must be told their port: redis-server, weed): see `ReservedPorts`.
+public func freeTCPPort() throws -> UInt16 {
+    guard let port = ReservedPorts.shared.reserve(SOCK_STREAM) else {
+        throw FreePortError(description: "no free TCP port on 127.0.0.1 outside the kernel's ephemeral range")
+    }
+    return port
+}

@@ -102,11 +102,11 @@ enum FleetScripts {
 
     /// KEYS: job, lease, stream. ARGV: group, now. Cancels: a queued job at once (its delivery
     /// acknowledged), a running one by a flag its worker reads at the next renewal. Returns the
-    /// state after: 'cancelled', 'cancelling', or the finished state; 'missing'.
+    /// state after: 'cancelled', 'cancelling', 'ended:STATE' for a job that had ended; 'missing'.
     static let cancel = """
         local state = redis.call('HGET', KEYS[1], 'state')
         if not state then return 'missing' end
-        if state == 'done' or state == 'failed' or state == 'cancelled' then return state end
+        if state == 'done' or state == 'failed' or state == 'cancelled' then return 'ended:' .. state end
         if state == 'queued' and redis.call('EXISTS', KEYS[2]) == 0 then
           redis.call('HSET', KEYS[1], 'state', 'cancelled', 'ended', ARGV[2], 'cancel', '1')
           redis.call('XACK', KEYS[3], ARGV[1], redis.call('HGET', KEYS[1], 'entry'))

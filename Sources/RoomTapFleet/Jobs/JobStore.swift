@@ -88,7 +88,7 @@ public final class JobStore {
     }
 
     /// Cancels a job: "cancelled" when it was queued, "cancelling" when its worker will stop it,
-    /// the finished state when it had ended, nil when there is no such job.
+    /// "ended:STATE" when it had ended already, nil when there is no such job.
     public func cancel(_ id: String) throws(RedisError) -> String? {
         let reply = try connection.command([
             "EVAL", FleetScripts.cancel, "3", keys.job(id), keys.lease(id), keys.stream, FleetKeys.group, Self.now(),

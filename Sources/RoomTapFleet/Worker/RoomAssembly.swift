@@ -150,6 +150,15 @@ public enum RoomAssembly {
         room["startTime"] = .string(ISO8601DateFormatter.withMilliseconds.string(from: origin))
         room["durationSamples"] = .number(Double(total))
         room["durationSeconds"] = .number(Double(total) / 48_000)
+        // Every track of every part: the last part's entries, then those only earlier parts had.
+        var tracksByName: [JSONValue] = room["tracks"]?.arrayValue ?? []
+        var seen = Set(tracksByName.compactMap { $0["name"]?.stringValue })
+        for part in readable.reversed().dropFirst() {
+            for track in part.roomJSON?["tracks"]?.arrayValue ?? [] {
+                if let name = track["name"]?.stringValue, seen.insert(name).inserted { tracksByName.append(track) }
+            }
+        }
+        room["tracks"] = .array(tracksByName)
         if let tracks = room["tracks"]?.arrayValue {
             room["tracks"] = .array(
                 tracks.map { track in

@@ -220,7 +220,13 @@ public final class Worker: @unchecked Sendable {
         } catch {
             return fail("cannot make \(partDirectory): \(error.localizedDescription)")
         }
-        let arguments = ["record"] + JobRecord.strings(fields["args"]) + ["--out", partDirectory, "--quiet"]
+        var recordArguments = JobRecord.strings(fields["args"])
+        if moved, isLive, let first = parts.first?["claimed"]?.doubleValue {
+            // A room taken over records what is left of its --duration, counted from its first attempt.
+            let elapsed = Date().timeIntervalSince1970 - first / 1000
+            recordArguments = Self.remainingDuration(recordArguments, elapsed: elapsed)
+        }
+        let arguments = ["record"] + recordArguments + ["--out", partDirectory, "--quiet"]
         let process: RoomProcess
         do {
             process = try RoomProcess(
@@ -243,6 +249,22 @@ public final class Worker: @unchecked Sendable {
                 "id": .string(id), "epoch": .number(Double(epoch)), "worker": .string(configuration.name),
                 "previousWorker": previousWorker.isEmpty ? .null : .string(previousWorker),
             ]))
+    }
+
+    /// `arguments` with `--duration D` (or `--duration=D`) lowered by `elapsed` seconds (at least 1 s
+    /// is left: a recorder that starts records something).
+    public static func remainingDuration(_ arguments: [String], elapsed: Double) -> [String] {
+        var result = arguments
+        for i in result.indices {
+            var valueIndex: Int?
+            if result[i] == "--duration", i + 1 < result.count { valueIndex = i + 1 }
+            if let v = valueIndex, let d = Double(result[v]) {
+                result[v] = String(format: "%.2f", max(1, d - elapsed))
+            } else if result[i].hasPrefix("--duration="), let d = Double(result[i].dropFirst("--duration=".count)) {
+                result[i] = "--duration=" + String(format: "%.2f", max(1, d - elapsed))
+            }
+        }
+        return result
     }
 
     // MARK: - Running rooms

@@ -57,7 +57,9 @@ enum JobsCommand {
         switch state {
         case "cancelled": try StandardStreams.output("\(id): cancelled\n")
         case "cancelling": try StandardStreams.output("\(id): cancelling (its worker stops the room within a lease)\n")
-        default: throw RuntimeError(description: "job '\(id)' has ended already (\(state)); nothing to cancel")
+        default:
+            throw RuntimeError(
+                description: "job '\(id)' has ended already (\(state.replacingOccurrences(of: "ended:", with: ""))); nothing to cancel")
         }
     }
 }
