@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "CAVFormat"),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
+        // OpenSSL's libcrypto: MD5/SHA-256 digests and HMAC-SHA256 (S3 checksums, webhook signatures).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
@@ -80,6 +82,11 @@ let package = Package(
                 "RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "RoomTapResampling", "RoomTapJSON", "COpus",
             ],
             swiftSettings: strict),
+        // Object storage and events: S3 (SigV4 through libcurl), the recording uploader with its
+        // journal, webhooks signed with HMAC-SHA256 (libcrypto).
+        .target(
+            name: "RoomTapStorage", dependencies: ["RoomTapSync", "RoomTapJSON", "CCurl", "COpenSSL"],
+            swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
             name: "RoomTap",
@@ -89,7 +96,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The command-line tool.
-        .executableTarget(name: "roomtap", dependencies: ["RoomTapSync", "RoomTap"], swiftSettings: strict),
+        .executableTarget(
+            name: "roomtap", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage"], swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.
         .executableTarget(
@@ -112,7 +120,7 @@ let package = Package(
         // Realtime servers).
         .target(
             name: "RoomTapTestSupport",
-            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
+            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP", "RoomTapStorage"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
@@ -143,6 +151,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapStorageTests", dependencies: ["RoomTapSync", "RoomTapStorage", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
