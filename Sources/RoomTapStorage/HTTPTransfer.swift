@@ -62,7 +62,9 @@ struct HTTPTransfer {
         var list: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(list) }
         var allHeaders = headers
-        allHeaders.append(("Expect", ""))  // no 100-continue round trip
+        // No 100-continue round trip for unsigned requests (webhooks). Not for signed ones: libcurl
+        // 7.88 signs an emptied header as if it were sent (403 SignatureDoesNotMatch).
+        if signing == nil { allHeaders.append(("Expect", "")) }
         for (name, value) in allHeaders {
             list = curl_slist_append(list, value.isEmpty ? "\(name):" : "\(name): \(value)")
         }
