@@ -32,7 +32,7 @@ struct UploadCLITests {
             [out.path, "s3://\(server.bucket)/rooms/demo", "--webhook", receiver.url], server,
             extra: ["ROOMTAP_WEBHOOK_SECRET": "hook-secret"])
         #expect(first.status == 0, "stderr: \(first.stderr)")
-        #expect(first.stdout.contains("uploaded 5 file(s)") && first.stdout.contains("0 already there"), first.stdout)
+        #expect(first.stdout.contains("uploaded 5 file(s)") && first.stdout.contains("0 already there"), "\(first.stdout)")
         let files = ["alice.wav", "bob.wav", "carol.wav", "mix.wav", "room.json"]
         let objects = try server.client().list(bucket: server.bucket, prefix: "rooms/demo/")
         #expect(objects.map(\.key).sorted() == files.map { "rooms/demo/\($0)" })
@@ -51,7 +51,7 @@ struct UploadCLITests {
 
         let second = try upload([out.path, "s3://\(server.bucket)/rooms/demo"], server)
         #expect(second.status == 0, "stderr: \(second.stderr)")
-        #expect(second.stdout.contains("uploaded 0 file(s) (0 bytes), 5 already there"), second.stdout)
+        #expect(second.stdout.contains("uploaded 0 file(s) (0 bytes), 5 already there"), "\(second.stdout)")
     }
 
     @Test func aWrongSecretIsOneLineExitOneAndNothingLocalChanges() throws {
@@ -63,7 +63,7 @@ struct UploadCLITests {
         let outcome = try upload([out.path, "s3://\(server.bucket)/x", "--delete-local"], server, secret: "wrong")
         #expect(outcome.status == 1)
         #expect(outcome.stderrLines.count == 1, "one line: \(outcome.stderr)")
-        #expect(outcome.stderr.hasPrefix("roomtap: error: the store refused the request signature"), outcome.stderr)
+        #expect(outcome.stderr.hasPrefix("roomtap: error: the store refused the request signature"), "\(outcome.stderr)")
         #expect(outcome.stderr.contains("SignatureDoesNotMatch") && outcome.stderr.contains("AWS_SECRET_ACCESS_KEY"))
         #expect(!outcome.stderr.contains("wrong") && !outcome.stderr.contains(server.secretKey))
         #expect(try listing(out) == before, "no file removed or added")
@@ -74,19 +74,19 @@ struct UploadCLITests {
         let server = try S3TestServer()
         let out = try temporaryDirectory()
         let usage = try upload([out.path], server)
-        #expect(usage.status == 64 && usage.stderr.contains("roomtap upload DIR s3://BUCKET/PREFIX"), usage.stderr)
+        #expect(usage.status == 64 && usage.stderr.contains("roomtap upload DIR s3://BUCKET/PREFIX"), "\(usage.stderr)")
         let bad = try upload([out.path, "s3://Bad_Bucket/x"], server)
-        #expect(bad.status == 64 && bad.stderr.contains("bucket name"), bad.stderr)
+        #expect(bad.status == 64 && bad.stderr.contains("bucket name"), "\(bad.stderr)")
         let missing = try upload([out.path + "/nope", "s3://\(server.bucket)/x"], server)
-        #expect(missing.status == 1 && missing.stderr.contains("is not a directory"), missing.stderr)
+        #expect(missing.status == 1 && missing.stderr.contains("is not a directory"), "\(missing.stderr)")
         try Data("x".utf8).write(to: out.appendingPathComponent("a.wav"))
         let noBucket = try upload([out.path, "s3://no-such-bucket/x"], server)
-        #expect(noBucket.status == 1 && noBucket.stderr.contains("does not exist"), noBucket.stderr)
+        #expect(noBucket.status == 1 && noBucket.stderr.contains("does not exist"), "\(noBucket.stderr)")
         #expect(noBucket.stderrLines.count == 1)
         let noCredentials = try CLIRunner.run(
             ["upload", out.path, "s3://\(server.bucket)/x"],
             environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": server.endpoint])
-        #expect(noCredentials.status == 1 && noCredentials.stderr.contains("AWS_ACCESS_KEY_ID"), noCredentials.stderr)
+        #expect(noCredentials.status == 1 && noCredentials.stderr.contains("AWS_ACCESS_KEY_ID"), "\(noCredentials.stderr)")
     }
 
     /// A live room killed with SIGKILL, repaired, then uploaded: the bucket holds the room whole

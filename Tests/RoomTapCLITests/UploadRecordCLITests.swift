@@ -50,7 +50,9 @@ struct UploadRecordCLITests {
             let joined = try Self.reassemble(server, prefix: "r", track: track, scratch: try temporaryDirectory("seg"))
             #expect(joined.count == whole.count && joined == whole, "\(track): segments = the WAV")
         }
-        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("segments").path) || (try listing(out.appendingPathComponent("segments/alice"))).isEmpty)
+        let leftovers = (FileManager.default.enumerator(atPath: out.appendingPathComponent("segments").path)?
+            .allObjects as? [String] ?? []).filter { $0.hasSuffix(".wav") }
+        #expect(leftovers.isEmpty, "each segment is deleted locally once verified: \(leftovers)")
         let events = receiver.delivered.compactMap { $0.headers["x-roomtap-event"] }
         #expect(events.contains("recording.segment") && events.contains("recording.done") && events.last == "upload.done", "\(events)")
         for request in receiver.delivered {
