@@ -48,7 +48,9 @@ public enum HMACSHA256 {
         var length: UInt32 = 0
         key.withUnsafeBytes { k in
             message.withUnsafeBytes { m in
-                _ = HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count, &out, &length)
+                _ = HMAC(
+                    EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    m.count, &out, &length)
             }
         }
         return out

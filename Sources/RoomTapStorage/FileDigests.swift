@@ -22,7 +22,8 @@ struct FileDigests: Sendable, Equatable {
             let n = pread(fd, buffer.baseAddress, want, off_t(offset + done))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                throw S3Error(.local, "cannot read the file: " + (n < 0 ? String(cString: strerror(errno)) : "it got shorter"))
+                throw S3Error(
+                    .local, "cannot read the file: " + (n < 0 ? String(cString: strerror(errno)) : "it got shorter"))
             }
             let piece = UnsafeRawBufferPointer(rebasing: buffer[..<n])
             md5.update(piece)

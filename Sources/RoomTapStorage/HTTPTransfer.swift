@@ -176,7 +176,8 @@ private let writeCallback: roomtap_curl_data_callback = { buffer, size, count, u
     }
     if state.received.count < TransferState.maxKept {
         state.received.append(
-            contentsOf: UnsafeRawBufferPointer(start: buffer, count: min(n, TransferState.maxKept - state.received.count)))
+            contentsOf: UnsafeRawBufferPointer(
+                start: buffer, count: min(n, TransferState.maxKept - state.received.count)))
     }
     return n
 }
@@ -204,7 +205,8 @@ private let readCallback: roomtap_curl_data_callback = { buffer, size, count, us
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 state.localFailure =
-                    "cannot read the file being uploaded: " + (n < 0 ? String(cString: strerror(errno)) : "it got shorter")
+                    "cannot read the file being uploaded: "
+                    + (n < 0 ? String(cString: strerror(errno)) : "it got shorter")
                 return roomtap_curl_readfunc_abort()
             }
             state.sent += Int64(n)

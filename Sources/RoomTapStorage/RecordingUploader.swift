@@ -112,8 +112,10 @@ public struct RecordingUploader: Sendable {
         }
         // The listing confirms every file the journal holds as uploaded (this run's and earlier ones').
         let listed = Dictionary(
-            try client.list(bucket: destination.bucket, prefix: destination.prefix.isEmpty ? "" : destination.prefix + "/")
-                .map { ($0.key, $0.size) }, uniquingKeysWith: { a, _ in a })
+            try client.list(
+                bucket: destination.bucket, prefix: destination.prefix.isEmpty ? "" : destination.prefix + "/"
+            )
+            .map { ($0.key, $0.size) }, uniquingKeysWith: { a, _ in a })
         for (file, entry) in journal.files where entry.state == .uploaded {
             guard listed[destination.key(for: file)] == entry.size else {
                 let error = "\(destination.key(for: file)) is not in the bucket's listing with \(entry.size) bytes"
@@ -128,7 +130,8 @@ public struct RecordingUploader: Sendable {
                 guard let entry = journal.files[file], entry.state == .uploaded else { continue }
                 // Only the bytes that were verified: a file changed since is kept.
                 let path = directory + "/" + file
-                guard let now = try? FileDigests.of(path: path), now.length == entry.size, now.sha256.hex == entry.sha256
+                guard let now = try? FileDigests.of(path: path), now.length == entry.size,
+                    now.sha256.hex == entry.sha256
                 else { continue }
                 if unlink(path) == 0 {
                     journal.files[file]?.deletedLocal = true
@@ -168,6 +171,7 @@ public struct RecordingUploader: Sendable {
     }
 
     static func megabytes(_ bytes: Int64) -> String {
-        bytes >= 1_000_000 ? String(format: "%.1f MB", Double(bytes) / 1e6) : String(format: "%.1f kB", Double(bytes) / 1e3)
+        bytes >= 1_000_000
+            ? String(format: "%.1f MB", Double(bytes) / 1e6) : String(format: "%.1f kB", Double(bytes) / 1e3)
     }
 }

@@ -68,7 +68,8 @@ public struct S3Client: Sendable {
                 ], body: .file(fd: fd, offset: 0, length: size), operation: "PUT")
             let etag = Self.unquoted(response.headers["etag"] ?? "")
             if !etag.isEmpty && etag != whole.md5.hex {
-                throw S3Error(.integrity, "PUT \(Self.url(bucket, key)): the store's ETag \(etag) is not the file's MD5")
+                throw S3Error(
+                    .integrity, "PUT \(Self.url(bucket, key)): the store's ETag \(etag) is not the file's MD5")
             }
         }
         guard let object = try head(bucket: bucket, key: key) else {
@@ -104,7 +105,7 @@ public struct S3Client: Sendable {
                 key: key, size: Int64(response.headers["content-length"] ?? "") ?? -1,
                 etag: Self.unquoted(response.headers["etag"] ?? ""),
                 sha256: response.headers["x-amz-meta-roomtap-sha256"])
-        } catch where error.kind == .notFound && error.code != "NoSuchBucket" {
+        } catch  where error.kind == .notFound && error.code != "NoSuchBucket" {
             // A HEAD answer has no body, so a missing bucket also looks like 404: ask the bucket.
             if error.status == 404 { try checkBucket(bucket) }
             return nil
@@ -121,7 +122,9 @@ public struct S3Client: Sendable {
         var lastError: S3Error?
         for attempt in 1...retry.attempts {
             let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw S3Error(.local, "cannot create \(partial): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw S3Error(.local, "cannot create \(partial): \(String(cString: strerror(errno)))")
+            }
             var transfer = HTTPTransfer(method: "GET", url: Self.url(configuration, bucket, key, []))
             transfer.headers = [("x-amz-content-sha256", Self.emptySHA256)] + tokenHeader
             transfer.signing = signing
@@ -141,9 +144,12 @@ public struct S3Client: Sendable {
                     pause(attempt)
                     continue
                 }
-                if let expected = response.headers["content-length"].flatMap({ Int64($0) }), expected != Int64(info.st_size) {
+                if let expected = response.headers["content-length"].flatMap({ Int64($0) }),
+                    expected != Int64(info.st_size)
+                {
                     unlink(partial)
-                    throw S3Error(.integrity, "GET \(Self.url(bucket, key)): \(info.st_size) of \(expected) bytes arrived")
+                    throw S3Error(
+                        .integrity, "GET \(Self.url(bucket, key)): \(info.st_size) of \(expected) bytes arrived")
                 }
                 guard rename(partial, path) == 0 else {
                     unlink(partial)
@@ -189,13 +195,15 @@ public struct S3Client: Sendable {
 
     /// Deletes `key` (no error when it is not there).
     public func delete(bucket: String, key: String) throws(S3Error) {
-        do { _ = try send("DELETE", bucket: bucket, key: key, operation: "DELETE") } catch where error.kind == .notFound
+        do { _ = try send("DELETE", bucket: bucket, key: key, operation: "DELETE") } catch
+            where error.kind == .notFound
         {}
     }
 
     /// Creates `bucket` (tests, set-up). Succeeds when it exists and is ours.
     public func createBucket(_ bucket: String) throws(S3Error) {
-        do { _ = try send("PUT", bucket: bucket, key: "", operation: "CREATE BUCKET") } catch where error.code
+        do { _ = try send("PUT", bucket: bucket, key: "", operation: "CREATE BUCKET") } catch
+            where error.code
             == "BucketAlreadyOwnedByYou"
         {}
     }
@@ -236,7 +244,8 @@ public struct S3Client: Sendable {
                     body: .file(fd: fd, offset: offset, length: length), operation: "UPLOAD PART \(number)")
                 let etag = Self.unquoted(response.headers["etag"] ?? "")
                 if !etag.isEmpty && etag != digests.md5.hex {
-                    throw S3Error(.integrity, "UPLOAD PART \(number) of \(Self.url(bucket, key)): ETag \(etag) is not its MD5")
+                    throw S3Error(
+                        .integrity, "UPLOAD PART \(number) of \(Self.url(bucket, key)): ETag \(etag) is not its MD5")
                 }
                 parts.append((number, etag.isEmpty ? digests.md5.hex : etag))
                 offset += length
@@ -263,7 +272,8 @@ public struct S3Client: Sendable {
             }
         } catch {
             // No orphaned parts left to pay for; the local file is untouched either way.
-            _ = try? send("DELETE", bucket: bucket, key: key, query: [("uploadId", uploadID)], operation: "ABORT MULTIPART")
+            _ = try? send(
+                "DELETE", bucket: bucket, key: key, query: [("uploadId", uploadID)], operation: "ABORT MULTIPART")
             throw error
         }
     }
@@ -289,7 +299,9 @@ public struct S3Client: Sendable {
     ) throws(S3Error) -> HTTPTransfer.Response {
         var transfer = HTTPTransfer(method: method, url: Self.url(configuration, bucket, key, query))
         var all = headers
-        if !all.contains(where: { $0.0 == "x-amz-content-sha256" }) { all.append(("x-amz-content-sha256", Self.emptySHA256)) }
+        if !all.contains(where: { $0.0 == "x-amz-content-sha256" }) {
+            all.append(("x-amz-content-sha256", Self.emptySHA256))
+        }
         transfer.headers = all + tokenHeader
         transfer.body = body
         transfer.signing = signing

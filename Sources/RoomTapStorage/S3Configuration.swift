@@ -46,7 +46,8 @@ public struct S3Configuration: Sendable {
         }
         let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1"
         guard region.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }) else {
-            throw ConfigurationError(description: "AWS_REGION '\(S3Location.printable(region))' is not a region name (e.g. eu-west-1)")
+            throw ConfigurationError(
+                description: "AWS_REGION '\(S3Location.printable(region))' is not a region name (e.g. eu-west-1)")
         }
         var endpoint: String?
         for name in ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"] {
@@ -69,7 +70,9 @@ public struct S3Configuration: Sendable {
         let host = endpoint.dropFirst(scheme)
         let ok =
             scheme > 0 && !host.isEmpty
-            && host.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]_".unicodeScalars.contains($0) }
+            && host.unicodeScalars.allSatisfy {
+                $0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]_".unicodeScalars.contains($0)
+            }
         guard ok else {
             throw ConfigurationError(
                 description: "\(variable) '\(S3Location.printable(String(text.prefix(80))))' is not an endpoint: "

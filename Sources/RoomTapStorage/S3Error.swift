@@ -40,7 +40,8 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var isFatal: Bool { [.signatureMismatch, .invalidAccessKey, .accessDenied, .noSuchBucket].contains(kind) }
 
     /// The error of an answer with `status` and body `body` to `operation` on `target`.
-    static func fromResponse(status: Int, body: [UInt8], operation: String, target: String, endpoint: String) -> S3Error {
+    static func fromResponse(status: Int, body: [UInt8], operation: String, target: String, endpoint: String) -> S3Error
+    {
         let text = String(decoding: body.prefix(64 << 10), as: UTF8.self)
         let code = S3XML.firstValue(of: "Code", in: text)
         let message = S3XML.firstValue(of: "Message", in: text).map { S3Location.printable(String($0.prefix(200))) }
@@ -63,7 +64,9 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
                 "the bucket of \(target) does not exist at \(endpoint) (\(answer)): create it or fix the s3:// URL",
                 status: status, code: code)
         case (_, "BadDigest"), (_, "InvalidDigest"), (_, "XAmzContentSHA256Mismatch"):
-            return S3Error(.integrity, "\(what): the store received other bytes than were sent (\(answer))", status: status, code: code)
+            return S3Error(
+                .integrity, "\(what): the store received other bytes than were sent (\(answer))", status: status,
+                code: code)
         case (403, _):
             return S3Error(
                 .accessDenied,

@@ -20,7 +20,8 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     public init(parsing text: String) throws(ParseError) {
         let shown = text.count > 80 ? String(text.prefix(80)) + "..." : text
         func fail(_ why: String) -> ParseError {
-            ParseError(description: "'\(Self.printable(shown))' is not an S3 location: \(why) (write s3://BUCKET/PREFIX)")
+            ParseError(
+                description: "'\(Self.printable(shown))' is not an S3 location: \(why) (write s3://BUCKET/PREFIX)")
         }
         guard text.utf8.count <= 1100 else { throw fail("it is longer than 1100 bytes") }
         guard text.lowercased().hasPrefix("s3://") else { throw fail("it does not start with s3://") }
@@ -65,7 +66,9 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     static func bucketProblem(_ name: String) -> String? {
         guard !name.isEmpty else { return "it names no bucket" }
         guard (3...63).contains(name.utf8.count) else { return "a bucket name has 3 to 63 characters" }
-        let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }
+        let allowed = name.utf8.allSatisfy {
+            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D
+        }
         guard allowed else { return "a bucket name holds only a-z, 0-9, '.' and '-'" }
         let isAlnum = { (c: UInt8) in (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) }
         guard isAlnum(name.utf8.first!), isAlnum(name.utf8.last!) else {

@@ -158,7 +158,9 @@ public final class WebhookSender: Sendable {
     /// POSTs one event with retries; nil when delivered, else the last error.
     private func deliver(event: String, body: [UInt8]) -> String? {
         var headers = [("Content-Type", "application/json"), ("X-Roomtap-Event", event)]
-        if let secret { headers.append(("X-Roomtap-Signature", "sha256=" + HMACSHA256.mac(key: secret, message: body).hex)) }
+        if let secret {
+            headers.append(("X-Roomtap-Signature", "sha256=" + HMACSHA256.mac(key: secret, message: body).hex))
+        }
         var transfer = HTTPTransfer(method: "POST", url: url)
         transfer.headers = headers
         transfer.body = .bytes(body)

@@ -7,7 +7,8 @@ enum CommandTable {
         CommandSpec(
             "record", group: .main,
             summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",
-            options: recordOptions + OutputFormat.recordOptions + RecordUploadOptions.options, helpIntro: Help.recordIntro,
+            options: recordOptions + OutputFormat.recordOptions + RecordUploadOptions.options,
+            helpIntro: Help.recordIntro,
             helpNotes: Help.recordNotes,
             run: { try RecordCommand.run($0) }),
         CommandSpec(

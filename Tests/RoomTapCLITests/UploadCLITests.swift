@@ -32,7 +32,8 @@ struct UploadCLITests {
             [out.path, "s3://\(server.bucket)/rooms/demo", "--webhook", receiver.url], server,
             extra: ["ROOMTAP_WEBHOOK_SECRET": "hook-secret"])
         #expect(first.status == 0, "stderr: \(first.stderr)")
-        #expect(first.stdout.contains("uploaded 5 file(s)") && first.stdout.contains("0 already there"), "\(first.stdout)")
+        #expect(
+            first.stdout.contains("uploaded 5 file(s)") && first.stdout.contains("0 already there"), "\(first.stdout)")
         let files = ["alice.wav", "bob.wav", "carol.wav", "mix.wav", "room.json"]
         let objects = try server.client().list(bucket: server.bucket, prefix: "rooms/demo/")
         #expect(objects.map(\.key).sorted() == files.map { "rooms/demo/\($0)" })
@@ -47,7 +48,9 @@ struct UploadCLITests {
         #expect(journal.counts == (uploaded: 5, pending: 0, failed: 0))
         let hook = try #require(receiver.delivered.first)
         #expect(hook.headers["x-roomtap-event"] == "upload.done")
-        #expect(hook.headers["x-roomtap-signature"] == "sha256=" + WebhookSender.signature(of: hook.body, secret: "hook-secret"))
+        #expect(
+            hook.headers["x-roomtap-signature"] == "sha256="
+                + WebhookSender.signature(of: hook.body, secret: "hook-secret"))
 
         let second = try upload([out.path, "s3://\(server.bucket)/rooms/demo"], server)
         #expect(second.status == 0, "stderr: \(second.stderr)")
@@ -63,7 +66,8 @@ struct UploadCLITests {
         let outcome = try upload([out.path, "s3://\(server.bucket)/x", "--delete-local"], server, secret: "wrong")
         #expect(outcome.status == 1)
         #expect(outcome.stderrLines.count == 1, "one line: \(outcome.stderr)")
-        #expect(outcome.stderr.hasPrefix("roomtap: error: the store refused the request signature"), "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.hasPrefix("roomtap: error: the store refused the request signature"), "\(outcome.stderr)")
         #expect(outcome.stderr.contains("SignatureDoesNotMatch") && outcome.stderr.contains("AWS_SECRET_ACCESS_KEY"))
         #expect(!outcome.stderr.contains("wrong") && !outcome.stderr.contains(server.secretKey))
         #expect(try listing(out) == before, "no file removed or added")
@@ -86,7 +90,8 @@ struct UploadCLITests {
         let noCredentials = try CLIRunner.run(
             ["upload", out.path, "s3://\(server.bucket)/x"],
             environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": server.endpoint])
-        #expect(noCredentials.status == 1 && noCredentials.stderr.contains("AWS_ACCESS_KEY_ID"), "\(noCredentials.stderr)")
+        #expect(
+            noCredentials.status == 1 && noCredentials.stderr.contains("AWS_ACCESS_KEY_ID"), "\(noCredentials.stderr)")
     }
 
     /// A live room killed with SIGKILL, repaired, then uploaded: the bucket holds the room whole

@@ -43,20 +43,26 @@ struct UploadRecordCLITests {
         for file in ["alice.wav", "bob.wav", "room.json"] {
             let back = try temporaryDirectory("rback").appendingPathComponent(file).path
             try server.client().download(bucket: server.bucket, key: "r/\(file)", to: back)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: back)) == Data(contentsOf: out.appendingPathComponent(file)))
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: back)) == Data(contentsOf: out.appendingPathComponent(file)))
         }
         for track in ["alice", "bob"] {
             let whole = try WAVFile.readSamples(path: out.appendingPathComponent("\(track).wav").path).1
             let joined = try Self.reassemble(server, prefix: "r", track: track, scratch: try temporaryDirectory("seg"))
             #expect(joined.count == whole.count && joined == whole, "\(track): segments = the WAV")
         }
-        let leftovers = (FileManager.default.enumerator(atPath: out.appendingPathComponent("segments").path)?
+        let leftovers =
+            (FileManager.default.enumerator(atPath: out.appendingPathComponent("segments").path)?
             .allObjects as? [String] ?? []).filter { $0.hasSuffix(".wav") }
         #expect(leftovers.isEmpty, "each segment is deleted locally once verified: \(leftovers)")
         let events = receiver.delivered.compactMap { $0.headers["x-roomtap-event"] }
-        #expect(events.contains("recording.segment") && events.contains("recording.done") && events.last == "upload.done", "\(events)")
+        #expect(
+            events.contains("recording.segment") && events.contains("recording.done") && events.last == "upload.done",
+            "\(events)")
         for request in receiver.delivered {
-            #expect(request.headers["x-roomtap-signature"] == "sha256=" + WebhookSender.signature(of: request.body, secret: "k"))
+            #expect(
+                request.headers["x-roomtap-signature"] == "sha256="
+                    + WebhookSender.signature(of: request.body, secret: "k"))
         }
     }
 
@@ -91,16 +97,20 @@ struct UploadRecordCLITests {
         _ = a.wait()
         _ = b.wait()
         for track in tracks {
-            let joined = try Self.reassemble(server, prefix: "live", track: track, scratch: try temporaryDirectory("live"))
+            let joined = try Self.reassemble(
+                server, prefix: "live", track: track, scratch: try temporaryDirectory("live"))
             #expect(joined.count >= 4 * 48_000, "\(track): \(joined.count) samples in the bucket after the kill")
             #expect((joined.map { abs(Int($0)) }.max() ?? 0) > 1000, "\(track): the speech, not silence")
         }
         try roomtap(["repair", out.path], expect: 0)
-        let outcome = try CLIRunner.run(["upload", out.path, "s3://\(server.bucket)/live"], environment: server.environment())
+        let outcome = try CLIRunner.run(
+            ["upload", out.path, "s3://\(server.bucket)/live"], environment: server.environment())
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         for track in tracks {
             let object = try #require(try client.head(bucket: server.bucket, key: "live/\(track).wav"))
-            let size = try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent("\(track).wav").path)[.size] as? Int
+            let size =
+                try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent("\(track).wav").path)[.size]
+                as? Int
             #expect(object.size == Int64(size ?? -1))
         }
         #expect(try client.head(bucket: server.bucket, key: "live/room.json") != nil)

@@ -10,9 +10,11 @@ struct RecordingUploaderTests {
     static func makeRecording(_ label: String) throws -> URL {
         let dir = try TestScratch.directory(label)
         try Data((0..<96_044).map { UInt8(truncatingIfNeeded: $0) }).write(to: dir.appendingPathComponent("alice.wav"))
-        try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 3) }).write(to: dir.appendingPathComponent("bob.wav"))
+        try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 3) }).write(
+            to: dir.appendingPathComponent("bob.wav"))
         try Data("{\"state\":\"complete\"}\n".utf8).write(to: dir.appendingPathComponent("room.json"))
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("extra"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("extra"), withIntermediateDirectories: true)
         try Data("x".utf8).write(to: dir.appendingPathComponent("extra/notes.txt"))
         try Data("hidden".utf8).write(to: dir.appendingPathComponent(".hidden"))
         return dir
@@ -27,7 +29,9 @@ struct RecordingUploaderTests {
         #expect(first.uploaded == ["alice.wav", "bob.wav", "extra/notes.txt", "room.json"], "room.json last")
         #expect(first.failed.isEmpty && first.bytesSent == 96_044 + 50_000 + 1 + 21)
         let listed = try server.client().list(bucket: server.bucket, prefix: "rooms/r1/")
-        #expect(listed.map(\.key).sorted() == ["alice.wav", "bob.wav", "extra/notes.txt", "room.json"].map { "rooms/r1/\($0)" })
+        #expect(
+            listed.map(\.key).sorted()
+                == ["alice.wav", "bob.wav", "extra/notes.txt", "room.json"].map { "rooms/r1/\($0)" })
         #expect(listed.first { $0.key == "rooms/r1/alice.wav" }?.size == 96_044)
         let journal = try #require(UploadJournal.read(directory: dir.path))
         #expect(journal.counts.uploaded == 4 && journal.counts.pending == 0 && journal.counts.failed == 0)
@@ -80,5 +84,7 @@ struct RecordingUploaderTests {
         #expect(try server.client().list(bucket: server.bucket, prefix: "w/").isEmpty)
     }
 
-    func listing(_ dir: URL) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() }
+    func listing(_ dir: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+    }
 }

@@ -72,9 +72,12 @@ struct S3ClientTests {
         let dir = try TestScratch.directory("wrongsecret")
         let path = dir.appendingPathComponent("x.wav").path
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
-        let error = try #require(throws: S3Error.self) { try client.upload(file: path, bucket: server.bucket, key: "x.wav") }
+        let error = try #require(throws: S3Error.self) {
+            try client.upload(file: path, bucket: server.bucket, key: "x.wav")
+        }
         #expect(error.kind == .signatureMismatch)
-        #expect(error.description.contains("SignatureDoesNotMatch") && error.description.contains("AWS_SECRET_ACCESS_KEY"))
+        #expect(
+            error.description.contains("SignatureDoesNotMatch") && error.description.contains("AWS_SECRET_ACCESS_KEY"))
         #expect(!error.description.contains("wrong-secret") && !error.description.contains("\n"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data([1, 2, 3]))
     }
@@ -87,7 +90,9 @@ struct S3ClientTests {
         let e1 = try #require(throws: S3Error.self) { try unknown.put(bytes: [1], bucket: server.bucket, key: "k") }
         #expect(e1.kind == .invalidAccessKey, "\(e1)")
         #expect(e1.description.contains("AWS_ACCESS_KEY_ID"))
-        let e2 = try #require(throws: S3Error.self) { try server.client().put(bytes: [1], bucket: "no-such-bucket", key: "k") }
+        let e2 = try #require(throws: S3Error.self) {
+            try server.client().put(bytes: [1], bucket: "no-such-bucket", key: "k")
+        }
         #expect(e2.kind == .noSuchBucket, "\(e2)")
         #expect(e2.description.contains("does not exist"))
         let e3 = try #require(throws: S3Error.self) {

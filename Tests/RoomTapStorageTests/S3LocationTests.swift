@@ -12,7 +12,9 @@ struct S3LocationTests {
         let b = try S3Location(parsing: "s3://b.example.com")
         #expect(b.prefix.isEmpty && b.key(for: "room.json") == "room.json")
         #expect(try S3Location(parsing: "S3://abc/x").prefix == "x")
-        #expect(a.appending("segments").key(for: "alice/000000480000.wav") == "rooms/2026/r1/segments/alice/000000480000.wav")
+        #expect(
+            a.appending("segments").key(for: "alice/000000480000.wav")
+                == "rooms/2026/r1/segments/alice/000000480000.wav")
     }
 
     @Test(arguments: [
@@ -56,7 +58,9 @@ struct S3LocationTests {
             }
         }
         #expect(throws: S3Configuration.ConfigurationError.self) {
-            try S3Configuration.fromEnvironment(["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu west"])
+            try S3Configuration.fromEnvironment([
+                "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu west",
+            ])
         }
     }
 }

@@ -87,7 +87,8 @@ public final class S3TestServer: @unchecked Sendable {
                 throw StartError(description: "weed server exited (status \(process.terminationStatus)): \(logTail())")
             }
             guard ready else {
-                throw StartError(description: "SeaweedFS did not take a bucket within 60 s (\(lastError)): \(logTail())")
+                throw StartError(
+                    description: "SeaweedFS did not take a bucket within 60 s (\(lastError)): \(logTail())")
             }
         } catch {
             stop()

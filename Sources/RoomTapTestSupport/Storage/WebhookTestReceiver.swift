@@ -56,7 +56,8 @@ public final class WebhookTestReceiver: Sendable {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         var body = rest
@@ -73,7 +74,8 @@ public final class WebhookTestReceiver: Sendable {
             }
             s.requests.append(
                 Request(
-                    method: requestLine.first ?? "", path: requestLine.count > 1 ? requestLine[1] : "", headers: headers,
+                    method: requestLine.first ?? "", path: requestLine.count > 1 ? requestLine[1] : "",
+                    headers: headers,
                     body: Array(body.prefix(length))))
             return false
         }

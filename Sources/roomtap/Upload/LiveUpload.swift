@@ -20,7 +20,9 @@ final class LiveUpload: Sendable {
     let client: S3Client
     let webhook: WebhookSender?
     private let sinks = Locked<[TrackID: QueuedSink]>([:])
-    private let pending = Locked<(files: [(path: String, key: String, track: String, first: Int64, samples: Int64)], stop: Bool, busy: Bool)>(([], false, false))
+    private let pending = Locked<
+        (files: [(path: String, key: String, track: String, first: Int64, samples: Int64)], stop: Bool, busy: Bool)
+    >(([], false, false))
     private let counts = Locked<(uploaded: Int, failed: Int, lastError: String?)>((0, 0, nil))
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
@@ -28,7 +30,8 @@ final class LiveUpload: Sendable {
     init(options: RecordUploadOptions, directory: String, configuration: S3Configuration, webhook: WebhookSender?) {
         self.options = options
         self.directory = directory
-        self.client = S3Client(configuration: configuration, retry: RetryPolicy(attempts: 4, baseDelay: 0.5, maxDelay: 5))
+        self.client = S3Client(
+            configuration: configuration, retry: RetryPolicy(attempts: 4, baseDelay: 0.5, maxDelay: 5))
         self.webhook = webhook
         Thread { [self] in
             Thread.current.name = "roomtap.upload"
@@ -85,8 +88,11 @@ final class LiveUpload: Sendable {
         do {
             let summary = try uploader.run()
             if let first = summary.failed.first {
-                webhook?.post(event: "upload.failed", body: ["destination": .string(options.destination.description), "error": .string(first.error)])
-                return "upload of \(first.file) failed: \(first.error) (the files stay in \(directory); roomtap upload resumes)"
+                webhook?.post(
+                    event: "upload.failed",
+                    body: ["destination": .string(options.destination.description), "error": .string(first.error)])
+                return
+                    "upload of \(first.file) failed: \(first.error) (the files stay in \(directory); roomtap upload resumes)"
             }
             if !options.keepSegments {
                 let prefix = options.destination.key(for: "segments/")
@@ -104,18 +110,23 @@ final class LiveUpload: Sendable {
                 ])
             return nil
         } catch {
-            webhook?.post(event: "upload.failed", body: ["destination": .string(options.destination.description), "error": .string(error.description)])
+            webhook?.post(
+                event: "upload.failed",
+                body: ["destination": .string(options.destination.description), "error": .string(error.description)])
             return "\(error.description) (the recording stays in \(directory); roomtap upload resumes)"
         }
     }
 
     private func uploadLoop() {
         while true {
-            guard let next = pending.withLock({ s -> (path: String, key: String, track: String, first: Int64, samples: Int64)?? in
-                if s.files.isEmpty { return s.stop ? .some(nil) : nil }
-                s.busy = true
-                return .some(s.files.removeFirst())
-            }) else {
+            guard
+                let next = pending.withLock({
+                    s -> (path: String, key: String, track: String, first: Int64, samples: Int64)?? in
+                    if s.files.isEmpty { return s.stop ? .some(nil) : nil }
+                    s.busy = true
+                    return .some(s.files.removeFirst())
+                })
+            else {
                 _ = wake.wait(timeout: .now() + .milliseconds(200))
                 continue
             }
@@ -127,7 +138,8 @@ final class LiveUpload: Sendable {
                 webhook?.post(
                     event: "recording.segment",
                     body: [
-                        "track": .string(file.track), "key": .string(file.key), "firstSample": .number(Double(file.first)),
+                        "track": .string(file.track), "key": .string(file.key),
+                        "firstSample": .number(Double(file.first)),
                         "samples": .number(Double(file.samples)), "bytes": .number(Double(object.size)),
                     ])
             } catch {

@@ -51,7 +51,8 @@ enum UploadCommand {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw RuntimeError(description: "\(directory) is not a directory; give a recording's directory (record --out DIR)")
+            throw RuntimeError(
+                description: "\(directory) is not a directory; give a recording's directory (record --out DIR)")
         }
         let webhook = try webhookSender(args.value("--webhook"), command: "upload")
         defer { webhook?.close() }
@@ -80,7 +81,9 @@ enum UploadCommand {
                     "destination": .string(destination.description), "error": .string(first.error),
                     "failed": .number(Double(summary.failed.count)),
                 ])
-            let more = summary.failed.count > 1 ? " (and \(summary.failed.count - 1) more: see \(directory)/\(UploadJournal.fileName))" : ""
+            let more =
+                summary.failed.count > 1
+                ? " (and \(summary.failed.count - 1) more: see \(directory)/\(UploadJournal.fileName))" : ""
             throw RuntimeError(description: "\(first.file): \(first.error)\(more)")
         }
         let counts = summary.journal.counts
