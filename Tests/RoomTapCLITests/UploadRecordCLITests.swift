@@ -115,4 +115,50 @@ struct UploadRecordCLITests {
         }
         #expect(try client.head(bucket: server.bucket, key: "live/room.json") != nil)
     }
+
+    /// The store goes away mid-recording: the room goes on (every WAV has the full length), the
+    /// recorder ends with one line saying the upload failed and where the files are, the
+    /// segments it could not send stay in DIR/segments, and `roomtap upload DIR` to a store that
+    /// is up sends everything, segments to their own keys.
+    @Test func aStoreThatGoesDownDoesNotStopTheRoomAndUploadResumes() throws {
+        let down = try S3TestServer()
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let a = RTPTestSender(pcm: TestSignal.speechLike(samples: 300 * 960, seed: 9), to: address, ssrc: 0xD0A1_0001)
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--listen", address.description, "--record-delay", "100", "--duration", "6", "--out",
+                out.path, "--quiet", "--upload", "s3://\(down.bucket)/gone", "--segment-seconds", "1",
+            ], environment: down.environment())
+        try waitUntilListening(port: port, pid: recorder.pid)
+        a.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        let track = "ssrc-" + String(a.ssrc, radix: 16)
+        let first = waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
+            ((try? down.client().list(bucket: down.bucket, prefix: "gone/segments/\(track)/"))?.count ?? 0) >= 1
+        }
+        #expect(first, "a segment went up before the store went down")
+        down.stop()
+        let outcome = recorder.wait(timeout: 120)
+        _ = a.wait()
+        #expect(outcome.status == 1, "the upload failed: exit 1")
+        #expect(outcome.stderrLines.count == 1, "one line: \(outcome.stderr)")
+        #expect(
+            outcome.stderr.contains("cannot reach the S3 store") && outcome.stderr.contains("roomtap upload resumes"))
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(track).wav").path).1
+        #expect(wav.count == 6 * 48_000 + 4_800, "the room ran to its end: 6 s + the 100 ms drain")
+        let kept =
+            (FileManager.default.enumerator(atPath: out.appendingPathComponent("segments").path)?
+            .allObjects as? [String] ?? []).filter { $0.hasSuffix(".wav") }
+        #expect(!kept.isEmpty, "the segments that could not go up are kept locally")
+
+        let up = try S3TestServer()
+        let resumed = try CLIRunner.run(["upload", out.path, "s3://\(up.bucket)/gone"], environment: up.environment())
+        #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
+        for file in kept {
+            #expect(try up.client().head(bucket: up.bucket, key: "gone/segments/\(file)") != nil, "\(file) went up")
+        }
+        let object = try #require(try up.client().head(bucket: up.bucket, key: "gone/\(track).wav"))
+        #expect(object.size == Int64(44 + wav.count * 2) || object.size > Int64(wav.count * 2))
+    }
 }

@@ -23,7 +23,7 @@ final class LiveUpload: Sendable {
     private let pending = Locked<
         (files: [(path: String, key: String, track: String, first: Int64, samples: Int64)], stop: Bool, busy: Bool)
     >(([], false, false))
-    private let counts = Locked<(uploaded: Int, failed: Int, lastError: String?)>((0, 0, nil))
+    private let counts = Locked<(uploaded: Int, failed: Int, failedInARow: Int, lastError: String?)>((0, 0, 0, nil))
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
 
@@ -131,10 +131,17 @@ final class LiveUpload: Sendable {
                 continue
             }
             guard let file = next else { return }
+            // While the store is failing, one try per segment: a long outage must not make the
+            // end of the room wait for every segment's retries (they stay in DIR/segments).
+            var client = self.client
+            if counts.withLock({ $0.failedInARow }) > 0 { client.retry = RetryPolicy(attempts: 1) }
             do {
                 let object = try client.upload(file: file.path, bucket: options.destination.bucket, key: file.key)
                 unlink(file.path)  // verified: the bucket has it; the whole-room WAV keeps the audio locally
-                counts.withLock { $0.uploaded += 1 }
+                counts.withLock {
+                    $0.uploaded += 1
+                    $0.failedInARow = 0
+                }
                 webhook?.post(
                     event: "recording.segment",
                     body: [
@@ -146,6 +153,7 @@ final class LiveUpload: Sendable {
                 // Kept in DIR/segments: the final upload (or roomtap upload DIR) sends it.
                 counts.withLock {
                     $0.failed += 1
+                    $0.failedInARow += 1
                     $0.lastError = error.description
                 }
             }
