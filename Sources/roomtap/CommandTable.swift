@@ -7,7 +7,8 @@ enum CommandTable {
         CommandSpec(
             "record", group: .main,
             summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",
-            options: recordOptions + OutputFormat.recordOptions, helpIntro: Help.recordIntro,
+            options: recordOptions + OutputFormat.recordOptions + RecordUploadOptions.options,
+            helpIntro: Help.recordIntro,
             helpNotes: Help.recordNotes,
             run: { try RecordCommand.run($0) }),
         CommandSpec(
@@ -29,6 +30,10 @@ enum CommandTable {
             "transcript", group: .main, summary: "Turn an agent's transcript into WebVTT, SRT, text or Audacity labels",
             options: TranscriptCommand.options, takesPositionals: true, helpIntro: Help.transcriptIntro,
             run: { try TranscriptCommand.run($0) }),
+        CommandSpec(
+            "upload", group: .main, summary: "Upload a recording to S3 (verified, idempotent, resumable)",
+            options: UploadCommand.options, takesPositionals: true, helpIntro: UploadCommand.helpIntro,
+            run: { try UploadCommand.run($0) }),
         control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(

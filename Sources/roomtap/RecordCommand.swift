@@ -74,6 +74,10 @@ enum RecordCommand {
         var loudness = false
         /// One file with a channel per speaker, written when the room ends (--multichannel).
         var multichannel: String?
+        /// --upload s3://BUCKET/PREFIX and its options (docs/STORAGE.md); nil: no upload.
+        var upload: RecordUploadOptions?
+        /// --webhook URL: events of the recording and its upload.
+        var webhook: String?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -125,6 +129,8 @@ enum RecordCommand {
         options.output = try OutputFormat.parse(args, command: "record")
         options.loudness = args.flag("--loudness")
         options.multichannel = args.value("--multichannel")
+        options.upload = try RecordUploadOptions.parse(args)
+        options.webhook = args.value("--webhook")
         if let file = options.multichannel {
             guard options.output.isDefault else {
                 throw UsageError(
@@ -323,7 +329,8 @@ enum RecordCommand {
             }
             return
         }
-        let recording = RoomRecording(plan: plan)
+        let uploads = try RecordUploadRun.make(options, outDirectory: plan.outDirectory)
+        let recording = RoomRecording(plan: plan, liveUpload: uploads.liveUpload)
         let result: RoomRecording.Result
         do {
             result = try recording.run()
@@ -339,6 +346,7 @@ enum RecordCommand {
             print(result.summaryTable(), terminator: "")
         }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
+        if let failure = uploads.finish() { throw RuntimeError(description: failure) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
         if let first = result.errors.first {
             let more = result.errors.count - 1

@@ -91,8 +91,12 @@ final class RoomRecording: Sendable {
     /// starts on time instead of catching up in a burst.
     static let setUpAllowance = 0.1
 
-    init(plan: RecordingPlan) {
+    /// --upload: the segments of every file's track, and the final upload (nil: none).
+    let liveUpload: LiveUpload?
+
+    init(plan: RecordingPlan, liveUpload: LiveUpload? = nil) {
         self.plan = plan
+        self.liveUpload = liveUpload
         controlLog = ControlLog(recordLag: Double(plan.options.timing.recordDelayFrames) / 100)
         shared = Locked(Shared(naming: plan.naming))
     }
@@ -517,6 +521,7 @@ final class RoomRecording: Sendable {
                 writer: writer, channels: track.channels, policy: policy, capacity: 100,
                 delivery: policy == .drop ? .pool(.shared) : .renderThread)
             track.addSink(sink)
+            liveUpload?.attach(track, fileName: path, policy: policy)
             shared.withLock {
                 $0.sinks[track.id] = sink
                 $0.created.append(path)
@@ -530,6 +535,7 @@ final class RoomRecording: Sendable {
     }
 
     private func closeSink(of track: AudioTrack) {
+        liveUpload?.detach(track)
         if let handler = controlHandler.withLock({ $0 }) {
             handler.publish(.object(["event": .string("track_removed"), "track": .string(track.name)]))
         }

@@ -111,8 +111,8 @@ struct OptionParserTests {
         }
         #expect(
             listed == [
-                "record", "repair", "timeline", "export", "transcript", "tracks", "status", "mute", "unmute", "volume",
-                "solo", "unsolo", "watch", "agent", "list", "stop", "help", "version",
+                "record", "repair", "timeline", "export", "transcript", "upload", "tracks", "status", "mute", "unmute",
+                "volume", "solo", "unsolo", "watch", "agent", "list", "stop", "help", "version",
             ], "listed: \(listed)")
         for command in listed {
             let viaHelp = try roomtap(["help", command], expect: 0)
