@@ -3,7 +3,10 @@
 /// To add a command: one entry in ``all`` (name, group, summary, options, help prose) and its
 /// run function.
 enum CommandTable {
-    static let all: [CommandSpec] = fleetCommands + [
+    static let all: [CommandSpec] =
+        ownCommands.filter { $0.group != .other } + fleetCommands + ownCommands.filter { $0.group == .other }
+
+    private static let ownCommands: [CommandSpec] = [
         CommandSpec(
             "record", group: .main,
             summary: "Record every speaker of a room to a time-aligned WAV each (and a mix)",

@@ -339,9 +339,9 @@ struct RecordingPlan {
                 createdDirectories.paths.withLock { $0.append(directory) }
             } else if errno != EEXIST {
                 let reason = String(cString: strerror(errno))
-                let parent = (directory as NSString).deletingLastPathComponent
+                let parent = DirectoryPath.parent(of: directory)
                 throw RuntimeError(
-                    description: "cannot create output directory \(options.out): \(parent.isEmpty ? "." : parent) "
+                    description: "cannot create output directory \(options.out): \(parent) "
                         + "does not accept new directories (\(reason)); choose another --out")
             }
         }
@@ -447,8 +447,12 @@ struct RecordingPlan {
                         + "choose another --out")
             }
             missing.append(path)
-            let parent = (path as NSString).deletingLastPathComponent
-            path = parent.isEmpty ? "." : parent
+            let parent = DirectoryPath.parent(of: path)
+            guard parent != path else {  // "." or "/" missing: the working directory was removed
+                throw RuntimeError(
+                    description: "cannot create output directory \(out): \(path) does not exist; choose another --out")
+            }
+            path = parent
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapStorage
 import RoomTapTestSupport
 import Testing
 
@@ -193,6 +194,37 @@ struct FleetCLITests {
         try roomtap(["cancel", "--redis", redis.url, "handover"], expect: 1)
         w2.signal(SIGTERM)
         #expect(w2.wait(timeout: 30).status == 0)
+    }
+
+    @Test func aFinishedRoomGoesToStorageUnderItsIDAndEveryEventIsSigned() throws {
+        let s3 = try S3TestServer()
+        let hooks = try WebhookTestReceiver()
+        try roomtap(
+            ["submit", "--redis", redis.url, "--id", "uploaded", "--", "record", "--file", "alice=\(sample("alice"))"],
+            expect: 0)
+        var environment = s3.environment()
+        environment["ROOMTAP_WEBHOOK_SECRET"] = "fleet-secret"
+        let worker = try CLIRunner.start(
+            [
+                "worker", "--redis", redis.url, "--name", "w1", "--spool", root.appendingPathComponent("w1").path,
+                "--upload", "s3://\(s3.bucket)/rooms", "--webhook", hooks.url,
+            ], environment: environment)
+        let done = try waitForJob("uploaded") { $0["state"] as? String == "done" }
+        #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/uploaded")
+        let objects = try s3.client().list(bucket: s3.bucket, prefix: "rooms/uploaded/").map(\.key).sorted()
+        #expect(objects.contains("rooms/uploaded/alice.wav") && objects.contains("rooms/uploaded/room.json"), "\(objects)")
+        let local = try Data(contentsOf: URL(fileURLWithPath: (done["outputDirectory"] as? String ?? "") + "/alice.wav"))
+        let copy = try temporaryDirectory("fleet-download").appendingPathComponent("alice.wav")
+        try s3.client().download(bucket: s3.bucket, key: "rooms/uploaded/alice.wav", to: copy.path, overwrite: true)
+        #expect(try Data(contentsOf: copy) == local, "the stored file is the local one")
+        #expect(try waitUntil(timeout: .seconds(20)) { hooks.delivered.contains { $0.headers["x-roomtap-event"] == "job.done" } })
+        for request in hooks.delivered {
+            #expect(
+                request.headers["x-roomtap-signature"] == "sha256=" + WebhookSender.signature(of: request.body, secret: "fleet-secret"))
+        }
+        #expect(hooks.delivered.compactMap { $0.headers["x-roomtap-event"] }.prefix(2) == ["job.started", "job.done"])
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30).status == 0)
     }
 
     @Test func badSetupsAreOneClearLine() throws {

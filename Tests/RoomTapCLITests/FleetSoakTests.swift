@@ -49,6 +49,7 @@ struct FleetSoakTests {
         }
         var running = try (0..<workers).map(start)
         // Live rooms: a sender per room that follows the room to its new address.
+        let liveRooms = live
         let followers = Locked<[String: (address: String, sender: RTPTestSender, index: Int)]>([:])
         let stop = Locked(false)
         let follower = Thread {
@@ -56,7 +57,7 @@ struct FleetSoakTests {
                 let outcome = try? CLIRunner.run(["jobs", "--redis", redis.url, "--json"])
                 let jobs = (outcome.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) } as? [[String: Any]]) ?? []
                 for job in jobs {
-                    guard let id = job["id"] as? String, live.contains(id), let listen = job["listen"] as? String,
+                    guard let id = job["id"] as? String, liveRooms.contains(id), let listen = job["listen"] as? String,
                         !listen.isEmpty, let address = ListenAddress(listen)
                     else { continue }
                     followers.withLock { table in
@@ -131,7 +132,8 @@ struct FleetSoakTests {
                 + String(format: "%.0f s", Date().timeIntervalSince(began)) + "; done \(final.values.filter { $0["state"] as? String == "done" }.count)/\(roomCount); "
                 + "failovers with a gap \(gapsLost.count), audio lost max " + String(format: "%.2f", gapsLost.max() ?? 0)
                 + " s mean " + String(format: "%.2f", mean) + " s; time to reclaim mean " + String(format: "%.2f", reclaimMean)
-                + " s max " + String(format: "%.2f", reclaimTimes.max() ?? 0) + " s; duplicate runs 0 checked")
+                + " s max " + String(format: "%.2f", reclaimTimes.max() ?? 0) + " s; duplicate runs 0 checked"
+                + final.values.filter { $0["state"] as? String != "done" }.map { "; \($0["id"] ?? "?") \($0["state"] ?? "?"): \($0["error"] ?? "")" }.joined())
     }
 }
 

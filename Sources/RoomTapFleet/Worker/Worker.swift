@@ -28,6 +28,9 @@ public final class Worker: @unchecked Sendable {
     public var onEvent: @Sendable (String, JSONValue) -> Void = { _, _ in }
     /// Lines for the worker's log (stderr).
     public var log: @Sendable (String) -> Void = { _ in }
+    /// Uploads a finished room's directory for job ID (`--upload`); returns the bytes sent, throws a
+    /// one-line reason. Runs on the main thread (the rooms' leases are renewed meanwhile).
+    public var upload: (@Sendable (_ directory: String, _ job: String) throws -> Int)?
     /// Called once the worker takes work, with the metrics address when there is one.
     public var onReady: @Sendable (String?) -> Void = { _ in }
 
@@ -367,12 +370,35 @@ public final class Worker: @unchecked Sendable {
         metrics.audioLostMilliseconds.add(Int(lost * 1000), ordering: .relaxed)
         addRoomCounters(output)
         let state: JobState = room.cancelled ? .cancelled : .done
+        var uploadFields: [(String, String)] = []
+        if let upload {
+            guard (try? store.update(job: id, token: room.token, epoch: room.epoch, [("state", JobState.uploading.rawValue)])) == true
+            else {
+                log("job \(id): attempt \(room.epoch) no longer holds it; not uploading")
+                return
+            }
+            do {
+                let sent = try upload(output, id)
+                metrics.bytesUploaded.add(sent, ordering: .relaxed)
+                uploadFields = [("upload", (configuration.upload ?? "") + "/" + id)]
+            } catch {
+                metrics.uploadFailures.add(1, ordering: .relaxed)
+                let message = "upload failed (the room is kept in \(output); roomtap upload \(output) retries): \(error)"
+                _ = try? store.finish(
+                    job: id, token: room.token, epoch: room.epoch, state: .failed,
+                    [("error", message), ("outputDir", output), ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText)])
+                metrics.jobsFailed.add(1, ordering: .relaxed)
+                log("job \(id): \(message)")
+                onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
+                return
+            }
+        }
         let stored = (try? store.finish(
             job: id, token: room.token, epoch: room.epoch, state: state,
             [
                 ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
                 ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
-            ])) == true
+            ] + uploadFields)) == true
         guard stored else {
             log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
             return

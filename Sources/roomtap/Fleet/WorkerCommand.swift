@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RoomTap
+import RoomTapStorage
 
 /// `roomtap worker`: the options checked, then ``Worker/run()`` on the main thread until it is
 /// drained (SIGTERM, or SIGINT: drain; a second one of either: at once).
@@ -39,8 +40,24 @@ enum WorkerCommand {
         let spool =
             args.value("--spool")
             ?? (getuid() == 0 ? "/var/spool/roomtap" : (environment["HOME"] ?? "/tmp") + "/.local/state/roomtap/spool")
-        if let upload = args.value("--upload"), !upload.hasPrefix("s3://") {
-            throw UsageError(description: "--upload must be s3://BUCKET/PREFIX, not '\(upload)'", command: "worker")
+        var uploadTarget: (client: S3Client, location: S3Location)?
+        if let upload = args.value("--upload") {
+            let location: S3Location
+            do { location = try S3Location(parsing: upload) } catch {
+                throw UsageError(description: "--upload: \(error)", command: "worker")
+            }
+            let configuration: S3Configuration
+            do { configuration = try S3Configuration.fromEnvironment(environment) } catch {
+                throw RuntimeError(description: "--upload: \(error)")
+            }
+            uploadTarget = (S3Client(configuration: configuration), location)
+        }
+        var webhook: WebhookSender?
+        if let url = args.value("--webhook") {
+            if let problem = WebhookSender.problem(with: url) {
+                throw UsageError(description: "--webhook: \(problem)", command: "worker")
+            }
+            webhook = WebhookSender(url: url, secret: environment["ROOMTAP_WEBHOOK_SECRET"])
         }
         var configuration = WorkerConfiguration(
             redis: redis, keys: try FleetCLI.keys(args, command: "worker"), name: name,
@@ -48,11 +65,28 @@ enum WorkerCommand {
             capacity: capacity, leaseSeconds: lease, metrics: args.value("--metrics"), webhook: args.value("--webhook"),
             executable: selfExecutable(), environment: environment, host: host)
         configuration.environment["ROOMTAP_FLEET_JOB"] = "1"
+        // Each room has a control socket of its own (rec-PID.sock): one path for all would refuse all but one.
+        configuration.environment["ROOMTAP_CONTROL"] = nil
         let worker = Worker(configuration: configuration)
         worker.log = { line in StandardStreams.error("roomtap: worker \(name): \(line)\n") }
         worker.onReady = { address in
             if let address { StandardStreams.error("roomtap: worker \(name): metrics on http://\(address)/metrics\n") }
         }
+        if let uploadTarget {
+            worker.upload = { directory, job in
+                let uploader = RecordingUploader(
+                    client: uploadTarget.client, directory: directory, destination: uploadTarget.location.appending(job))
+                let summary = try uploader.run()
+                if let failed = summary.failed.first {
+                    throw RuntimeError(description: "\(failed.file): \(failed.error)")
+                }
+                return Int(summary.bytesSent)
+            }
+        }
+        if let webhook {
+            worker.onEvent = { event, body in _ = webhook.post(event: event, body: body.objectValue ?? [:]) }
+        }
+        defer { webhook?.close(timeout: 10) }
         let signals = installSignals(worker)
         defer { for source in signals { source.cancel() } }
         do { try worker.run() } catch let error as FleetError { throw RuntimeError(description: error.description) }

@@ -1,0 +1,102 @@
+import Foundation
+import RoomTap
+import RoomTapTestSupport
+import Testing
+
+/// Issue 26, "Nothing lost, round two": the CLI's output paths against what the file system does,
+/// and a DIR that a live recorder owns.
+@Suite("CLI: nothing lost, round two")
+struct NothingLostRoundTwoTests {
+    /// A small deterministic generator (SplitMix64), so a failing case is reproduced by its seed.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// A random spelling of a missing directory below the working directory: 1-3 components
+    /// (one-character ASCII and non-ASCII names weighted in), single or doubled slashes, an optional
+    /// `./` in front and an optional trailing slash (or two).
+    static func randomRelativePath(_ rng: inout SplitMix) -> String {
+        let names = ["o", "x", "q", "é", "ü", "日", "ab", "日本語", "a b", "Ω2", "-", "_", "o.d"]
+        let depth = Int.random(in: 1...3, using: &rng)
+        var path = Bool.random(using: &rng) && Bool.random(using: &rng) ? "./" : ""
+        for i in 0..<depth {
+            if i > 0 { path += Int.random(in: 0..<4, using: &rng) == 0 ? "//" : "/" }
+            path += names.randomElement(using: &rng)!
+        }
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: path += "/"
+        case 1: path += "//"
+        default: break
+        }
+        return path
+    }
+
+    /// The first component of a relative spelling, as the file system names the entry it creates.
+    static func firstComponent(_ path: String) -> String {
+        path.split(separator: "/").first { $0 != "." }.map(String.init) ?? "."
+    }
+
+    /// Item 8: `--out o` (and any missing DIR whose components are one character, or not ASCII,
+    /// with trailing or doubled slashes, relative or absolute) neither crashes nor goes elsewhere:
+    /// `--dry-run` exits 0 and creates nothing, the recording lands where the file system resolves
+    /// DIR, and the directories it made are exactly the missing ones.
+    @Test func outputDirectorySpellingsAgainstTheFileSystem() throws {
+        let root = try temporaryDirectory()
+        let seed = UInt64(Date().timeIntervalSince1970)
+        var rng = SplitMix(state: seed)
+        // The cases of the issue first, then random ones.
+        var cases = ["o", "x/", "q/x", "é"].map { ($0, false) }
+        for _ in 0..<24 { cases.append((Self.randomRelativePath(&rng), Bool.random(using: &rng))) }
+        for (n, (relative, absolute)) in cases.enumerated() {
+            let work = root.appendingPathComponent("case\(n)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
+            let out = absolute ? work.path + "/" + relative : relative
+            let context = "seed \(seed), case \(n): --out '\(out)'"
+            let dry = try CLIRunner.run(
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out, "--dry-run"], in: work, timeout: 60)
+            #expect(dry.status == 0, "\(context): dry run exited \(dry.status), stderr: \(dry.stderr)")
+            #expect(dry.stdout.contains("alice.wav"), "\(context): \(dry.stdout)")
+            #expect(try listing(work).isEmpty, "\(context): --dry-run created nothing")
+            // Real runs for the issue's cases and every fourth random one (each takes a second).
+            guard n < 4 || n % 4 == 0 else { continue }
+            let run = try CLIRunner.run(
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out, "--quiet"], in: work, timeout: 60)
+            #expect(run.status == 0, "\(context): exited \(run.status), stderr: \(run.stderr)")
+            // Where the file system puts DIR: the same spelling resolved from the working directory.
+            let resolved = absolute ? out : work.path + "/" + out
+            for name in ["alice.wav", "room.json"] {
+                let file = resolved + (resolved.hasSuffix("/") ? "" : "/") + name
+                #expect(FileManager.default.fileExists(atPath: file), "\(context): no \(file)")
+            }
+            #expect(try listing(work) == [Self.firstComponent(relative)], "\(context): only DIR's top was made")
+        }
+    }
+
+    /// Item 8, failing side: a missing DIR below a regular file (one-character names) is refused in
+    /// one line, dry run or not, and nothing is created.
+    @Test func aMissingDirectoryBelowAFileIsRefused() throws {
+        let work = try temporaryDirectory()
+        try Data("not a directory\n".utf8).write(to: work.appendingPathComponent("f"))
+        for out in ["f/o", "f/o/", "f/é/x"] {
+            for extra in [[], ["--dry-run"]] {
+                let outcome = try CLIRunner.run(
+                    ["record", "--file", "alice=\(sample("alice"))", "--out", out, "--quiet"] + extra, in: work,
+                    timeout: 60)
+                #expect(outcome.status == 1, "--out \(out): stderr \(outcome.stderr)")
+                #expect(
+                    outcome.stderrLines == [
+                        "roomtap: error: cannot create output directory \(out): f is not a directory; choose "
+                            + "another --out"
+                    ], "--out \(out)")
+                #expect(try listing(work) == ["f"])
+            }
+        }
+    }
+}
