@@ -9,7 +9,7 @@ APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -170,3 +170,12 @@ samples:
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-valgrind out
+
+# The fleet under failure (not in `make test`, whose short form runs 2 workers, 6 rooms, one kill):
+# 4 workers, 40 rooms (offline rooms of 3-8 speakers, live rooms of test senders that follow
+# their room to a new address), a worker killed with SIGKILL every 15 s and restarted.
+# The report (rooms done, audio lost per failover, time to reclaim) is printed by the test.
+fleet: deps
+	$(SWIFT) build -c release --build-tests
+	ROOMTAP_FLEET_WORKERS=4 ROOMTAP_FLEET_ROOMS=40 ROOMTAP_FLEET_KILL_EVERY=15 ROOMTAP_FLEET_LIVE_SECONDS=30 \
+	  $(SWIFT) test -c release --skip-build --filter FleetSoakTests 2>&1 | tee .build/fleet.log | grep -E 'fleet soak|✘|Test run'
