@@ -16,7 +16,8 @@ struct DeployManifestTests {
     }
 
     @Test func theSystemdUnitNotifiesAndPassesFlagsTheWorkerTakes() throws {
-        let unit = try String(contentsOf: deploy.appendingPathComponent("systemd/roomtap-worker.service"), encoding: .utf8)
+        let unit = try String(
+            contentsOf: deploy.appendingPathComponent("systemd/roomtap-worker.service"), encoding: .utf8)
         let lines = unit.split(separator: "\n").map(String.init)
         #expect(lines.contains("Type=notify"))
         #expect(lines.contains { $0.hasPrefix("WatchdogSec=") })
@@ -30,7 +31,8 @@ struct DeployManifestTests {
     }
 
     @Test func theDeploymentsProbesPortsAndArgsMatchTheWorker() throws {
-        let yaml = try String(contentsOf: deploy.appendingPathComponent("kubernetes/worker-deployment.yaml"), encoding: .utf8)
+        let yaml = try String(
+            contentsOf: deploy.appendingPathComponent("kubernetes/worker-deployment.yaml"), encoding: .utf8)
         let lines = yaml.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         // args: the list after "args:" up to the next key.
         let start = try #require(lines.firstIndex(of: "args:"))
@@ -51,12 +53,14 @@ struct DeployManifestTests {
         let grace = try #require(lines.first { $0.hasPrefix("terminationGracePeriodSeconds:") })
         #expect((Double(grace.split(separator: " ").last ?? "") ?? 0) >= lease * 3, "time to hand rooms over")
         #expect(lines.contains("preStop:"))
-        let service = try String(contentsOf: deploy.appendingPathComponent("kubernetes/metrics-service.yaml"), encoding: .utf8)
+        let service = try String(
+            contentsOf: deploy.appendingPathComponent("kubernetes/metrics-service.yaml"), encoding: .utf8)
         #expect(service.contains("targetPort: \(port)"))
         let hpa = try String(contentsOf: deploy.appendingPathComponent("kubernetes/autoscaler.yaml"), encoding: .utf8)
         #expect(hpa.contains("name: roomtap_capacity_free_tracks"))
         let metricsText = try String(
-            contentsOf: repositoryRoot.appendingPathComponent("Sources/RoomTapFleet/Service/WorkerMetrics.swift"), encoding: .utf8)
+            contentsOf: repositoryRoot.appendingPathComponent("Sources/RoomTapFleet/Service/WorkerMetrics.swift"),
+            encoding: .utf8)
         #expect(metricsText.contains("\"capacity_free_tracks\""), "the autoscaler's metric exists")
     }
 }

@@ -72,7 +72,8 @@ struct FleetCLITests {
         let notify = try DatagramReceiver(path: root.appendingPathComponent("notify.sock").path)
         let port = try freeTCPPort()
         let room = ["--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--mix"]
-        let submitted = try roomtap(["submit", "--redis", redis.url, "--id", "standup", "--", "record"] + room, expect: 0)
+        let submitted = try roomtap(
+            ["submit", "--redis", redis.url, "--id", "standup", "--", "record"] + room, expect: 0)
         #expect(submitted.stdout == "standup\n")
         let worker = try startWorker(
             "w1", metrics: port, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
@@ -97,20 +98,33 @@ struct FleetCLITests {
         #expect(metrics.contains("# TYPE roomtap_lease_renewals_failed_total counter"))
         #expect(get(port, "/healthz").0 == 200 && get(port, "/readyz").0 == 200 && get(port, "/nothing").0 == 404)
         var watchdog = false
-        for _ in 0..<10 { if notify.receive(timeout: 5) == "WATCHDOG=1" { watchdog = true; break } }
+        for _ in 0..<10 {
+            if notify.receive(timeout: 5) == "WATCHDOG=1" {
+                watchdog = true
+                break
+            }
+        }
         #expect(watchdog, "WATCHDOG=1 every WATCHDOG_USEC/2")
 
         worker.signal(SIGTERM)
         let outcome = worker.wait(timeout: 30)
         #expect(outcome.status == 0, "a drained worker exits 0: \(outcome.stderr)")
         var stopping = false
-        for _ in 0..<20 { if notify.receive(timeout: 5)?.hasPrefix("STOPPING=1") == true { stopping = true; break } }
+        for _ in 0..<20 {
+            if notify.receive(timeout: 5)?.hasPrefix("STOPPING=1") == true {
+                stopping = true
+                break
+            }
+        }
         #expect(stopping)
     }
 
     @Test func aLiveRoomSurvivesAWorkerKilledWithSIGKILL() throws {
         try roomtap(
-            ["submit", "--redis", redis.url, "--id", "call", "--", "record", "--listen", "127.0.0.1:0", "--duration", "12"],
+            [
+                "submit", "--redis", redis.url, "--id", "call", "--", "record", "--listen", "127.0.0.1:0", "--duration",
+                "12",
+            ],
             expect: 0)
         let w1 = try startWorker("w1", lease: 2)
         let first = try waitForJob("call") { ($0["listen"] as? String)?.isEmpty == false }
@@ -122,9 +136,10 @@ struct FleetCLITests {
         // A second worker waits; the first has written audio to its disk.
         let w2 = try startWorker("w2", lease: 2)
         let part1 = root.appendingPathComponent("w1/call/part-1/ssrc-f1ee7.wav").path
-        #expect(try waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
-            ((try? FileManager.default.attributesOfItem(atPath: part1))?[.size] as? Int ?? 0) > 150_000
-        })
+        #expect(
+            try waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
+                ((try? FileManager.default.attributesOfItem(atPath: part1))?[.size] as? Int ?? 0) > 150_000
+            })
         w1.signal(SIGKILL)
         _ = w1.wait(timeout: 30)
         let killed = Date()
@@ -147,7 +162,8 @@ struct FleetCLITests {
         let done = try waitForJob("call", timeout: 60) { $0["state"] as? String == "done" }
         a.wait()
         let output = try #require(done["outputDirectory"] as? String)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == ["room.json", "ssrc-f1ee7.wav"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: output).sorted() == ["room.json", "ssrc-f1ee7.wav"])
         let gaps = try #require(done["gaps"] as? [[String: Any]])
         #expect(gaps.count == 1, "one gap: \(gaps)")
         let gap = try #require(gaps.first)
@@ -163,7 +179,9 @@ struct FleetCLITests {
             let hi = min(samples.count, Int(range.upperBound * 48_000))
             return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
         }
-        #expect(power((from - 1)..<from) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))), "tone before the gap, silence in it")
+        #expect(
+            power((from - 1)..<from) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))),
+            "tone before the gap, silence in it")
         #expect(power((to + 0.5)..<(to + 2.5)) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))), "tone after it")
         w2.signal(SIGTERM)
         #expect(w2.wait(timeout: 30).status == 0)
@@ -212,15 +230,21 @@ struct FleetCLITests {
         let done = try waitForJob("uploaded") { $0["state"] as? String == "done" }
         #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/uploaded")
         let objects = try s3.client().list(bucket: s3.bucket, prefix: "rooms/uploaded/").map(\.key).sorted()
-        #expect(objects.contains("rooms/uploaded/alice.wav") && objects.contains("rooms/uploaded/room.json"), "\(objects)")
-        let local = try Data(contentsOf: URL(fileURLWithPath: (done["outputDirectory"] as? String ?? "") + "/alice.wav"))
+        #expect(
+            objects.contains("rooms/uploaded/alice.wav") && objects.contains("rooms/uploaded/room.json"), "\(objects)")
+        let local = try Data(
+            contentsOf: URL(fileURLWithPath: (done["outputDirectory"] as? String ?? "") + "/alice.wav"))
         let copy = try temporaryDirectory("fleet-download").appendingPathComponent("alice.wav")
         try s3.client().download(bucket: s3.bucket, key: "rooms/uploaded/alice.wav", to: copy.path, overwrite: true)
         #expect(try Data(contentsOf: copy) == local, "the stored file is the local one")
-        #expect(try waitUntil(timeout: .seconds(20)) { hooks.delivered.contains { $0.headers["x-roomtap-event"] == "job.done" } })
+        #expect(
+            try waitUntil(timeout: .seconds(20)) {
+                hooks.delivered.contains { $0.headers["x-roomtap-event"] == "job.done" }
+            })
         for request in hooks.delivered {
             #expect(
-                request.headers["x-roomtap-signature"] == "sha256=" + WebhookSender.signature(of: request.body, secret: "fleet-secret"))
+                request.headers["x-roomtap-signature"] == "sha256="
+                    + WebhookSender.signature(of: request.body, secret: "fleet-secret"))
         }
         #expect(hooks.delivered.compactMap { $0.headers["x-roomtap-event"] }.prefix(2) == ["job.started", "job.done"])
         worker.signal(SIGTERM)
@@ -238,19 +262,23 @@ struct FleetCLITests {
         #expect(noRecord.stderr.contains("record arguments"))
         let badRoom = try roomtap(["submit", "--redis", redis.url, "--", "record", "--mix"], expect: 64)
         #expect(badRoom.stderr.contains("the record arguments: no speakers"))
-        let out = try roomtap(["submit", "--redis", redis.url, "--", "record", "--file", "a=x.opus", "--out", "d"], expect: 64)
+        let out = try roomtap(
+            ["submit", "--redis", redis.url, "--", "record", "--file", "a=x.opus", "--out", "d"], expect: 64)
         #expect(out.stderr.contains("--out is not for a job"))
         try roomtap(["submit", "--redis", redis.url, "--id", "../x", "--", "record", "--file", "a=x.opus"], expect: 64)
         try roomtap(["jobs", "--redis", redis.url, "nothing"], expect: 1)
         // Relative inputs are made absolute for the worker.
-        try roomtap(["submit", "--redis", redis.url, "--id", "rel", "--", "record", "--file", "a=x.opus"], expect: 0, in: root)
+        try roomtap(
+            ["submit", "--redis", redis.url, "--id", "rel", "--", "record", "--file", "a=x.opus"], expect: 0, in: root)
         #expect((try job("rel")["arguments"] as? [String]) == ["--file", "a=\(root.path)/x.opus"])
     }
 
     static func processRunning(containing text: String) -> Bool {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.contains { pid in
-            guard Int(pid) != nil, let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            guard Int(pid) != nil, let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+                return false
+            }
             return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text)
         }
     }

@@ -31,14 +31,18 @@ struct FleetSoakTests {
             if k % liveEvery == liveEvery - 1 {
                 live.insert(id)
                 try roomtap(
-                    ["submit", "--redis", redis.url, "--id", id, "--", "record", "--listen", "127.0.0.1:0", "--duration",
-                     String(liveSeconds)], expect: 0)
+                    [
+                        "submit", "--redis", redis.url, "--id", id, "--", "record", "--listen", "127.0.0.1:0",
+                        "--duration",
+                        String(liveSeconds),
+                    ], expect: 0)
             } else {
                 let count = 3 + k % 6  // 3-8 speakers
                 let files = (0..<count).flatMap { s in
                     ["--file", "\(speakers[s % 3])\(s)=\(sample(speakers[s % 3]))@\(Double(s) * 0.5)"]
                 }
-                try roomtap(["submit", "--redis", redis.url, "--id", id, "--", "record"] + files + ["--mix"], expect: 0)
+                try roomtap(
+                    ["submit", "--redis", redis.url, "--id", id, "--", "record"] + files + ["--mix"], expect: 0)
             }
         }
         func start(_ n: Int) throws -> CLIRunner.Running {
@@ -55,7 +59,9 @@ struct FleetSoakTests {
         let follower = Thread {
             while !stop.withLock({ $0 }) {
                 let outcome = try? CLIRunner.run(["jobs", "--redis", redis.url, "--json"])
-                let jobs = (outcome.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) } as? [[String: Any]]) ?? []
+                let jobs =
+                    (outcome.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) }
+                        as? [[String: Any]]) ?? []
                 for job in jobs {
                     guard let id = job["id"] as? String, liveRooms.contains(id), let listen = job["listen"] as? String,
                         !listen.isEmpty, let address = ListenAddress(listen)
@@ -80,7 +86,9 @@ struct FleetSoakTests {
         var reclaimTimes: [Double] = []
         func states() -> [String: [String: Any]] {
             let outcome = try? CLIRunner.run(["jobs", "--redis", redis.url, "--json"])
-            let jobs = (outcome.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) } as? [[String: Any]]) ?? []
+            let jobs =
+                (outcome.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) } as? [[String: Any]])
+                ?? []
             return Dictionary(uniqueKeysWithValues: jobs.compactMap { j in (j["id"] as? String).map { ($0, j) } })
         }
         let finished = try waitUntil(timeout: .seconds(60 + roomCount * 20), every: .milliseconds(250)) {
@@ -93,7 +101,9 @@ struct FleetSoakTests {
                 running[victim].signal(SIGKILL)
                 _ = running[victim].wait(timeout: 30)
                 let killedAt = Date()
-                let held = now.filter { $0.value["worker"] as? String == "w\(victim)" && $0.value["state"] as? String == "running" }
+                let held = now.filter {
+                    $0.value["worker"] as? String == "w\(victim)" && $0.value["state"] as? String == "running"
+                }
                 running[victim] = try start(victim)
                 kills += 1
                 lastKill = Date()
@@ -129,11 +139,16 @@ struct FleetSoakTests {
         let reclaimMean = reclaimTimes.isEmpty ? 0 : reclaimTimes.reduce(0, +) / Double(reclaimTimes.count)
         StandardStreams.note(
             "fleet soak: \(workers) workers, \(roomCount) rooms (\(live.count) live), \(kills) SIGKILLs in "
-                + String(format: "%.0f s", Date().timeIntervalSince(began)) + "; done \(final.values.filter { $0["state"] as? String == "done" }.count)/\(roomCount); "
-                + "failovers with a gap \(gapsLost.count), audio lost max " + String(format: "%.2f", gapsLost.max() ?? 0)
-                + " s mean " + String(format: "%.2f", mean) + " s; time to reclaim mean " + String(format: "%.2f", reclaimMean)
+                + String(format: "%.0f s", Date().timeIntervalSince(began))
+                + "; done \(final.values.filter { $0["state"] as? String == "done" }.count)/\(roomCount); "
+                + "failovers with a gap \(gapsLost.count), audio lost max "
+                + String(format: "%.2f", gapsLost.max() ?? 0)
+                + " s mean " + String(format: "%.2f", mean) + " s; time to reclaim mean "
+                + String(format: "%.2f", reclaimMean)
                 + " s max " + String(format: "%.2f", reclaimTimes.max() ?? 0) + " s; duplicate runs 0 checked"
-                + final.values.filter { $0["state"] as? String != "done" }.map { "; \($0["id"] ?? "?") \($0["state"] ?? "?"): \($0["error"] ?? "")" }.joined())
+                + final.values.filter { $0["state"] as? String != "done" }.map {
+                    "; \($0["id"] ?? "?") \($0["state"] ?? "?"): \($0["error"] ?? "")"
+                }.joined())
     }
 }
 

@@ -142,7 +142,8 @@ struct UploadRecordCLITests {
         let outcome = recorder.wait(timeout: 120)
         _ = a.wait()
         #expect(outcome.status == 1, "the upload failed: exit 1")
-        #expect(outcome.stderrLines.count == 1, "one line: \(outcome.stderr)")
+        // One line about the upload (a loaded machine may add the late-tick warning, which is not about it).
+        #expect(outcome.stderrLines.filter { !$0.contains("ran late") }.count == 1, "one line: \(outcome.stderr)")
         #expect(
             outcome.stderr.contains("cannot reach the S3 store") && outcome.stderr.contains("roomtap upload resumes"))
         let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(track).wav").path).1

@@ -16,7 +16,8 @@ struct JobStoreTests {
     }
 
     func submit(_ store: JobStore, _ id: String, live: Bool = false) throws {
-        #expect(try store.submit(.init(id: id, arguments: ["--file", "a=/x.opus"], tracks: 2, isLive: live, upload: nil)))
+        #expect(
+            try store.submit(.init(id: id, arguments: ["--file", "a=/x.opus"], tracks: 2, isLive: live, upload: nil)))
     }
 
     @Test func aJobIsDeliveredOnceAndItsIdIsUnique() throws {
@@ -43,19 +44,24 @@ struct JobStoreTests {
         try submit(a, "r", live: true)
         try a.ensureGroup()
         let delivery = try #require(try a.readNew(consumer: "w1", block: 1))
-        #expect(try a.claim(delivery, worker: "w1", lease: 0.3) == .claimed(epoch: 1, previousWorker: "", previousState: "queued"))
+        #expect(
+            try a.claim(delivery, worker: "w1", lease: 0.3)
+                == .claimed(epoch: 1, previousWorker: "", previousState: "queued"))
         #expect(try a.update(job: "r", token: "w1/1", epoch: 1, [("listen", "127.0.0.1:1")]))
         // While the lease holds, nobody else can claim the room, even with its delivery in hand.
         #expect(try b.claim(delivery, worker: "w2", lease: 5) == .held("w1/1"))
         // w1 stops renewing: the lease expires, the delivery goes idle, w2's janitor takes it.
         #expect(waitUntil(timeout: .seconds(10)) { (try? a.job("r"))?.displayState == .moving })
         var reclaimed: [JobStore.Delivery] = []
-        #expect(waitUntil(timeout: .seconds(10)) {
-            reclaimed = (try? b.reclaimIdle(consumer: "w2", minIdle: 0.3)) ?? []
-            return !reclaimed.isEmpty
-        })
+        #expect(
+            waitUntil(timeout: .seconds(10)) {
+                reclaimed = (try? b.reclaimIdle(consumer: "w2", minIdle: 0.3)) ?? []
+                return !reclaimed.isEmpty
+            })
         #expect(reclaimed.map(\.job) == ["r"])
-        #expect(try b.claim(reclaimed[0], worker: "w2", lease: 5) == .claimed(epoch: 2, previousWorker: "w1", previousState: "running"))
+        #expect(
+            try b.claim(reclaimed[0], worker: "w2", lease: 5)
+                == .claimed(epoch: 2, previousWorker: "w1", previousState: "running"))
         // Every write of the old epoch is refused: renew, update, finish, hand-over.
         #expect(try a.renew(job: "r", token: "w1/1", lease: 5) == nil)
         #expect(try a.update(job: "r", token: "w1/1", epoch: 1, [("listen", "stale")]) == false)
@@ -82,7 +88,9 @@ struct JobStoreTests {
         let again = try #require(try a.readNew(consumer: "w2", block: 1), "a new delivery, not after a lease")
         #expect(again.job == "h" && again.entry != first.entry)
         #expect(try a.claim(first, worker: "w3", lease: 5) == .stale, "the old delivery is stale")
-        #expect(try a.claim(again, worker: "w2", lease: 5) == .claimed(epoch: 2, previousWorker: "w1", previousState: "moving"))
+        #expect(
+            try a.claim(again, worker: "w2", lease: 5)
+                == .claimed(epoch: 2, previousWorker: "w1", previousState: "moving"))
     }
 
     @Test func cancelStopsAQueuedJobAndFlagsARunningOne() throws {
@@ -113,7 +121,9 @@ struct JobStoreTests {
         try a.putBack(d)
         let again = try #require(try a.readNew(consumer: "large", block: 1))
         #expect(again.job == "big" && again.entry != d.entry)
-        #expect(try a.claim(again, worker: "large", lease: 5) == .claimed(epoch: 1, previousWorker: "", previousState: "queued"))
+        #expect(
+            try a.claim(again, worker: "large", lease: 5)
+                == .claimed(epoch: 1, previousWorker: "", previousState: "queued"))
     }
 
     @Test func anUnreachableServerIsOneClearLine() throws {

@@ -17,10 +17,20 @@ struct NetworkUDPSocketTests {
     }
 
     @Test(arguments: [
-        "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:25000", "::1:25000", "[::1]25000", "1.2.3:5", "",
+        "127.0.0.1", "127.0.0.1:+0", "127.0.0.1:70000", "localhost:25000", "::1:25000", "[::1]25000", "1.2.3:5", "",
+        "127.0.0.1:", "127.0.0.1:٣",
     ])
     func refusesMalformedAddresses(text: String) {
         #expect(ListenAddress(text) == nil)
+    }
+
+    /// Port 0 asks the kernel for a port (the fleet's live rooms): parsed, and bound to a real one.
+    @Test func portZeroIsAnyFreePort() throws {
+        let address = try #require(ListenAddress("127.0.0.1:0"))
+        #expect(address.port == 0)
+        let socket = try UDPSocket(address: address)
+        defer { socket.close() }
+        #expect(socket.address.port != 0 && socket.address.host == "127.0.0.1")
     }
 
     @Test(arguments: ["127.0.0.1", "::1"])

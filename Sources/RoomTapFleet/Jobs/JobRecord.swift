@@ -64,7 +64,8 @@ public struct JobRecord: Sendable, Equatable {
             date.map { .string(ISO8601DateFormatter.withMilliseconds.string(from: $0)) } ?? .null
         }
         return .object([
-            "id": .string(id), "state": .string(displayState.rawValue), "worker": worker.isEmpty ? .null : .string(worker),
+            "id": .string(id), "state": .string(displayState.rawValue),
+            "worker": worker.isEmpty ? .null : .string(worker),
             "epoch": .number(Double(epoch)), "listen": listen.isEmpty ? .null : .string(listen),
             "error": error.isEmpty ? .null : .string(error), "tracks": .number(Double(tracks)), "live": .bool(isLive),
             "arguments": .array(arguments.map(JSONValue.string)), "created": time(created), "started": time(started),

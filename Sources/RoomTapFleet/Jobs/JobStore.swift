@@ -59,7 +59,8 @@ public final class JobStore {
     /// Queues a job; false when a job of that id exists.
     public func submit(_ submission: Submission) throws(RedisError) -> Bool {
         var argv = [
-            "EVAL", FleetScripts.submit, "3", keys.job(submission.id), keys.index, keys.stream, submission.id, Self.now(),
+            "EVAL", FleetScripts.submit, "3", keys.job(submission.id), keys.index, keys.stream, submission.id,
+            Self.now(),
             FleetKeys.group,
         ]
         argv += [
@@ -103,7 +104,7 @@ public final class JobStore {
     public func ensureGroup() throws(RedisError) {
         do {
             try connection.command(["XGROUP", "CREATE", keys.stream, FleetKeys.group, "0", "MKSTREAM"])
-        } catch where error.isReply && error.description.contains("BUSYGROUP") {}
+        } catch  where error.isReply && error.description.contains("BUSYGROUP") {}
     }
 
     /// Reads at most one new delivery for `consumer`, waiting up to `block` seconds.
@@ -119,7 +120,8 @@ public final class JobStore {
     /// Takes over deliveries idle for `minIdle` seconds (their worker stopped renewing): XAUTOCLAIM.
     public func reclaimIdle(consumer: String, minIdle: Double, count: Int = 16) throws(RedisError) -> [Delivery] {
         let reply = try connection.command([
-            "XAUTOCLAIM", keys.stream, FleetKeys.group, consumer, String(Int(minIdle * 1000)), "0-0", "COUNT", String(count),
+            "XAUTOCLAIM", keys.stream, FleetKeys.group, consumer, String(Int(minIdle * 1000)), "0-0", "COUNT",
+            String(count),
         ])
         let claimed = reply.elements.dropFirst().first ?? .null
         return Self.deliveries(claimed)

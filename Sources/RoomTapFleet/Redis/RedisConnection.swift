@@ -84,7 +84,11 @@ public final class RedisConnection {
             var items: [RedisReply] = []
             items.reserveCapacity(reply.elements)
             for i in 0..<reply.elements {
-                if let element = reply.element[i] { items.append(convert(element.pointee)) } else { items.append(.null) }
+                if let element = reply.element[i] {
+                    items.append(convert(element.pointee))
+                } else {
+                    items.append(.null)
+                }
             }
             return .array(items)
         default: return .null
@@ -120,7 +124,9 @@ public final class RedisConnection {
             let bytes = Array(argument.utf8)
             let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
             bytes.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { UnsafeMutableRawPointer(copy).copyMemory(from: base, byteCount: source.count) }
+                if let base = source.baseAddress {
+                    UnsafeMutableRawPointer(copy).copyMemory(from: base, byteCount: source.count)
+                }
             }
             copy[bytes.count] = 0
             owned.append(copy)

@@ -16,7 +16,8 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// Parses `text`; throws a ``RedisError`` whose message says what a URL looks like.
     public init(_ text: String) throws(RedisError) {
         let usage = "'\(Self.redacted(text))' is not a Redis URL: use redis://HOST:PORT[/DB] or unix:///PATH[?db=N]"
-        guard text.utf8.count <= 1024, !text.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 32 } == true })
+        guard text.utf8.count <= 1024,
+            !text.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 32 } == true })
         else { throw RedisError(usage) }
         if text.hasPrefix("unix://") {
             var rest = Substring(text.dropFirst("unix://".count))

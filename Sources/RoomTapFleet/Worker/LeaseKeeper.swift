@@ -27,7 +27,10 @@ final class LeaseKeeper: @unchecked Sendable {
     private let presence: @Sendable () -> [(String, String)]
     private let done = DispatchSemaphore(value: 0)
 
-    init(configuration: WorkerConfiguration, metrics: WorkerMetrics, presence: @escaping @Sendable () -> [(String, String)]) {
+    init(
+        configuration: WorkerConfiguration, metrics: WorkerMetrics,
+        presence: @escaping @Sendable () -> [(String, String)]
+    ) {
         self.configuration = configuration
         self.metrics = metrics
         self.presence = presence
@@ -91,7 +94,8 @@ final class LeaseKeeper: @unchecked Sendable {
             for (key, value) in presence() { argv += [key, value] }
             _ = try? connection.command(argv)
             _ = try? connection.command([
-                "PEXPIRE", configuration.keys.worker(configuration.name), String(Int(configuration.leaseSeconds * 3000)),
+                "PEXPIRE", configuration.keys.worker(configuration.name),
+                String(Int(configuration.leaseSeconds * 3000)),
             ])
         }
     }

@@ -78,7 +78,8 @@ public enum RoomAssembly {
                 if let file = try? WAVFile.inspect(path: path) { length = max(length, file.frameCount / frame * frame) }
             }
             readable.append(
-                ReadablePart(part: part, directory: directory, start: start, offset: 0, length: length, wavs: names,
+                ReadablePart(
+                    part: part, directory: directory, start: start, offset: 0, length: length, wavs: names,
                     roomJSON: room))
         }
         guard let origin = readable.first?.start ?? parts.first?.claimed else {
@@ -113,7 +114,8 @@ public enum RoomAssembly {
         let scratch = UnsafeMutablePointer<Int16>.allocate(capacity: Int(frame) * AudioFrame.maxChannels)
         defer { scratch.deallocate() }
         for name in names {
-            let channels = readable.lazy.compactMap { try? WAVFile.inspect(path: $0.directory + "/" + name) }.first?
+            let channels =
+                readable.lazy.compactMap { try? WAVFile.inspect(path: $0.directory + "/" + name) }.first?
                 .channels ?? 1
             var options = WAVWriter.Options()
             options.roomStartTime = origin

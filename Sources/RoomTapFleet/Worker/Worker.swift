@@ -130,7 +130,8 @@ public final class Worker: @unchecked Sendable {
             do {
                 if !isDraining, now - lastJanitor >= .milliseconds(Int(configuration.leaseSeconds * 500)) {
                     lastJanitor = now
-                    for delivery in try store.reclaimIdle(consumer: configuration.name, minIdle: configuration.leaseSeconds)
+                    for delivery in try store.reclaimIdle(
+                        consumer: configuration.name, minIdle: configuration.leaseSeconds)
                     {
                         try consider(delivery, store: store, reclaimed: true, pauseReads: &pauseReadsUntil)
                     }
@@ -204,7 +205,8 @@ public final class Worker: @unchecked Sendable {
         var parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
         parts.append(
             .object([
-                "epoch": .number(Double(epoch)), "worker": .string(configuration.name), "host": .string(configuration.host),
+                "epoch": .number(Double(epoch)), "worker": .string(configuration.name),
+                "host": .string(configuration.host),
                 "dir": .string(partDirectory), "claimed": .number(Date().timeIntervalSince1970 * 1000),
             ]))
         if !isLive { parts = [parts[parts.count - 1]] }  // an offline room restarts: earlier attempts do not count
@@ -213,7 +215,8 @@ public final class Worker: @unchecked Sendable {
             _ = try? store.finish(job: id, token: token, epoch: epoch, state: .failed, [("error", message)])
             leases.release(job: id)
             metrics.jobsFailed.add(1, ordering: .relaxed)
-            onEvent("job.failed", .object(["id": .string(id), "epoch": .number(Double(epoch)), "error": .string(message)]))
+            onEvent(
+                "job.failed", .object(["id": .string(id), "epoch": .number(Double(epoch)), "error": .string(message)]))
         }
         do {
             try FileManager.default.createDirectory(atPath: jobDirectory, withIntermediateDirectories: true)
@@ -245,7 +248,9 @@ public final class Worker: @unchecked Sendable {
             id: id, epoch: epoch, token: token, tracks: tracks, isLive: isLive, process: process,
             jobDirectory: jobDirectory, partDirectory: partDirectory, parts: parts, moved: moved)
         updateGauges()
-        log("job \(id): attempt \(epoch) started (pid \(process.pid))" + (moved ? ", taken over from \(previousWorker)" : ""))
+        log(
+            "job \(id): attempt \(epoch) started (pid \(process.pid))"
+                + (moved ? ", taken over from \(previousWorker)" : ""))
         onEvent(
             "job.started",
             .object([
@@ -276,7 +281,9 @@ public final class Worker: @unchecked Sendable {
         for id in Array(rooms.keys) {
             guard var room = rooms[id] else { continue }
             let lease = leases.state(of: id)
-            let expired = lease.map { ContinuousClock.now - $0.renewed > .milliseconds(Int(configuration.leaseSeconds * 1000)) } ?? true
+            let expired =
+                lease.map { ContinuousClock.now - $0.renewed > .milliseconds(Int(configuration.leaseSeconds * 1000)) }
+                ?? true
             if !room.lost, !room.handedOver, lease?.lost == true || expired {
                 room.lost = true
                 metrics.jobsLost.add(1, ordering: .relaxed)
@@ -329,7 +336,9 @@ public final class Worker: @unchecked Sendable {
             _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", error)])
             metrics.jobsFailed.add(1, ordering: .relaxed)
             log("job \(id): failed: \(error)")
-            onEvent("job.failed", .object(["id": .string(id), "epoch": .number(Double(room.epoch)), "error": .string(error)]))
+            onEvent(
+                "job.failed",
+                .object(["id": .string(id), "epoch": .number(Double(room.epoch)), "error": .string(error)]))
             return
         }
         let output = room.jobDirectory + "/room"
@@ -343,9 +352,12 @@ public final class Worker: @unchecked Sendable {
                     guard let epoch = part["epoch"]?.intValue else { return nil }
                     let host = part["host"]?.stringValue
                     let directory = part["dir"]?.stringValue
-                    let reachable = host == configuration.host && directory.map { FileManager.default.fileExists(atPath: $0) } == true
+                    let reachable =
+                        host == configuration.host
+                        && directory.map { FileManager.default.fileExists(atPath: $0) } == true
                     return RoomAssembly.Part(
-                        epoch: epoch, worker: part["worker"]?.stringValue ?? "?", directory: reachable ? directory : nil,
+                        epoch: epoch, worker: part["worker"]?.stringValue ?? "?",
+                        directory: reachable ? directory : nil,
                         claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
                 }
                 let result = try RoomAssembly.assemble(parts: parts, into: output)
@@ -372,7 +384,9 @@ public final class Worker: @unchecked Sendable {
         let state: JobState = room.cancelled ? .cancelled : .done
         var uploadFields: [(String, String)] = []
         if let upload {
-            guard (try? store.update(job: id, token: room.token, epoch: room.epoch, [("state", JobState.uploading.rawValue)])) == true
+            guard
+                (try? store.update(
+                    job: id, token: room.token, epoch: room.epoch, [("state", JobState.uploading.rawValue)])) == true
             else {
                 log("job \(id): attempt \(room.epoch) no longer holds it; not uploading")
                 return
@@ -383,28 +397,39 @@ public final class Worker: @unchecked Sendable {
                 uploadFields = [("upload", (configuration.upload ?? "") + "/" + id)]
             } catch {
                 metrics.uploadFailures.add(1, ordering: .relaxed)
-                let message = "upload failed (the room is kept in \(output); roomtap upload \(output) retries): \(error)"
+                let message =
+                    "upload failed (the room is kept in \(output); roomtap upload \(output) retries): \(error)"
                 _ = try? store.finish(
                     job: id, token: room.token, epoch: room.epoch, state: .failed,
-                    [("error", message), ("outputDir", output), ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText)])
+                    [
+                        ("error", message), ("outputDir", output),
+                        ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText),
+                    ])
                 metrics.jobsFailed.add(1, ordering: .relaxed)
                 log("job \(id): \(message)")
                 onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
                 return
             }
         }
-        let stored = (try? store.finish(
-            job: id, token: room.token, epoch: room.epoch, state: state,
-            [
-                ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
-                ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
-            ] + uploadFields)) == true
+        let stored =
+            (try? store.finish(
+                job: id, token: room.token, epoch: room.epoch, state: state,
+                [
+                    ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
+                    ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
+                ] + uploadFields)) == true
         guard stored else {
             log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
             return
         }
-        if state == .done { metrics.jobsDone.add(1, ordering: .relaxed) } else { metrics.jobsCancelled.add(1, ordering: .relaxed) }
-        log("job \(id): \(state.rawValue), \(files.count) file(s) in \(output)" + (gaps.isEmpty ? "" : ", \(gaps.count) gap(s)"))
+        if state == .done {
+            metrics.jobsDone.add(1, ordering: .relaxed)
+        } else {
+            metrics.jobsCancelled.add(1, ordering: .relaxed)
+        }
+        log(
+            "job \(id): \(state.rawValue), \(files.count) file(s) in \(output)"
+                + (gaps.isEmpty ? "" : ", \(gaps.count) gap(s)"))
         onEvent(
             "job.done",
             .object([
@@ -438,8 +463,11 @@ public final class Worker: @unchecked Sendable {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: jobDirectory)) ?? []
             for part in entries where part.hasPrefix("part-") && !part.hasSuffix(".log") && !part.contains(".old-") {
                 let directory = jobDirectory + "/" + part
-                for file in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []) where file.hasSuffix(".wav") {
-                    if let report = try? WAVRepair.repair(path: directory + "/" + file), report.changed { repaired += 1 }
+                for file in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                where file.hasSuffix(".wav") {
+                    if let report = try? WAVRepair.repair(path: directory + "/" + file), report.changed {
+                        repaired += 1
+                    }
                 }
             }
         }

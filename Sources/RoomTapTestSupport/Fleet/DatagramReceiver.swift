@@ -19,7 +19,9 @@ public final class DatagramReceiver: @unchecked Sendable {
         guard fd >= 0, bytes.count < 108 else { throw Failure(description: "cannot make a socket at \(path)") }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
         let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard r == 0 else { throw Failure(description: "cannot bind \(path): \(String(cString: strerror(errno)))") }
     }

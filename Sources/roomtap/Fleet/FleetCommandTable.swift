@@ -10,13 +10,15 @@ extension CommandTable {
             "worker", group: .fleet, summary: "Record rooms from the fleet's queue, each as its own recorder",
             options: [
                 redisOption, prefixOption,
-                OptionSpec("--name", .value, "NAME", help: "This worker's name (default HOST-PID); unique in the fleet."),
+                OptionSpec(
+                    "--name", .value, "NAME", help: "This worker's name (default HOST-PID); unique in the fleet."),
                 OptionSpec(
                     "--spool", .value, "DIR",
                     help: "Where rooms are recorded (default /var/spool/roomtap as root,\n"
                         + "else ~/.local/state/roomtap/spool): DIR/ID/room/ when done."),
                 OptionSpec(
-                    "--upload", .value, "s3://BUCKET/PREFIX", help: "Upload each finished room to PREFIX/ID/ (docs/STORAGE.md)."),
+                    "--upload", .value, "s3://BUCKET/PREFIX",
+                    help: "Upload each finished room to PREFIX/ID/ (docs/STORAGE.md)."),
                 OptionSpec(
                     "--capacity", .value, "TRACKS",
                     help: "Tracks recorded at once at most (default 32 per core; see\ndocs/OPERATIONS.md, Capacity)."),
@@ -35,7 +37,8 @@ extension CommandTable {
             "submit", group: .fleet, summary: "Queue a room for the fleet: roomtap submit --redis URL -- record ARGS",
             options: [
                 redisOption, prefixOption,
-                OptionSpec("--id", .value, "ID", help: "The job's id (default job-DATE-TIME-RANDOM); A-Z a-z 0-9 . _ -"),
+                OptionSpec(
+                    "--id", .value, "ID", help: "The job's id (default job-DATE-TIME-RANDOM); A-Z a-z 0-9 . _ -"),
                 OptionSpec(
                     "--tracks", .value, "N",
                     help: "Tracks the room will have, for capacity (default: its --file\ncount, or 3 for a live room)."),
@@ -44,7 +47,9 @@ extension CommandTable {
             "jobs", group: .fleet, summary: "List the fleet's jobs: state, worker, attempt, listen address, error",
             options: [
                 redisOption, prefixOption,
-                OptionSpec("--json", .flag, help: "Print one JSON array of jobs (id, state, worker, epoch, listen, error, ...)."),
+                OptionSpec(
+                    "--json", .flag,
+                    help: "Print one JSON array of jobs (id, state, worker, epoch, listen, error, ...)."),
             ], takesPositionals: true, helpIntro: FleetHelp.jobsIntro, run: { try JobsCommand.run($0) }),
         CommandSpec(
             "cancel", group: .fleet, summary: "Cancel a job (a running room stops and keeps what it recorded)",

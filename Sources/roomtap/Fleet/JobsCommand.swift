@@ -32,16 +32,19 @@ enum JobsCommand {
                 r.id, r.displayState.rawValue, r.worker.isEmpty ? "-" : r.worker, String(r.epoch),
                 r.listen.isEmpty ? "-" : r.listen, String(r.tracks), r.started.map(formatter.string(from:)) ?? "-",
                 r.ended.map(formatter.string(from:)) ?? "-",
-                !r.error.isEmpty ? "error: " + r.error : (r.outputDirectory.isEmpty ? "-" : r.outputDirectory)
-                    + (r.gaps.isEmpty ? "" : " (\(r.gaps.count) gap(s))"),
+                !r.error.isEmpty
+                    ? "error: " + r.error
+                    : (r.outputDirectory.isEmpty ? "-" : r.outputDirectory)
+                        + (r.gaps.isEmpty ? "" : " (\(r.gaps.count) gap(s))"),
             ])
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         var text = ""
         for row in rows {
-            text += row.enumerated().map { c, cell in
-                c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ") + "\n"
+            text +=
+                row.enumerated().map { c, cell in
+                    c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
+                }.joined(separator: "  ") + "\n"
         }
         try StandardStreams.output(text)
     }
@@ -59,7 +62,9 @@ enum JobsCommand {
         case "cancelling": try StandardStreams.output("\(id): cancelling (its worker stops the room within a lease)\n")
         default:
             throw RuntimeError(
-                description: "job '\(id)' has ended already (\(state.replacingOccurrences(of: "ended:", with: ""))); nothing to cancel")
+                description:
+                    "job '\(id)' has ended already (\(state.replacingOccurrences(of: "ended:", with: ""))); nothing to cancel"
+            )
         }
     }
 }

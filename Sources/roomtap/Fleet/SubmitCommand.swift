@@ -19,7 +19,8 @@ enum SubmitCommand {
         var record = args.positionals
         guard record.first == "record" else {
             throw UsageError(
-                description: "give the room after '--' as record arguments: roomtap submit --redis URL -- record --file ...",
+                description:
+                    "give the room after '--' as record arguments: roomtap submit --redis URL -- record --file ...",
                 command: "submit")
         }
         record.removeFirst()
@@ -32,12 +33,14 @@ enum SubmitCommand {
         guard let recordSpec = CommandTable.all.first(where: { $0.name == "record" }) else { return }
         let options: RecordCommand.Options
         do {
-            options = try RecordCommand.parse(try Arguments.parse(record + ["--out", "/nonexistent/roomtap-job"], for: recordSpec))
+            options = try RecordCommand.parse(
+                try Arguments.parse(record + ["--out", "/nonexistent/roomtap-job"], for: recordSpec))
         } catch {
             throw UsageError(description: "the record arguments: \(error.description)", command: "submit")
         }
         if options.files.contains(where: \.isStandardInput) {
-            throw UsageError(description: "a job cannot read standard input (--file NAME=-): give a file", command: "submit")
+            throw UsageError(
+                description: "a job cannot read standard input (--file NAME=-): give a file", command: "submit")
         }
         let id = args.value("--id") ?? JobID.make()
         guard JobID.isValid(id) else {
@@ -46,17 +49,21 @@ enum SubmitCommand {
                 command: "submit")
         }
         var tracks = options.files.count + (options.mic != nil ? 1 : 0)
-        if tracks == 0 || options.janusRoom != nil || options.hasNetwork { tracks = max(tracks, WorkerConfiguration.defaultRoomTracks) }
+        if tracks == 0 || options.janusRoom != nil || options.hasNetwork {
+            tracks = max(tracks, WorkerConfiguration.defaultRoomTracks)
+        }
         if let text = args.value("--tracks") {
             guard let n = Int(text), (1...100_000).contains(n) else {
-                throw UsageError(description: "--tracks must be a number of tracks 1-100000, not '\(text)'", command: "submit")
+                throw UsageError(
+                    description: "--tracks must be a number of tracks 1-100000, not '\(text)'", command: "submit")
             }
             tracks = n
         }
         let submission = JobStore.Submission(
             id: id, arguments: absolutePaths(record), tracks: tracks, isLive: options.usesRealTimeClock, upload: nil)
         guard try FleetCLI.redis({ try store.submit(submission) }) else {
-            throw RuntimeError(description: "a job '\(id)' exists already: choose another --id (roomtap jobs lists them)")
+            throw RuntimeError(
+                description: "a job '\(id)' exists already: choose another --id (roomtap jobs lists them)")
         }
         print(id)
     }
@@ -109,7 +116,9 @@ enum FleetCLI {
             throw UsageError(description: "give the fleet's Redis: --redis redis://HOST:PORT", command: command)
         }
         let url: RedisURL
-        do { url = try RedisURL(text) } catch { throw UsageError(description: "--redis: \(error.description)", command: command) }
+        do { url = try RedisURL(text) } catch {
+            throw UsageError(description: "--redis: \(error.description)", command: command)
+        }
         return JobStore(connection: RedisConnection(url), keys: try keys(args, command: command))
     }
 
@@ -117,7 +126,8 @@ enum FleetCLI {
         let prefix = args.value("--redis-prefix") ?? "roomtap:"
         guard FleetKeys.isValidPrefix(prefix) else {
             throw UsageError(
-                description: "--redis-prefix '\(prefix)' must be 1-64 of letters, digits and : _ - . { }", command: command)
+                description: "--redis-prefix '\(prefix)' must be 1-64 of letters, digits and : _ - . { }",
+                command: command)
         }
         return FleetKeys(prefix: prefix)
     }
@@ -126,7 +136,8 @@ enum FleetCLI {
     static func redis<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as RedisError {
             throw RuntimeError(
-                description: error.isReply ? error.description : "\(error.description) (is redis-server running there?)")
+                description: error.isReply ? error.description : "\(error.description) (is redis-server running there?)"
+            )
         }
     }
 }

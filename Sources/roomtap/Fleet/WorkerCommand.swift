@@ -26,7 +26,8 @@ enum WorkerCommand {
         var capacity = WorkerConfiguration.defaultCapacity()
         if let text = args.value("--capacity") {
             guard let n = Int(text), (1...100_000).contains(n) else {
-                throw UsageError(description: "--capacity must be a number of tracks 1-100000, not '\(text)'", command: "worker")
+                throw UsageError(
+                    description: "--capacity must be a number of tracks 1-100000, not '\(text)'", command: "worker")
             }
             capacity = n
         }
@@ -75,7 +76,8 @@ enum WorkerCommand {
         if let uploadTarget {
             worker.upload = { directory, job in
                 let uploader = RecordingUploader(
-                    client: uploadTarget.client, directory: directory, destination: uploadTarget.location.appending(job))
+                    client: uploadTarget.client, directory: directory, destination: uploadTarget.location.appending(job)
+                )
                 let summary = try uploader.run()
                 if let failed = summary.failed.first {
                     throw RuntimeError(description: "\(failed.file): \(failed.error)")
