@@ -76,7 +76,7 @@ struct FleetSoakTests {
                         table[id] = (listen, sender, index)
                     }
                 }
-                usleep(200_000)
+                usleep(200_000)  // the poll interval of the SFU side, not a wait for a condition
             }
         }
         follower.start()
@@ -137,7 +137,7 @@ struct FleetSoakTests {
         #expect(gapsLost.allSatisfy { $0 < lease * 2 + 4 }, "audio lost per failover: \(gapsLost)")
         let mean = gapsLost.isEmpty ? 0 : gapsLost.reduce(0, +) / Double(gapsLost.count)
         let reclaimMean = reclaimTimes.isEmpty ? 0 : reclaimTimes.reduce(0, +) / Double(reclaimTimes.count)
-        StandardStreams.note(
+        SoakReport.note(
             "fleet soak: \(workers) workers, \(roomCount) rooms (\(live.count) live), \(kills) SIGKILLs in "
                 + String(format: "%.0f s", Date().timeIntervalSince(began))
                 + "; done \(final.values.filter { $0["state"] as? String == "done" }.count)/\(roomCount); "
@@ -152,6 +152,6 @@ struct FleetSoakTests {
     }
 }
 
-private enum StandardStreams {
+private enum SoakReport {
     static func note(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 }

@@ -28,9 +28,10 @@ public final class Worker: @unchecked Sendable {
     public var onEvent: @Sendable (String, JSONValue) -> Void = { _, _ in }
     /// Lines for the worker's log (stderr).
     public var log: @Sendable (String) -> Void = { _ in }
-    /// Uploads a finished room's directory for job ID (`--upload`); returns the bytes sent, throws a
-    /// one-line reason. Runs on the main thread (the rooms' leases are renewed meanwhile).
-    public var upload: (@Sendable (_ directory: String, _ job: String) throws -> Int)?
+    /// The fleet's bucket (`--upload`): live attempts upload their segments there while they
+    /// record, finished rooms go to `PREFIX/ID/`. Used on the main thread (the rooms' leases are
+    /// renewed meanwhile by their own thread).
+    public var archive: RoomArchive?
     /// Called once the worker takes work, with the metrics address when there is one.
     public var onReady: @Sendable (String?) -> Void = { _ in }
 
@@ -52,11 +53,32 @@ public final class Worker: @unchecked Sendable {
         var partDirectory: String
         var parts: [JSONValue]
         var listen: [String] = []
+        /// The attempt's room start time is in its part entry in Redis (read off its room.json).
+        var startTimeStored = false
         var stopSignalled = false
         var handedOver = false
         var lost = false
         var cancelled = false
         var moved: Bool
+
+        var completion: Completion {
+            Completion(
+                id: id, epoch: epoch, token: token, jobDirectory: jobDirectory, partDirectory: partDirectory,
+                parts: parts, cancelled: cancelled)
+        }
+    }
+
+    /// A room whose recording has ended, to be joined, uploaded and recorded as done.
+    private struct Completion {
+        var id: String
+        var epoch: Int
+        var token: String
+        var jobDirectory: String
+        /// This worker's own attempt's directory, or nil (a room that ended on a worker that died
+        /// while uploading it: only earlier attempts).
+        var partDirectory: String?
+        var parts: [JSONValue]
+        var cancelled: Bool
     }
 
     public init(configuration: WorkerConfiguration) {
@@ -186,6 +208,11 @@ public final class Worker: @unchecked Sendable {
         case .claimed(let epoch, let previousWorker, let previousState):
             metrics.claims.add(1, ordering: .relaxed)
             if reclaimed { metrics.reclaims.add(1, ordering: .relaxed) }
+            if previousState == JobState.uploading.rawValue, fields["live"] == "1" {
+                return completeEndedRoom(
+                    job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields,
+                    previousWorker: previousWorker, store: store)
+            }
             let moved = epoch > 1 && (previousState == "running" || previousState == "moving")
             start(
                 job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields, tracks: tracks, moved: moved,
@@ -232,11 +259,14 @@ public final class Worker: @unchecked Sendable {
             let elapsed = Date().timeIntervalSince1970 - first / 1000
             recordArguments = Self.remainingDuration(recordArguments, elapsed: elapsed)
         }
-        let arguments = ["record"] + recordArguments + ["--out", partDirectory, "--quiet"]
+        var arguments = ["record"] + recordArguments + ["--out", partDirectory, "--quiet"]
+        if isLive, let archive, !recordArguments.contains(where: { $0 == "--upload" || $0.hasPrefix("--upload=") }) {
+            arguments += archive.recordArguments(job: id, epoch: epoch)
+        }
         let process: RoomProcess
         do {
             process = try RoomProcess(
-                executable: configuration.executable, arguments: arguments, environment: configuration.environment,
+                executable: configuration.executable, arguments: arguments, environment: configuration.roomEnvironment,
                 logPath: jobDirectory + "/part-\(epoch).log")
         } catch {
             return fail("\(error)")
@@ -306,6 +336,19 @@ public final class Worker: @unchecked Sendable {
                 leases.release(job: id)
             }
             room.process.scanLog()
+            if room.isLive, !room.startTimeStored, !room.lost, !room.handedOver,
+                let start = (try? RoomAssembly.roomJSON(in: room.partDirectory))?["startTime"]?.stringValue,
+                var last = room.parts.last?.objectValue
+            {
+                // Where this attempt sits on the room's timeline, for a worker that joins it from the
+                // bucket after this machine is gone.
+                last["startTime"] = .string(start)
+                room.parts[room.parts.count - 1] = .object(last)
+                room.startTimeStored =
+                    (try? store.update(
+                        job: id, token: room.token, epoch: room.epoch,
+                        [("parts", JSONValue.array(room.parts).jsonText)])) == true
+            }
             if room.process.listenAddresses != room.listen, !room.lost, !room.handedOver {
                 room.listen = room.process.listenAddresses
                 let listen = room.listen.joined(separator: ",")
@@ -329,50 +372,47 @@ public final class Worker: @unchecked Sendable {
         }
     }
 
+    /// A room's recorder exited on its own: failed, or completed.
     private func finish(_ room: Room, status: Int32, store: JobStore) {
-        let id = room.id
         guard status == 0 else {
             let error = room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
-            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", error)])
-            metrics.jobsFailed.add(1, ordering: .relaxed)
-            log("job \(id): failed: \(error)")
-            onEvent(
-                "job.failed",
-                .object(["id": .string(id), "epoch": .number(Double(room.epoch)), "error": .string(error)]))
-            return
+            return fail(room.completion, error, store: store)
         }
+        complete(room.completion, store: store)
+    }
+
+    /// A live room that had ended when its worker died uploading it (the job was `uploading`):
+    /// nothing is recorded again; its attempts are joined (from this disk or the bucket) and
+    /// uploaded under this claim.
+    private func completeEndedRoom(
+        job id: String, entry: String, epoch: Int, fields: [String: String], previousWorker: String, store: JobStore
+    ) {
+        let token = "\(configuration.name)/\(epoch)"
+        leases.hold(job: id, token: token, entry: entry)
+        defer { leases.release(job: id) }
+        let parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
+        log(
+            "job \(id): worker \(previousWorker) stopped while uploading the ended room; "
+                + "finishing it from its \(parts.count) attempt(s)")
+        complete(
+            Completion(
+                id: id, epoch: epoch, token: token, jobDirectory: configuration.spool + "/" + id, partDirectory: nil,
+                parts: parts, cancelled: false),
+            store: store)
+    }
+
+    /// The attempts joined, uploaded (with an archive), the result recorded (fenced), job.done or
+    /// job.failed posted.
+    private func complete(_ room: Completion, store: JobStore) {
+        let id = room.id
         let output = room.jobDirectory + "/room"
-        var gaps: [RoomAssembly.Gap] = []
-        do {
-            if FileManager.default.fileExists(atPath: output) {
-                try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
-            }
-            if room.parts.count > 1 {
-                let parts = room.parts.compactMap { part -> RoomAssembly.Part? in
-                    guard let epoch = part["epoch"]?.intValue else { return nil }
-                    let host = part["host"]?.stringValue
-                    let directory = part["dir"]?.stringValue
-                    let reachable =
-                        host == configuration.host
-                        && directory.map { FileManager.default.fileExists(atPath: $0) } == true
-                    return RoomAssembly.Part(
-                        epoch: epoch, worker: part["worker"]?.stringValue ?? "?",
-                        directory: reachable ? directory : nil,
-                        claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
-                }
-                let result = try RoomAssembly.assemble(parts: parts, into: output)
-                gaps = result.gaps
-            } else {
-                try FileManager.default.moveItem(atPath: room.partDirectory, toPath: output)
-            }
-        } catch {
-            let message = "cannot put the room together in \(output): \(error)"
-            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", message)])
-            metrics.jobsFailed.add(1, ordering: .relaxed)
-            onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
-            return
+        let gaps: [RoomAssembly.Gap]
+        do { gaps = try assemble(room, into: output) } catch {
+            return fail(room, "cannot put the room together in \(output): \(error)", store: store)
         }
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).filter {
+            $0 != "segments" && $0 != "upload-journal.json"
+        }.sorted()
         var bytes = 0
         for file in files {
             bytes += ((try? FileManager.default.attributesOfItem(atPath: output + "/" + file))?[.size] as? Int) ?? 0
@@ -381,9 +421,12 @@ public final class Worker: @unchecked Sendable {
         let lost = gaps.reduce(0.0) { $0 + ($1.to - $1.from) }
         metrics.audioLostMilliseconds.add(Int(lost * 1000), ordering: .relaxed)
         addRoomCounters(output)
-        let state: JobState = room.cancelled ? .cancelled : .done
+        let outputs: [(String, String)] = [
+            ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
+            ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
+        ]
         var uploadFields: [(String, String)] = []
-        if let upload {
+        if let archive {
             guard
                 (try? store.update(
                     job: id, token: room.token, epoch: room.epoch, [("state", JobState.uploading.rawValue)])) == true
@@ -392,36 +435,24 @@ public final class Worker: @unchecked Sendable {
                 return
             }
             do {
-                let sent = try upload(output, id)
-                metrics.bytesUploaded.add(sent, ordering: .relaxed)
-                uploadFields = [("upload", (configuration.upload ?? "") + "/" + id)]
+                metrics.bytesUploaded.add(try archive.upload(directory: output, job: id), ordering: .relaxed)
+                uploadFields = [("upload", archive.destination(job: id).description)]
             } catch {
                 metrics.uploadFailures.add(1, ordering: .relaxed)
                 let message =
                     "upload failed (the room is kept in \(output); roomtap upload \(output) retries): \(error)"
-                _ = try? store.finish(
-                    job: id, token: room.token, epoch: room.epoch, state: .failed,
-                    [
-                        ("error", message), ("outputDir", output),
-                        ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText),
-                    ])
-                metrics.jobsFailed.add(1, ordering: .relaxed)
-                log("job \(id): \(message)")
-                onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
-                return
+                return fail(room, message, store: store, outputs)
             }
         }
-        let stored =
-            (try? store.finish(
-                job: id, token: room.token, epoch: room.epoch, state: state,
-                [
-                    ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
-                    ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
-                ] + uploadFields)) == true
-        guard stored else {
+        let state: JobState = room.cancelled ? .cancelled : .done
+        guard (try? store.finish(job: id, token: room.token, epoch: room.epoch, state: state, outputs + uploadFields))
+            == true
+        else {
             log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
             return
         }
+        // The room is up and verified: its parts' segments are no longer the only copy of anything.
+        if let archive { archive.removeParts(job: id) }
         if state == .done {
             metrics.jobsDone.add(1, ordering: .relaxed)
         } else {
@@ -437,6 +468,63 @@ public final class Worker: @unchecked Sendable {
                 "outputDir": .string(output), "outputs": .array(files.map(JSONValue.string)),
                 "gaps": .array(gaps.map(\.json)),
             ]))
+    }
+
+    /// Records a room's failure (fenced) with `message`, counts it, posts job.failed.
+    private func fail(_ room: Completion, _ message: String, store: JobStore, _ fields: [(String, String)] = []) {
+        _ = try? store.finish(
+            job: room.id, token: room.token, epoch: room.epoch, state: .failed, [("error", message)] + fields)
+        metrics.jobsFailed.add(1, ordering: .relaxed)
+        log("job \(room.id): failed: \(message)")
+        onEvent(
+            "job.failed",
+            .object(["id": .string(room.id), "epoch": .number(Double(room.epoch)), "error": .string(message)]))
+    }
+
+    /// The room's whole recording in `output` (`SPOOL/ID/room`): the only attempt's directory
+    /// renamed, or every attempt joined (``RoomAssembly``). An attempt recorded on another machine
+    /// (or whose directory is gone) is fetched back from the archive's segments when it can be.
+    /// Returns the gaps.
+    private func assemble(_ room: Completion, into output: String) throws -> [RoomAssembly.Gap] {
+        if FileManager.default.fileExists(atPath: output) {
+            try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
+        }
+        if room.parts.count == 1, let own = room.partDirectory {
+            try FileManager.default.moveItem(atPath: own, toPath: output)
+            return []
+        }
+        let parts = room.parts.compactMap { part -> RoomAssembly.Part? in
+            guard let epoch = part["epoch"]?.intValue else { return nil }
+            var directory = part["dir"]?.stringValue
+            let here =
+                part["host"]?.stringValue == configuration.host
+                && directory.map { FileManager.default.fileExists(atPath: $0 + "/room.json") } == true
+            if !here { directory = fetchPart(of: room, epoch: epoch, entry: part) }
+            return RoomAssembly.Part(
+                epoch: epoch, worker: part["worker"]?.stringValue ?? "?", directory: directory,
+                claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
+        }
+        return try RoomAssembly.assemble(parts: parts, into: output).gaps
+    }
+
+    /// Attempt `epoch` of a room, rebuilt from the archive's segments into
+    /// `SPOOL/ID/part-EPOCH.fetched`, or nil (no archive, no start time known, nothing uploaded).
+    private func fetchPart(of room: Completion, epoch: Int, entry: JSONValue) -> String? {
+        guard let archive, let text = entry["startTime"]?.stringValue,
+            let start = ISO8601DateFormatter.withMilliseconds.date(from: text)
+        else { return nil }
+        let directory = room.jobDirectory + "/part-\(epoch).fetched"
+        try? FileManager.default.removeItem(atPath: directory)
+        do {
+            let tracks = try archive.fetchPart(job: room.id, epoch: epoch, startTime: start, into: directory)
+            log(
+                "job \(room.id): attempt \(epoch) (worker \(entry["worker"]?.stringValue ?? "?")) fetched from "
+                    + "\(archive.partLocation(job: room.id, epoch: epoch)): \(tracks.count) track(s)")
+            return tracks.isEmpty ? nil : directory
+        } catch {
+            log("job \(room.id): cannot fetch attempt \(epoch) from the archive: \(error)")
+            return nil
+        }
     }
 
     /// Late ticks and packet counters of a finished room, from its room.json.

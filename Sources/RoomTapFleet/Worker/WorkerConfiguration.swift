@@ -20,7 +20,7 @@ public struct WorkerConfiguration: Sendable {
     public var webhook: String?
     /// The `roomtap` executable that records a room (this program itself).
     public var executable: String
-    /// The environment rooms run with.
+    /// The environment rooms run with (see ``roomEnvironment``).
     public var environment: [String: String]
     /// This machine's name, stored with each attempt (a worker reads an earlier attempt's files
     /// only when they are on its own machine).
@@ -44,6 +44,16 @@ public struct WorkerConfiguration: Sendable {
         self.executable = executable
         self.environment = environment
         self.host = host
+    }
+
+    /// ``environment`` as a room's recorder gets it: marked a fleet job (`ROOMTAP_FLEET_JOB=1`),
+    /// and without `ROOMTAP_CONTROL`: each room has a control socket of its own (rec-PID.sock);
+    /// one path for all would refuse every room but one.
+    public var roomEnvironment: [String: String] {
+        var environment = self.environment
+        environment["ROOMTAP_FLEET_JOB"] = "1"
+        environment["ROOMTAP_CONTROL"] = nil
+        return environment
     }
 
     /// Tracks a room is counted as when its job does not say (a live room of unknown size).
