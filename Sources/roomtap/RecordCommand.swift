@@ -78,6 +78,8 @@ enum RecordCommand {
         var upload: RecordUploadOptions?
         /// --webhook URL: events of the recording and its upload.
         var webhook: String?
+        /// --metrics HOST:PORT: the recorder's Prometheus endpoint; nil: none.
+        var metrics: String?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -131,6 +133,14 @@ enum RecordCommand {
         options.multichannel = args.value("--multichannel")
         options.upload = try RecordUploadOptions.parse(args)
         options.webhook = args.value("--webhook")
+        if let text = args.value("--metrics") {
+            guard let colon = text.lastIndex(of: ":"), UInt16(text[text.index(after: colon)...]) != nil else {
+                throw UsageError(
+                    description: "--metrics '\(text)' must be HOST:PORT (e.g. 127.0.0.1:9464, :9464; port 0: any)",
+                    command: "record")
+            }
+            options.metrics = text
+        }
         if let file = options.multichannel {
             guard options.output.isDefault else {
                 throw UsageError(
@@ -335,10 +345,12 @@ enum RecordCommand {
         do {
             result = try recording.run()
         } catch {
+            recording.stopMetrics()
             recording.closeControl(finished: nil)
             plan.removeCreatedDirectories()
             throw error
         }
+        recording.stopMetrics()
         recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)

@@ -76,6 +76,8 @@ final class RoomRecording: Sendable {
     private let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
     let controlServer = Locked<ControlServer?>(nil)
+    /// `--metrics`: the recorder's Prometheus endpoint (RoomRecording+Metrics.swift).
+    let metricsServer = Locked<MetricsServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -153,6 +155,12 @@ final class RoomRecording: Sendable {
                 let server = try startControl(room: room, clock: realTimeClock, started: startTime)
                 controlServer.withLock { $0 = server }
             } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        if let address = options.metrics {
+            do { try startMetrics(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
                 abandon(room)
                 throw RuntimeError(description: "\(error)")
             }
@@ -561,6 +569,7 @@ final class RoomRecording: Sendable {
     private func abandon(_ room: Room) {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         controlServer.withLock { $0 }?.stop()
+        stopMetrics()
         liveRoom.withLock { $0 }?.stop()
         room.stop()
         room.waitUntilFinished()
