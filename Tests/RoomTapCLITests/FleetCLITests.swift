@@ -344,6 +344,43 @@ struct FleetCLITests {
         #expect(worker.wait(timeout: 30).status == 0)
     }
 
+    /// Restart: a finished room whose upload failed (here: a secret the store refuses) stays in
+    /// the spool; the worker that starts again on that spool uploads it before taking work, and
+    /// the job becomes done.
+    @Test func aRoomWhoseUploadFailedGoesUpWhenItsWorkerStartsAgain() throws {
+        let s3 = try S3TestServer()
+        let client = try s3.client()
+        try roomtap(
+            ["submit", "--redis", redis.url, "--id", "later", "--", "record", "--file", "alice=\(sample("alice"))"],
+            expect: 0)
+        func worker(_ environment: [String: String]) throws -> CLIRunner.Running {
+            try CLIRunner.start(
+                [
+                    "worker", "--redis", redis.url, "--name", "w1", "--spool", root.appendingPathComponent("w1").path,
+                    "--upload", "s3://\(s3.bucket)/rooms",
+                ], environment: environment)
+        }
+        let refused = try worker(s3.environment(secret: "not-the-secret"))
+        let failed = try waitForJob("later") { $0["state"] as? String == "failed" }
+        let error = failed["error"] as? String ?? ""
+        #expect(error.contains("upload failed (the room is kept in"), "\(error)")
+        #expect(try client.list(bucket: s3.bucket, prefix: "rooms/later/").isEmpty)
+        refused.signal(SIGTERM)
+        #expect(refused.wait(timeout: 30).status == 0)
+        let output = try #require(failed["outputDirectory"] as? String)
+        let local = try Data(contentsOf: URL(fileURLWithPath: output + "/alice.wav"))
+        let restarted = try worker(s3.environment())
+        let done = try waitForJob("later") { $0["state"] as? String == "done" }
+        #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/later")
+        #expect((done["error"] as? String ?? "").isEmpty, "\(done)")
+        let copy = try temporaryDirectory("fleet-later").appendingPathComponent("alice.wav")
+        try client.download(bucket: s3.bucket, key: "rooms/later/alice.wav", to: copy.path, overwrite: true)
+        #expect(try Data(contentsOf: copy) == local, "the stored file is the one the spool kept")
+        #expect(try client.head(bucket: s3.bucket, key: "rooms/later/room.json") != nil)
+        restarted.signal(SIGTERM)
+        #expect(restarted.wait(timeout: 30).status == 0)
+    }
+
     @Test func badSetupsAreOneClearLine() throws {
         let port = try freeTCPPort()
         let down = try roomtap(["jobs", "--redis", "redis://127.0.0.1:\(port)"], expect: 1)

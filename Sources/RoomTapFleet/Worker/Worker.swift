@@ -542,7 +542,9 @@ public final class Worker: @unchecked Sendable {
 
     /// A previous run of this worker died with rooms on its disk: their WAVs are repaired in place
     /// (everything that reached the disk is readable again), so the worker that took the room
-    /// over on this machine, or an operator, finds them whole.
+    /// over on this machine, or an operator, finds them whole. With an archive, a finished room
+    /// whose upload failed (`SPOOL/ID/room` of a job `failed` with that directory) is uploaded now
+    /// and its job becomes `done`. Runs before the worker takes work.
     private func recoverLeftovers(_ store: JobStore) {
         let jobs = (try? FileManager.default.contentsOfDirectory(atPath: configuration.spool)) ?? []
         var repaired = 0
@@ -558,7 +560,31 @@ public final class Worker: @unchecked Sendable {
                     }
                 }
             }
+            if entries.contains("room") { uploadLeftover(job: job, directory: jobDirectory + "/room", store: store) }
         }
         if repaired > 0 { log("recovered \(repaired) file(s) a previous run left in \(configuration.spool)") }
+    }
+
+    /// A finished room left in the spool whose upload failed: uploaded again, its job made `done`.
+    private func uploadLeftover(job id: String, directory: String, store: JobStore) {
+        guard let archive, let fields = try? store.fields(of: id), fields["state"] == JobState.failed.rawValue,
+            fields["outputDir"] == directory
+        else { return }
+        do {
+            metrics.bytesUploaded.add(try archive.upload(directory: directory, job: id), ordering: .relaxed)
+        } catch {
+            metrics.uploadFailures.add(1, ordering: .relaxed)
+            return log("job \(id): the upload of \(directory) failed again: \(error)")
+        }
+        let location = archive.destination(job: id).description
+        guard (try? store.uploadedLater(job: id, outputDir: directory, upload: location)) == true else { return }
+        archive.removeParts(job: id)
+        log("job \(id): done: the room left in \(directory) is uploaded to \(location)")
+        onEvent(
+            "job.done",
+            .object([
+                "id": .string(id), "state": .string(JobState.done.rawValue), "outputDir": .string(directory),
+                "upload": .string(location), "uploadedLater": .bool(true),
+            ]))
     }
 }
