@@ -72,7 +72,9 @@ public enum RoomAssembly {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
                 $0.hasSuffix(".wav")
             }.sorted()
-            var length: Int64 = 0
+            // What the attempt covered: as long as its recorder ran (room.json's durationSamples,
+            // once it finalised), or as its longest file (a recorder killed with SIGKILL).
+            var length = Int64(room["durationSamples"]?.doubleValue ?? 0) / frame * frame
             for name in names {
                 let path = directory + "/" + name
                 _ = try? WAVRepair.repair(path: path)  // a killed part: everything that reached its disk

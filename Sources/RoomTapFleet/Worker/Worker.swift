@@ -9,7 +9,8 @@ public import Synchronization
 /// `roomtap record` process (a crash of one room never takes the others down), holding a lease
 /// per room that another worker reclaims when this one dies (docs/OPERATIONS.md).
 ///
-/// - Claims: new deliveries (XREADGROUP) while it has capacity for the job's tracks; deliveries
+/// - Claims: new deliveries (XREADGROUP) while it has capacity for the job's tracks (a new job
+///   leaves ``WorkerConfiguration/failoverReserve`` free for live rooms taken over); deliveries
 ///   idle longer than a lease (their worker stopped renewing: XAUTOCLAIM) as a janitor.
 /// - A claim bumps the job's epoch; every later write is fenced by it (``FleetScripts``).
 /// - A live room that moved (its previous attempt's worker died or handed it over) records again
@@ -197,7 +198,10 @@ public final class Worker: @unchecked Sendable {
         let fields = try store.fields(of: delivery.job)
         guard !fields.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
         let tracks = max(1, Int(fields["tracks"] ?? "") ?? WorkerConfiguration.defaultRoomTracks)
-        if usedTracks + tracks > configuration.capacity {
+        // A live room that moved may use the reserve; anything else leaves it free for one.
+        let takeOver = fields["live"] == "1" && (Int(fields["epoch"] ?? "") ?? 0) > 0
+        let limit = configuration.capacity - (takeOver ? 0 : configuration.failoverReserve)
+        if usedTracks + tracks > limit {
             try store.putBack(delivery)
             pauseReads = .now + .seconds(1)
             return
@@ -486,6 +490,15 @@ public final class Worker: @unchecked Sendable {
     /// (or whose directory is gone) is fetched back from the archive's segments when it can be.
     /// Returns the gaps.
     private func assemble(_ room: Completion, into output: String) throws -> [RoomAssembly.Gap] {
+        if room.partDirectory == nil, let joined = try? RoomAssembly.roomJSON(in: output),
+            joined["state"]?.stringValue == "complete"
+        {
+            // Its worker died uploading it on this machine: the room is whole here already.
+            return (joined["gaps"]?.arrayValue ?? []).compactMap { gap in
+                guard let from = gap["from"]?.doubleValue, let to = gap["to"]?.doubleValue else { return nil }
+                return RoomAssembly.Gap(from: from, to: to, reason: gap["reason"]?.stringValue ?? "")
+            }
+        }
         if FileManager.default.fileExists(atPath: output) {
             try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
         }

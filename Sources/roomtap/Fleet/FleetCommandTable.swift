@@ -29,6 +29,10 @@ extension CommandTable {
                     "--capacity", .value, "TRACKS",
                     help: "Tracks recorded at once at most (default 32 per core; see\ndocs/OPERATIONS.md, Capacity)."),
                 OptionSpec(
+                    "--failover-reserve", .value, "TRACKS",
+                    help: "Tracks of --capacity kept for live rooms taken over from another\n"
+                        + "worker (default an eighth, at least 3): new jobs leave it free."),
+                OptionSpec(
                     "--lease-seconds", .value, "S",
                     help: "A room's lease (default 10, 1-300): a dead worker's rooms are\ntaken over after this long."),
                 OptionSpec(

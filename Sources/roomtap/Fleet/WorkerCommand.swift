@@ -73,11 +73,20 @@ enum WorkerCommand {
             }
             webhook = WebhookSender(url: url, secret: environment["ROOMTAP_WEBHOOK_SECRET"])
         }
-        let configuration = WorkerConfiguration(
+        var configuration = WorkerConfiguration(
             redis: redis, keys: try FleetCLI.keys(args, command: "worker"), name: name,
             spool: URL(fileURLWithPath: spool).standardizedFileURL.path, upload: args.value("--upload"),
             capacity: capacity, leaseSeconds: lease, metrics: args.value("--metrics"), webhook: args.value("--webhook"),
             executable: selfExecutable(), environment: environment, host: host)
+        if let text = args.value("--failover-reserve") {
+            guard let n = Int(text), (0..<configuration.capacity).contains(n) else {
+                throw UsageError(
+                    description:
+                        "--failover-reserve must be a number of tracks below --capacity (\(configuration.capacity)), "
+                        + "not '\(text)'", command: "worker")
+            }
+            configuration.failoverReserve = n
+        }
         let worker = Worker(configuration: configuration)
         worker.archive = archive
         worker.log = { line in StandardStreams.error("roomtap: worker \(name): \(line)\n") }
