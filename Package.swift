@@ -151,7 +151,8 @@ let package = Package(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapFleetTests", dependencies: ["RoomTapFleet", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapFleetTests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(

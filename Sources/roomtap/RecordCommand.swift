@@ -164,7 +164,8 @@ enum RecordCommand {
             guard let address = ListenAddress(text) else {
                 throw UsageError(
                     description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 0-65535 "
-                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)", command: "record")
+                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)",
+                    command: "record")
             }
             options.listen.append(address)
         }

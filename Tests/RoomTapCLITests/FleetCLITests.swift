@@ -243,7 +243,8 @@ struct FleetCLITests {
         a.wait()
         #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/far", "\(done)")
         let objects = try client.list(bucket: s3.bucket, prefix: "rooms/far/").map(\.key).sorted()
-        #expect(objects == ["rooms/far/room.json", "rooms/far/ssrc-f1ee7.wav"], "the room, and no part left: \(objects)")
+        #expect(
+            objects == ["rooms/far/room.json", "rooms/far/ssrc-f1ee7.wav"], "the room, and no part left: \(objects)")
         // The room as a user downloads it.
         let copy = try temporaryDirectory("fleet-far")
         for name in ["room.json", "ssrc-f1ee7.wav"] {
@@ -255,7 +256,8 @@ struct FleetCLITests {
         let json = try roomJSON(copy)
         #expect(json["durationSamples"] as? Int == samples.count)
         let parts = try #require(json["parts"] as? [[String: Any]])
-        #expect(parts.map { $0["reachable"] as? Bool } == [true, true], "attempt 1 came back from the bucket: \(parts)")
+        #expect(
+            parts.map { $0["reachable"] as? Bool } == [true, true], "attempt 1 came back from the bucket: \(parts)")
         let gaps = try #require(json["gaps"] as? [[String: Any]])
         #expect(gaps.count == 1, "one gap: \(gaps)")
         let from = try #require(gaps.first?["from"] as? Double)

@@ -449,8 +449,9 @@ public final class Worker: @unchecked Sendable {
             }
         }
         let state: JobState = room.cancelled ? .cancelled : .done
-        guard (try? store.finish(job: id, token: room.token, epoch: room.epoch, state: state, outputs + uploadFields))
-            == true
+        guard
+            (try? store.finish(job: id, token: room.token, epoch: room.epoch, state: state, outputs + uploadFields))
+                == true
         else {
             log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
             return

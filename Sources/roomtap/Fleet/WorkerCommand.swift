@@ -49,7 +49,8 @@ enum WorkerCommand {
                     command: "worker")
             }
             guard args.value("--upload") != nil else {
-                throw UsageError(description: "--segment-seconds goes with --upload s3://BUCKET/PREFIX", command: "worker")
+                throw UsageError(
+                    description: "--segment-seconds goes with --upload s3://BUCKET/PREFIX", command: "worker")
             }
             segmentSeconds = n
         }

@@ -46,7 +46,9 @@ struct RecordUploadOptions {
     /// --webhook, which the fleet shares, is not).
     static func parse(_ args: ParsedArguments) throws(UsageError) -> RecordUploadOptions? {
         guard let text = args.value("--upload") else {
-            for name in ["--segment-seconds", "--upload-keep-segments", "--upload-delete-local", "--upload-segments-only"]
+            for name in [
+                "--segment-seconds", "--upload-keep-segments", "--upload-delete-local", "--upload-segments-only",
+            ]
             where args.value(name) != nil || args.flag(name) {
                 throw UsageError(description: "\(name) goes with --upload s3://BUCKET/PREFIX", command: "record")
             }
