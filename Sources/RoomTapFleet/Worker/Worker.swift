@@ -1,9 +1,9 @@
-public import Foundation
+import Foundation
 import Glibc
 public import RoomTapJSON
 import RoomTapSinks
 import RoomTapSync
-public import Synchronization
+import Synchronization
 
 /// `roomtap worker`: takes room jobs from the fleet's stream and records each as its own child
 /// `roomtap record` process (a crash of one room never takes the others down), holding a lease
@@ -20,7 +20,9 @@ public import Synchronization
 ///   second SIGTERM or SIGINT ends at once (the rooms' recorders get SIGTERM and finalise).
 ///
 /// Thread: ``run()`` on the thread that owns the worker (the main thread); it must live as long
-/// as the rooms (their recorders die with it). ``drain()``/``stopNow()`` from any thread.
+/// as the rooms (their recorders die with it). A room that ended is joined and uploaded on a
+/// `roomtap.finish` thread of its own (its own Redis connection). ``drain()``/``stopNow()`` from
+/// any thread; a drain waits for the finishing rooms, a stop does not.
 public final class Worker: @unchecked Sendable {
     public let configuration: WorkerConfiguration
     public let metrics: WorkerMetrics
@@ -40,6 +42,11 @@ public final class Worker: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let notifier = SystemdNotifier()
     private var rooms: [String: Room] = [:]
+    /// Rooms whose recording ended and that are being joined and uploaded, each on a thread of its
+    /// own (`roomtap.finish`) with its own Redis connection: a long upload never holds up the
+    /// main loop (claims, take-overs, other rooms' addresses). Their leases are held meanwhile.
+    private let finishing = Locked<Set<String>>([])
+    private let finishers = DispatchGroup()
     private var leases: LeaseKeeper!
 
     /// One room this worker records.
@@ -70,7 +77,7 @@ public final class Worker: @unchecked Sendable {
     }
 
     /// A room whose recording has ended, to be joined, uploaded and recorded as done.
-    private struct Completion {
+    private struct Completion: Sendable {
         var id: String
         var epoch: Int
         var token: String
@@ -144,7 +151,7 @@ public final class Worker: @unchecked Sendable {
                 log("draining: \(rooms.count) room(s) to finish or hand over")
             }
             superviseRooms(store)
-            if isDraining && rooms.isEmpty { break }
+            if isDraining && rooms.isEmpty && finishing.withLock({ $0.isEmpty }) { break }
             let now = ContinuousClock.now
             if let interval = notifier.watchdogInterval, now - lastWatchdog >= .milliseconds(Int(interval * 1000)) {
                 notifier.notify("WATCHDOG=1")
@@ -174,7 +181,11 @@ public final class Worker: @unchecked Sendable {
         notifier.notify("STOPPING=1")
         metrics.ready.store(false, ordering: .relaxed)
         if stopping.load(ordering: .relaxed) {
+            // At once: recorders finalise; an upload under way is left to the next claim (the job
+            // stays `uploading` until its lease expires, then another worker finishes it).
             for room in rooms.values { room.process.signal(SIGTERM) }
+        } else {
+            finishers.wait()
         }
         leases.stop()
         server?.stop()
@@ -194,7 +205,8 @@ public final class Worker: @unchecked Sendable {
         _ delivery: JobStore.Delivery, store: JobStore, reclaimed: Bool, pauseReads: inout ContinuousClock.Instant
     ) throws(RedisError) {
         guard !delivery.job.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
-        if rooms[delivery.job] != nil { return }  // ours already (the janitor found our own entry)
+        // Ours already (the janitor found our own entry), recording or finishing.
+        if rooms[delivery.job] != nil || finishing.withLock({ $0.contains(delivery.job) }) { return }
         let fields = try store.fields(of: delivery.job)
         guard !fields.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
         let tracks = max(1, Int(fields["tracks"] ?? "") ?? WorkerConfiguration.defaultRoomTracks)
@@ -215,7 +227,7 @@ public final class Worker: @unchecked Sendable {
             if previousState == JobState.uploading.rawValue, fields["live"] == "1" {
                 return completeEndedRoom(
                     job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields,
-                    previousWorker: previousWorker, store: store)
+                    previousWorker: previousWorker)
             }
             let moved = epoch > 1 && (previousState == "running" || previousState == "moving")
             start(
@@ -371,38 +383,46 @@ public final class Worker: @unchecked Sendable {
             rooms[id] = nil
             updateGauges()
             if room.lost || room.handedOver { continue }
-            finish(room, status: status, store: store)
-            leases.release(job: id)
+            let error =
+                status == 0
+                ? nil : room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
+            finishInBackground(room.completion, error: error)
         }
     }
 
-    /// A room's recorder exited on its own: failed, or completed.
-    private func finish(_ room: Room, status: Int32, store: JobStore) {
-        guard status == 0 else {
-            let error = room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
-            return fail(room.completion, error, store: store)
+    /// Fails (with `error`) or completes a room whose recorder exited, on a `roomtap.finish`
+    /// thread; its lease is released at the end.
+    private func finishInBackground(_ room: Completion, error: String?) {
+        finishing.withLock { _ = $0.insert(room.id) }
+        finishers.enter()
+        let thread = Thread { [self] in
+            let store = JobStore(connection: RedisConnection(configuration.redis), keys: configuration.keys)
+            if let error { fail(room, error, store: store) } else { complete(room, store: store) }
+            leases.release(job: room.id)
+            finishing.withLock { _ = $0.remove(room.id) }
+            finishers.leave()
         }
-        complete(room.completion, store: store)
+        thread.name = "roomtap.finish"
+        thread.start()
     }
 
     /// A live room that had ended when its worker died uploading it (the job was `uploading`):
     /// nothing is recorded again; its attempts are joined (from this disk or the bucket) and
     /// uploaded under this claim.
     private func completeEndedRoom(
-        job id: String, entry: String, epoch: Int, fields: [String: String], previousWorker: String, store: JobStore
+        job id: String, entry: String, epoch: Int, fields: [String: String], previousWorker: String
     ) {
         let token = "\(configuration.name)/\(epoch)"
         leases.hold(job: id, token: token, entry: entry)
-        defer { leases.release(job: id) }
         let parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
         log(
             "job \(id): worker \(previousWorker) stopped while uploading the ended room; "
                 + "finishing it from its \(parts.count) attempt(s)")
-        complete(
+        finishInBackground(
             Completion(
                 id: id, epoch: epoch, token: token, jobDirectory: configuration.spool + "/" + id, partDirectory: nil,
                 parts: parts, cancelled: false),
-            store: store)
+            error: nil)
     }
 
     /// The attempts joined, uploaded (with an archive), the result recorded (fenced), job.done or
