@@ -61,6 +61,13 @@ struct FleetCLITests {
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
+    /// The power of the 440 Hz test tone in `samples` (48 kHz mono) over `range` seconds.
+    static func tonePower(_ samples: [Int16], _ range: Range<Double>) -> Double {
+        let lo = max(0, Int(range.lowerBound * 48_000))
+        let hi = min(samples.count, Int(range.upperBound * 48_000))
+        return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
+    }
+
     /// The data chunk of a WAV (the audio, without the header's wall-clock dates).
     func audioBytes(_ path: String) throws -> Data {
         let file = try WAVFile.inspect(path: path)
@@ -174,11 +181,7 @@ struct FleetCLITests {
         let json = try roomJSON(URL(fileURLWithPath: output))
         #expect(json["durationSamples"] as? Int == samples.count)
         #expect((json["gaps"] as? [[String: Any]])?.count == 1)
-        func power(_ range: Range<Double>) -> Double {
-            let lo = max(0, Int(range.lowerBound * 48_000))
-            let hi = min(samples.count, Int(range.upperBound * 48_000))
-            return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
-        }
+        func power(_ range: Range<Double>) -> Double { Self.tonePower(samples, range) }
         #expect(
             power((from - 1)..<from) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))),
             "tone before the gap, silence in it")
@@ -270,11 +273,7 @@ struct FleetCLITests {
             Data(
                 ("machine death: \(uploadedBeforeDeath) segment(s) of 1 s in the bucket; the room's gap "
                     + String(format: "%.2f-%.2f s (%.2f s lost)", from, to, to - from) + "\n").utf8))
-        func power(_ range: Range<Double>) -> Double {
-            let lo = max(0, Int(range.lowerBound * 48_000))
-            let hi = min(samples.count, Int(range.upperBound * 48_000))
-            return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
-        }
+        func power(_ range: Range<Double>) -> Double { Self.tonePower(samples, range) }
         let silence = max(1, power((from + 0.05)..<(to - 0.05)))
         #expect(power(1..<(from - 0.05)) > 1000 * silence, "attempt 1's tone, from the bucket, before the gap")
         #expect(power((to + 0.5)..<(to + 2.5)) > 1000 * silence, "attempt 2's tone after it")
