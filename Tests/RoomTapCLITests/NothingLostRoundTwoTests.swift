@@ -101,4 +101,33 @@ struct NothingLostRoundTwoTests {
             }
         }
     }
+
+    /// The bytes of every file in `directory`, by name.
+    static func contents(_ directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        return files
+    }
+
+    /// Item 3: `--force` with a port in use refuses in one line and leaves the earlier recording
+    /// as it was (the ports are bound before DIR is touched).
+    @Test func forceWithAPortInUseLeavesTheEarlierRecording() throws {
+        let out = try temporaryDirectory().appendingPathComponent("busy")
+        try roomtap(["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--quiet"], expect: 0)
+        let before = try Self.contents(out)
+        #expect(before.keys.sorted() == ["alice.wav", "room.json"])
+        let holder = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
+        defer { holder.close() }
+        for arguments in [
+            ["--listen", holder.address.description],
+            ["--file", "bob=\(sample("bob"))", "--listen", holder.address.description],
+        ] {
+            let outcome = try roomtap(
+                ["record"] + arguments + ["--duration", "1", "--out", out.path, "--force"], expect: 1, timeout: 20)
+            #expect(outcome.stderrLines.count == 1 && outcome.stderr.contains("already in use"), "\(outcome.stderr)")
+            #expect(try Self.contents(out) == before, "the earlier recording is untouched")
+        }
+    }
 }
