@@ -359,7 +359,9 @@ enum RecordCommand {
             print(result.summaryTable(), terminator: "")
         }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
-        if let failure = uploads.finish() { throw RuntimeError(description: failure) }
+        let uploadFailure = uploads.finish()
+        plan.releaseDirectory()  // room.json is final and the upload (if any) has read DIR
+        if let failure = uploadFailure { throw RuntimeError(description: failure) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
         if let first = result.errors.first {
             let more = result.errors.count - 1

@@ -130,4 +130,51 @@ struct NothingLostRoundTwoTests {
             #expect(try Self.contents(out) == before, "the earlier recording is untouched")
         }
     }
+
+    /// Item 1: a DIR that a live recorder writes into is refused by another `record` (even with
+    /// `--force`), by `repair` and by `export`, naming the recorder's pid; its files go on
+    /// untouched. Once it stops, or dies by SIGKILL, DIR is free again.
+    @Test func aDirectoryALiveRecorderOwnsIsRefusedEvenWithForce() throws {
+        let out = try temporaryDirectory().appendingPathComponent("busy")
+        for ending in [SIGINT, SIGKILL] {
+            let live = try CLIRunner.start([
+                "record", "--listen", "127.0.0.1:0", "--out", out.path, "--quiet", "--force",
+            ])
+            // DIR is the live recorder's once its lock names it (room.json may be an earlier run's).
+            let lockFile = out.appendingPathComponent(".roomtap.lock")
+            #expect(
+                try waitUntil(timeout: .seconds(30), every: .milliseconds(20)) {
+                    (try? String(contentsOf: lockFile, encoding: .utf8)) == "\(live.pid)\n"
+                        && FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path)
+                })
+            let message = "recorder pid \(live.pid) is recording into \(out.path)"
+            let before = try listing(out)
+            for arguments in [
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force"],
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force", "--dry-run"],
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path],
+                ["repair", out.path], ["export", out.path, "--out", out.path + "-export"],
+            ] {
+                let outcome = try roomtap(arguments, expect: 1)
+                #expect(
+                    outcome.stderrLines.count == 1 && outcome.stderr.contains(message),
+                    "\(arguments): \(outcome.stderr)")
+            }
+            #expect(live.isRunning, "the live recorder goes on")
+            #expect(try listing(out) == before, "its files untouched")
+            #expect(try roomJSON(out)["state"] as? String == "recording", "room.json is still the live recorder's")
+            #expect(!FileManager.default.fileExists(atPath: out.path + "-export"))
+            live.signal(ending)
+            _ = live.wait(timeout: 60)
+            if ending == SIGINT {
+                #expect(
+                    !FileManager.default.fileExists(atPath: out.appendingPathComponent(".roomtap.lock").path),
+                    "a recorder that stops leaves no lock file")
+            }
+            // Free again: a dead recorder's lock went with it.
+            try roomtap(
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force", "--quiet"], expect: 0)
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("alice.wav").path))
+        }
+    }
 }
