@@ -71,6 +71,8 @@ enum RepairCommand {
 
     /// Every WAV directly in `directory` (regular files; links are left alone), then its room.json.
     private static func repairDirectory(_ directory: String, failures: inout [String]) {
+        // The lock file a recorder killed with SIGKILL left (nobody holds it: checked by the caller).
+        unlink(RecordingPlan.join(directory, RecorderLock.fileName))
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
