@@ -107,7 +107,8 @@ let package = Package(
             swiftSettings: strict),
         // The command-line tool.
         .executableTarget(
-            name: "roomtap", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage"], swiftSettings: strict),
+            name: "roomtap", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "CLinuxNet"],
+            swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.
         .executableTarget(

@@ -177,4 +177,25 @@ struct NothingLostRoundTwoTests {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("alice.wav").path))
         }
     }
+
+    /// Item 9: what does not reach standard output (a full disk: /dev/full) fails the command
+    /// with one line and exit 1, as coreutils do; a recording still ends whole.
+    @Test func aFullStandardOutputIsAFailure() throws {
+        let out = try temporaryDirectory().appendingPathComponent("room")
+        for arguments in [
+            ["--version"], ["help", "record"], ["help"],
+            ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--json", "--quiet"],
+        ] {
+            let outcome = try CLIRunner.run(
+                ["-c", "exec \"$0\" \"$@\" > /dev/full", CLIRunner.executable.path] + arguments,
+                executable: URL(fileURLWithPath: "/bin/sh"))
+            #expect(outcome.status == 1, "\(arguments): exited \(outcome.status)")
+            // The reason when stdio still knows it (what it had buffered failed at the end).
+            #expect(
+                outcome.stderrLines.count == 1
+                    && outcome.stderr.hasPrefix("roomtap: error: cannot write to standard output"),
+                "\(arguments): \(outcome.stderr)")
+        }
+        #expect(try WAVFile.inspect(path: out.appendingPathComponent("alice.wav").path).frameCount > 0)
+    }
 }

@@ -58,4 +58,9 @@ int roomtap_thread_set_name(unsigned long thread, const char *name);
 /// Between fork and exec the child calls only async-signal-safe functions.
 int roomtap_spawn(const char *path, char *const argv[], char *const envp[], int output_fd, int death_signal);
 
+/// Flushes C stdio's stdout (where Swift's print writes) and says whether any of what was
+/// written to it failed, now or earlier: 0, the errno of a failure now, or -1 when an earlier
+/// write failed (stdio keeps no errno for it). As coreutils' close_stdout.
+int roomtap_flush_stdout(void);
+
 #endif
