@@ -78,6 +78,9 @@ enum RecordCommand {
         var upload: RecordUploadOptions?
         /// --webhook URL: events of the recording and its upload.
         var webhook: String?
+        /// The `s3://` URL each downloaded input came from, by the local copy's path
+        /// (``RemoteInputs``): room.json names the URL.
+        var inputOrigins: [String: String] = [:]
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -154,7 +157,8 @@ enum RecordCommand {
             guard let address = ListenAddress(text) else {
                 throw UsageError(
                     description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 0-65535 "
-                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)", command: "record")
+                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)",
+                    command: "record")
             }
             options.listen.append(address)
         }
@@ -319,7 +323,10 @@ enum RecordCommand {
     }
 
     static func run(_ arguments: ParsedArguments) throws {
-        let options = try parse(arguments)
+        var options = try parse(arguments)
+        // s3:// inputs: downloaded before anything is checked or created, removed after the room.
+        let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
+        defer { remote?.remove() }
         let plan = try RecordingPlan.make(options)
         if options.dryRun {
             if options.json {
