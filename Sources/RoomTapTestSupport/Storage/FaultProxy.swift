@@ -83,8 +83,8 @@ public final class FaultProxy: Sendable {
                             let head =
                                 "HTTP/1.1 \(status) Fault\r\nContent-Type: application/xml\r\n"
                                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+                            state.withLock { $0.counts.answered += 1 }  // before the client can see it
                             _ = TestTCP.sendAll(client, Array((head + body).utf8))
-                            state.withLock { $0.counts.answered += 1 }
                         }
                         close(client)
                     }
