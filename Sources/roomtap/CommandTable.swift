@@ -103,7 +103,7 @@ enum CommandTable {
         if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
         return CommandSpec(
             verb, group: .control, summary: summary, options: options,
-            takesPositionals: !["tracks", "status", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
+            takesPositionals: !["tracks", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
             helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0) })
     }
 

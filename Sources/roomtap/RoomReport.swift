@@ -261,6 +261,8 @@ struct RoomReport: Codable {
     var multichannel: Multichannel? = nil
     /// Present in the report `roomtap export` writes.
     var export: Export? = nil
+    /// With `record --upload` or after `roomtap upload`: what is uploaded, pending, failed.
+    var upload: UploadReport? = nil
 
     static func make(
         plan: RecordingPlan, state: State, startTime: Date, roomSamples: Int64,

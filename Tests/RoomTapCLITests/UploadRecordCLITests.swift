@@ -118,8 +118,9 @@ struct UploadRecordCLITests {
 
     /// The store goes away mid-recording: the room goes on (every WAV covers the room, past the
     /// outage), the recorder ends with one line saying the store cannot be reached and where the
-    /// files are, the segments it could not send stay in DIR/segments, and `roomtap upload DIR` to
-    /// a store that is up sends everything, segments to their own keys.
+    /// files are, the segments it could not send stay in DIR/segments, room.json and `status DIR`
+    /// list what is pending, and `roomtap upload DIR` to a store that is up sends everything,
+    /// segments to their own keys.
     ///
     /// The room is stopped (SIGINT) only once the store is gone (its process has exited) and two
     /// segments have piled up locally: with a fixed --duration a loaded machine could end the room
@@ -172,6 +173,21 @@ struct UploadRecordCLITests {
         let firstKept = try #require(Int(kept.first?.prefix(12) ?? ""))
         #expect(wav.count >= firstKept + 2 * 48_000, "the room ran on past the outage: \(wav.count) samples")
 
+        let upload = try #require(report["upload"] as? [String: Any], "room.json says what is not uploaded")
+        #expect(
+            upload["state"] as? String == "incomplete" && upload["destination"] as? String == "s3://\(down.bucket)/gone"
+        )
+        let pending = upload["pending"] as? [String] ?? []
+        #expect(pending.contains("\(track).wav"), "\(pending)")
+        #expect(Set(kept.map { "segments/\(track)/\($0)" }).isSubset(of: Set(pending)), "\(pending)")
+        #expect((upload["error"] as? String ?? "").contains("cannot reach the S3 store"), "\(upload)")
+        #expect((upload["segmentsUploaded"] as? Int ?? 0) >= 1, "\(upload)")
+        let status = try roomtap(["status", out.path], expect: 0)
+        #expect(status.stdout.contains("upload      s3://\(down.bucket)/gone: incomplete ("), "\(status.stdout)")
+        #expect(status.stdout.contains("pending     \(track).wav"), "\(status.stdout)")
+        #expect(status.stdout.contains("pending     segments/\(track)/\(kept[0])"), "\(status.stdout)")
+        #expect(status.stdout.contains("last error  cannot reach the S3 store"), "\(status.stdout)")
+
         let up = try S3TestServer()
         let resumed = try CLIRunner.run(["upload", out.path, "s3://\(up.bucket)/gone"], environment: up.environment())
         #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
@@ -182,5 +198,8 @@ struct UploadRecordCLITests {
         }
         let object = try #require(try up.client().head(bucket: up.bucket, key: "gone/\(track).wav"))
         #expect(object.size == Int64(44 + wav.count * 2) || object.size > Int64(wav.count * 2))
+        let after = try roomtap(["status", out.path], expect: 0)
+        #expect(after.stdout.contains("upload      s3://\(up.bucket)/gone: complete ("), "\(after.stdout)")
+        #expect(after.stdout.contains(" 0 pending, 0 failed)"), "\(after.stdout)")
     }
 }

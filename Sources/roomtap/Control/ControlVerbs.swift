@@ -13,6 +13,10 @@ enum ControlVerbs {
         let json = args.flag("--json")
         let scope = ["mute", "unmute", "volume"].contains(verb) ? args.value("--scope") : nil
         let positionals = args.positionals
+        if verb == "status", positionals.count == 1 {
+            try DirectoryStatus.run(directory: positionals[0], args)
+            return
+        }
         let (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         let result: JSONValue
@@ -51,7 +55,10 @@ enum ControlVerbs {
             parameters["scope"] = .string(scope)
         }
         switch verb {
-        case "tracks", "status", "unsolo":
+        case "status":
+            try expect(0, "[DIR]")
+            return (verb, parameters)
+        case "tracks", "unsolo":
             try expect(0, "")
             return (verb, parameters)
         case "mute", "unmute":
@@ -120,7 +127,7 @@ enum ControlVerbs {
         }
     }
 
-    private static func statusText(_ r: JSONValue) -> String {
+    static func statusText(_ r: JSONValue) -> String {
         func n(_ key: String) -> Int { r[key]?.intValue ?? 0 }
         var lines = [
             String(format: "room time   %.2f s", r["room_time"]?.doubleValue ?? 0),

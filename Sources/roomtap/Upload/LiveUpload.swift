@@ -82,12 +82,29 @@ final class LiveUpload: Sendable {
         wake.signal()
         done.wait()
         webhook?.post(event: "recording.done", body: ["destination": .string(options.destination.description)])
+        let destination = options.destination.description
+        let live = status.uploaded
+        let directory = self.directory
         let uploader = RecordingUploader(
             client: client, directory: directory, destination: options.destination,
-            options: .init(deleteLocal: options.deleteLocal))
+            options: .init(
+                deleteLocal: options.deleteLocal,
+                beforeRoomJSON: { status in
+                    UploadReport.write(
+                        UploadReport(status, destination: destination, segmentsUploadedLive: live),
+                        directory: directory)
+                }))
+        /// room.json says what did not go up (it stays local; the bucket's, if any, is older).
+        func reportIncomplete(_ error: String?) {
+            UploadReport.write(
+                UploadReport(
+                    UploadStatus.of(directory: directory), destination: destination, segmentsUploadedLive: live,
+                    error: error), directory: directory)
+        }
         do {
             let summary = try uploader.run()
             if let first = summary.failed.first {
+                reportIncomplete(nil)
                 webhook?.post(
                     event: "upload.failed",
                     body: ["destination": .string(options.destination.description), "error": .string(first.error)])
@@ -110,6 +127,8 @@ final class LiveUpload: Sendable {
                 ])
             return nil
         } catch {
+            // A refused signature, an unknown key, no bucket: local files untouched, room.json too.
+            if !error.isFatal { reportIncomplete(error.description) }
             webhook?.post(
                 event: "upload.failed",
                 body: ["destination": .string(options.destination.description), "error": .string(error.description)])
