@@ -327,7 +327,8 @@ enum RecordCommand {
         // s3:// inputs: downloaded before anything is checked or created, removed after the room.
         let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
         defer { remote?.remove() }
-        let plan = try RecordingPlan.make(options)
+        let plan: RecordingPlan
+        do { plan = try RecordingPlan.make(options) } catch { throw remote?.translated(error) ?? error }
         if options.dryRun {
             if options.json {
                 print(RecordPlanReport.json(plan).jsonText)

@@ -100,6 +100,9 @@ struct RemoteInputCLITests {
         let tmp = work.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         try server.client().upload(file: sample("alice"), bucket: server.bucket, key: "in/alice.opus")
+        let notes = work.appendingPathComponent("notes.txt")
+        try Data("not audio\n".utf8).write(to: notes)
+        try server.client().upload(file: notes.path, bucket: server.bucket, key: "in/notes.opus")
         let b = server.bucket
         let cases: [(args: [String], secret: String?, says: [String])] = [
             (
@@ -121,6 +124,10 @@ struct RemoteInputCLITests {
                 ]
             ),
             (
+                // Downloaded, then refused by the checks: the message names the URL, not the copy.
+                ["--file", "alice=s3://\(b)/in/notes.opus"], nil, ["s3://\(b)/in/notes.opus"]
+            ),
+            (
                 ["--file", "bob=\(sample("bob"))", "--janus-room", "s3://\(b)/in/empty"], nil,
                 ["--janus-room s3://\(b)/in/empty: there is no object under s3://\(b)/in/empty/"]
             ),
@@ -133,6 +140,7 @@ struct RemoteInputCLITests {
             #expect(outcome.status == 1, "\(c.args): exit 1, stderr: \(outcome.stderr)")
             #expect(outcome.stderrLines.count == 1, "\(c.args): one line: \(outcome.stderr)")
             for text in c.says { #expect(outcome.stderr.contains(text), "\(c.args): '\(text)' in: \(outcome.stderr)") }
+            #expect(!outcome.stderr.contains(tmp.path), "\(c.args): no temporary path: \(outcome.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out.path), "\(c.args): --out is not created")
             let left = try listing(tmp)
             #expect(left.isEmpty, "\(c.args): no download left: \(left)")

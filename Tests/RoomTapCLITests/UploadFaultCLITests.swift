@@ -43,13 +43,19 @@ struct UploadFaultCLITests {
         let out = try temporaryDirectory()
         let port = try freeUDPPort()
         let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        // One control socket for the recorder and `roomtap status` (each child gets its own otherwise).
+        let control = try temporaryDirectory("fault-ctl").appendingPathComponent("c.sock").path
+        let environment = server.environment().merging(["AWS_ENDPOINT_URL": proxy.endpoint, "ROOMTAP_CONTROL": control])
+        {
+            _, b in b
+        }
         let a = RTPTestSender(pcm: TestSignal.speechLike(samples: 750 * 960, seed: 21), to: address, ssrc: 0xFA01_0001)
         let b = RTPTestSender(pcm: TestSignal.speechLike(samples: 750 * 960, seed: 22), to: address, ssrc: 0xFA01_0002)
         let recorder = try CLIRunner.start(
             [
                 "record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet",
                 "--upload", "s3://\(server.bucket)/faults", "--segment-seconds", "1", "--upload-keep-segments",
-            ], environment: server.environment().merging(["AWS_ENDPOINT_URL": proxy.endpoint]) { _, b in b })
+            ], environment: environment)
         try waitUntilListening(port: port, pid: recorder.pid)
         let start = RealTimeClock.monotonicNow() + 50_000_000
         a.start(startNanos: start)
@@ -59,6 +65,11 @@ struct UploadFaultCLITests {
             ((try? direct.list(bucket: server.bucket, prefix: "faults/segments/"))?.count ?? 0) >= 2
         }
         #expect(first, "segments go up through the proxy")
+        let running = try CLIRunner.run(["status", out.path], environment: environment, timeout: 20)
+        #expect(running.status == 0, "\(running.stderr)")
+        #expect(
+            running.stdout.contains("upload      s3://\(server.bucket)/faults: uploading, "), "\(running.stdout)")
+        #expect(running.stdout.contains(" segment(s) uploaded, "), "\(running.stdout)")
         proxy.set(.cut(afterBytes: 4_000))
         #expect(waitUntil(timeout: .seconds(30), every: .milliseconds(20)) { proxy.counts.cut >= 2 }, "two cut")
         proxy.set(.refuse)

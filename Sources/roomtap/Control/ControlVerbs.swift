@@ -142,6 +142,14 @@ enum ControlVerbs {
             lines.append(line)
             if let warning = agent["session_warning"]?.stringValue { lines.append("agent warn  \(warning)") }
         }
+        if let upload = r["upload"] {
+            func u(_ key: String) -> Int { upload[key]?.intValue ?? 0 }
+            lines.append(
+                "upload      \(upload["destination"]?.stringValue ?? "?"): uploading, \(u("segments_uploaded")) "
+                    + "segment(s) uploaded, \(u("segments_failed")) failed (kept for the end), "
+                    + "\(u("segments_waiting")) waiting")
+            if let error = upload["last_error"]?.stringValue { lines.append("last error  \(error)") }
+        }
         lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
         for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }
         return lines.joined(separator: "\n") + "\n"

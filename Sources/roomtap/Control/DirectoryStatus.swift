@@ -51,7 +51,8 @@ enum DirectoryStatus {
                 "room        \(room.state ?? "complete"), "
                     + String(format: "%.2f s", room.durationSeconds) + ", \(room.tracks.count) track(s)")
         }
-        lines += uploadLines(upload)
+        // A recorder that uploads says so itself (its segments); the journal comes at its end.
+        if live?["upload"] == nil || upload != nil { lines += uploadLines(upload) }
         print(lines.joined(separator: "\n"))
     }
 

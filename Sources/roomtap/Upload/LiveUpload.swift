@@ -63,10 +63,24 @@ final class LiveUpload: Sendable {
         try? sink.close()
     }
 
-    /// Segments uploaded and failed so far, and frames the segment queues dropped.
-    var status: (uploaded: Int, failed: Int, pending: Int) {
-        let c = counts.withLock { ($0.uploaded, $0.failed) }
-        return (c.0, c.1, pending.withLock { $0.files.count + ($0.busy ? 1 : 0) })
+    /// What the live upload has done so far (for `roomtap status`).
+    struct Status: Sendable {
+        let destination: String
+        /// Segments verified in the bucket.
+        let uploaded: Int
+        /// Segment uploads that failed (the files stay in DIR/segments for the final upload).
+        let failed: Int
+        /// Segments written and not yet tried (or being sent).
+        let pending: Int
+        let lastError: String?
+    }
+
+    /// Segments uploaded, failed and waiting so far. Any thread.
+    var status: Status {
+        let c = counts.withLock { ($0.uploaded, $0.failed, $0.lastError) }
+        return Status(
+            destination: options.destination.description, uploaded: c.0, failed: c.1,
+            pending: pending.withLock { $0.files.count + ($0.busy ? 1 : 0) }, lastError: c.2)
     }
 
     /// After the room: closes every segment sink, waits for the segment uploads, uploads the

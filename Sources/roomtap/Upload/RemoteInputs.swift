@@ -17,6 +17,8 @@ import RoomTapStorage
 final class RemoteInputs {
     /// The private directory the objects were downloaded to.
     let directory: String
+    /// Each local copy (file or directory) and the URL it came from, for messages.
+    private var copies: [(local: String, url: String)] = []
 
     private init(directory: String) { self.directory = directory }
 
@@ -50,19 +52,28 @@ final class RemoteInputs {
                 let label = "--file \(spec.name)=\(spec.path)"
                 let local = try inputs.download(spec.path, label: label, into: "file-\(n)", client: client)
                 options.inputOrigins[local] = spec.path
+                inputs.copies.append((local, spec.path))
                 options.files[index] = FileSpec(name: spec.name, path: local, offsetSamples: spec.offsetSamples)
             }
             if let url = options.janusRoom, isRemote(url) {
-                options.janusRoom = try inputs.downloadDirectory(
+                let local = try inputs.downloadDirectory(
                     url, label: "--janus-room \(url)", into: "janus-room", client: client,
-                    origins: &options.inputOrigins
-                )
+                    origins: &options.inputOrigins)
+                options.janusRoom = local
+                for (path, origin) in options.inputOrigins where path.hasPrefix(local + "/") {
+                    inputs.copies.append((path, origin))
+                }
+                inputs.copies.append((local, url))
             }
             if let url = options.sdp, isRemote(url) {
-                options.sdp = try inputs.download(url, label: "--sdp \(url)", into: "sdp", client: client)
+                let local = try inputs.download(url, label: "--sdp \(url)", into: "sdp", client: client)
+                options.sdp = local
+                inputs.copies.append((local, url))
             }
             if let url = options.roomFile, isRemote(url) {
-                options.roomFile = try inputs.download(url, label: "--room \(url)", into: "room", client: client)
+                let local = try inputs.download(url, label: "--room \(url)", into: "room", client: client)
+                options.roomFile = local
+                inputs.copies.append((local, url))
             }
         } catch {
             inputs.remove()
@@ -73,6 +84,21 @@ final class RemoteInputs {
 
     /// Removes the downloaded copies and their directory. Idempotent.
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// `error` (a one-line usage or runtime error about an input) with each local copy's path
+    /// replaced by its `s3://` URL: the user never gave, and will not find, the temporary path.
+    func translated(_ error: any Error) -> any Error {
+        func text(_ line: String) -> String {
+            // Longest first: a copy inside the Janus directory before the directory itself.
+            copies.sorted { $0.local.count > $1.local.count }.reduce(line) {
+                $0.replacingOccurrences(of: $1.local, with: $1.url)
+            }
+        }
+        switch error {
+        case let error as UsageError: return UsageError(description: text(error.description), command: error.command)
+        default: return RuntimeError(description: text("\(error)"))  // exit 1 and "\(error)", as before
+        }
+    }
 
     /// `mkdtemp` under $TMPDIR (else /tmp): a directory only this user can enter.
     private static func makePrivateDirectory() throws -> String {
