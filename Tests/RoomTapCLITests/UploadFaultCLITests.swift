@@ -34,7 +34,7 @@ struct UploadFaultCLITests {
     }
 
     /// A live room with --upload through the proxy: while it records, segment uploads are cut
-    /// mid-body, refused and stalled (each fault waited for by the proxy's counts). The room ends
+    /// mid-body, refused and stalled mid-body (each fault waited for by the proxy's counts). The room ends
     /// (SIGINT) with exit 0; the bucket then holds every local file byte for byte, and each
     /// track's segments reassemble to its WAV exactly (the ones that failed live went up at the end).
     @Test func faultsMidRecordingLoseNothing() throws {
@@ -74,7 +74,7 @@ struct UploadFaultCLITests {
         #expect(waitUntil(timeout: .seconds(30), every: .milliseconds(20)) { proxy.counts.cut >= 2 }, "two cut")
         proxy.set(.refuse)
         #expect(waitUntil(timeout: .seconds(30), every: .milliseconds(20)) { proxy.counts.refused >= 2 }, "refused")
-        proxy.set(.stall)
+        proxy.set(.stall(afterBytes: 20_000))  // a 1 s segment is 96 kB: held mid-body
         #expect(waitUntil(timeout: .seconds(30), every: .milliseconds(20)) { proxy.counts.stalled >= 1 }, "stalled")
         let held = proxy.counts.accepted
         proxy.set(.pass)

@@ -11,8 +11,9 @@ import RoomTapSync
 /// - ``Mode/pass``: bytes flow both ways.
 /// - ``Mode/refuse``: a new connection is accepted and reset at once (no byte of it reaches the
 ///   server: the client sees the connection dropped before any answer).
-/// - ``Mode/stall``: nothing moves on any connection, new or open, until the mode changes; the
-///   bytes wait (a store that hangs mid-transfer). Back to `pass`, the transfers go on.
+/// - ``Mode/stall(afterBytes:)``: every connection, new or open, forwards at most `afterBytes`
+///   more bytes of the client's request, then nothing moves on it until the mode changes; the
+///   bytes wait (a store that hangs mid-transfer; 0: at once). Back to `pass`, the transfers go on.
 /// - ``Mode/cut(afterBytes:)``: every connection forwards at most `afterBytes` more bytes of the
 ///   client's request, then both sides are reset (a transfer cut mid-body).
 ///
@@ -24,7 +25,7 @@ public final class FaultProxy: Sendable {
     public enum Mode: Sendable, Equatable {
         case pass
         case refuse
-        case stall
+        case stall(afterBytes: Int)
         case cut(afterBytes: Int)
         /// Every new connection gets this HTTP status (an S3 error document with `code`) to its
         /// request instead of the server's answer (a store that fails: 500 InternalError, 503
@@ -37,7 +38,7 @@ public final class FaultProxy: Sendable {
         public var accepted = 0
         public var refused = 0
         public var cut = 0
-        /// Connections held while the proxy was stalled (each counted once per stall).
+        /// Connections held by a stall (each counted once per stall).
         public var stalled = 0
         /// Bytes forwarded client → server.
         public var bytesUp = 0
@@ -149,14 +150,20 @@ public final class FaultProxy: Sendable {
             }
         }
         var budget: Int?  // bytes up left before a cut, once a cut mode applies
+        var stallBudget: Int?  // bytes up left before a stall holds, once a stall mode applies
         var countedStall = false
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
             let (mode, stopped) = state.withLock { ($0.mode, $0.stopped) }
             if stopped { break }
             if case .cut(let after) = mode, budget == nil { budget = after }
-            if mode != .stall { countedStall = false }
-            if mode == .stall {
+            if case .stall(let after) = mode {
+                if stallBudget == nil { stallBudget = after }
+            } else {
+                stallBudget = nil
+                countedStall = false
+            }
+            if let left = stallBudget, left <= 0 {
                 if !countedStall {
                     countedStall = true
                     state.withLock { $0.counts.stalled += 1 }
@@ -178,6 +185,7 @@ public final class FaultProxy: Sendable {
             where fds[index].revents != 0 {
                 var want = buffer.count
                 if index == 0, let left = budget { want = min(want, max(left, 0)) }
+                if index == 0, let left = stallBudget { want = min(want, left) }
                 if want == 0 {
                     state.withLock { $0.counts.cut += 1 }
                     Self.reset(client)
@@ -192,6 +200,7 @@ public final class FaultProxy: Sendable {
                 }
                 if index == 0 {
                     budget = budget.map { $0 - n }
+                    stallBudget = stallBudget.map { $0 - n }
                     state.withLock { $0.counts.bytesUp += n }
                 }
                 guard TestTCP.sendAll(to, Array(buffer[0..<n])) else {
