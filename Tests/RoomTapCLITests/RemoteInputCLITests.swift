@@ -146,4 +146,38 @@ struct RemoteInputCLITests {
             #expect(left.isEmpty, "\(c.args): no download left: \(left)")
         }
     }
+
+    /// `--room s3://...` and `--sdp s3://...` (room descriptions): downloaded, then planned as the
+    /// local file is (--dry-run: the same plan), and the copy removed.
+    @Test func roomDescriptionsComeFromS3Too() throws {
+        let server = try S3TestServer()
+        let work = try temporaryDirectory()
+        let tmp = work.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        let (p1, p2) = (try freeUDPPort(), try freeUDPPort())
+        let room = work.appendingPathComponent("people.json")
+        try """
+        {"listen": "127.0.0.1", "participants": [{"name": "ann", "port": \(p1)}, {"name": "ben", "port": \(p2)}]}
+        """.write(to: room, atomically: true, encoding: .utf8)
+        let sdp = work.appendingPathComponent("room.sdp")
+        try
+            "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=r\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio \(p1) RTP/AVP 111\na=rtpmap:111 opus/48000/2\n"
+            .write(to: sdp, atomically: true, encoding: .utf8)
+        try server.client().upload(file: room.path, bucket: server.bucket, key: "in/people.json")
+        try server.client().upload(file: sdp.path, bucket: server.bucket, key: "in/room.sdp")
+        for (option, local, key) in [("--room", room.path, "in/people.json"), ("--sdp", sdp.path, "in/room.sdp")] {
+            let out = work.appendingPathComponent("out").path
+            let plain = try roomtap(["record", option, local, "--out", out, "--dry-run"], expect: 0)
+            let remote = try CLIRunner.run(
+                ["record", option, "s3://\(server.bucket)/\(key)", "--out", out, "--dry-run"],
+                environment: server.environment().merging(["TMPDIR": tmp.path]) { _, b in b })
+            #expect(remote.status == 0, "\(option): \(remote.stderr)")
+            #expect(remote.stdout.contains("\(p1)"), "\(option): \(remote.stdout)")
+            #expect(
+                remote.stdout == plain.stdout,
+                "\(option): the plan of the local file:\n\(remote.stdout)\n\(plain.stdout)")
+            let left = try listing(tmp)
+            #expect(left.isEmpty, "\(option): the copy is removed: \(left)")
+        }
+    }
 }
