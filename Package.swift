@@ -89,10 +89,13 @@ let package = Package(
             name: "RoomTapStorage", dependencies: ["RoomTapSync", "RoomTapJSON", "CCurl", "COpenSSL"],
             swiftSettings: strict),
         // The fleet: room jobs on Redis Streams (libhiredis), leases with fencing epochs, the worker
-        // that records each room as a child `roomtap record`, failover joins, metrics, sd_notify.
+        // that records each room as a child `roomtap record`, failover joins (from disk or the bucket's
+        // segments), metrics, sd_notify.
         .target(
             name: "RoomTapFleet",
-            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "CHiredis", "CLinuxNet"],
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage", "CHiredis", "CLinuxNet",
+            ],
             swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
@@ -148,7 +151,8 @@ let package = Package(
             name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapFleetTests", dependencies: ["RoomTapFleet", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapFleetTests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
         .testTarget(

@@ -70,6 +70,8 @@ public enum CLIRunner {
 
         /// What it has printed on standard output so far (all of it once it has exited). Any thread.
         public var stdoutSoFar: String { collected.string(isOut: true) }
+        /// What the program wrote to stderr so far.
+        public var stderrSoFar: String { collected.string(isOut: false) }
 
         /// Sends `signal` (SIGINT, SIGTERM, ...).
         public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }

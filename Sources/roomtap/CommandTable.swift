@@ -168,6 +168,11 @@ enum CommandTable {
             help: "Run every check, print the plan (tracks, sources, files, room\n"
                 + "length, what --force would remove) and create nothing."),
         OptionSpec(
+            "--metrics", .value, "HOST:PORT",
+            help: "Serve Prometheus text at /metrics (tracks, late ticks, packets\n"
+                + "received/lost/late per track, bytes written, uploads) and /healthz\n"
+                + "while recording (port 0: any; the address is printed)."),
+        OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
                 + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"

@@ -81,6 +81,8 @@ enum RecordCommand {
         /// The `s3://` URL each downloaded input came from, by the local copy's path
         /// (``RemoteInputs``): room.json names the URL.
         var inputOrigins: [String: String] = [:]
+        /// --metrics HOST:PORT: the recorder's Prometheus endpoint; nil: none.
+        var metrics: String?
 
         /// True when the room has network participants.
         var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
@@ -134,6 +136,14 @@ enum RecordCommand {
         options.multichannel = args.value("--multichannel")
         options.upload = try RecordUploadOptions.parse(args)
         options.webhook = args.value("--webhook")
+        if let text = args.value("--metrics") {
+            guard let colon = text.lastIndex(of: ":"), UInt16(text[text.index(after: colon)...]) != nil else {
+                throw UsageError(
+                    description: "--metrics '\(text)' must be HOST:PORT (e.g. 127.0.0.1:9464, :9464; port 0: any)",
+                    command: "record")
+            }
+            options.metrics = text
+        }
         if let file = options.multichannel {
             guard options.output.isDefault else {
                 throw UsageError(
@@ -343,10 +353,12 @@ enum RecordCommand {
         do {
             result = try recording.run()
         } catch {
+            recording.stopMetrics()
             recording.closeControl(finished: nil)
             plan.removeCreatedDirectories()
             throw error
         }
+        recording.stopMetrics()
         recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
@@ -354,7 +366,9 @@ enum RecordCommand {
             print(result.summaryTable(), terminator: "")
         }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
-        if let failure = uploads.finish() { throw RuntimeError(description: failure) }
+        let uploadFailure = uploads.finish()
+        plan.releaseDirectory()  // room.json is final and the upload (if any) has read DIR
+        if let failure = uploadFailure { throw RuntimeError(description: failure) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
         if let first = result.errors.first {
             let more = result.errors.count - 1

@@ -66,12 +66,13 @@ struct RecordingPlan {
     /// With --force: the files of the earlier recording in DIR (as its room.json lists them, and
     /// room.json itself) that this one replaces.
     let earlierFiles: [String]
-    /// The directories this run created (by ``prepareOutputs()``).
-    let createdDirectories = CreatedDirectories()
+    /// What this run took on the disk (by ``prepareOutputs()``).
+    let claimed = Claimed()
 
-    /// The directories a run created, innermost last.
-    final class CreatedDirectories: Sendable {
-        let paths = Locked<[String]>([])
+    /// The directories a run created, innermost last, and the lock of DIR while it records.
+    final class Claimed: Sendable {
+        let directories = Locked<[String]>([])
+        let lock = Locked<RecorderLock?>(nil)
     }
 
     /// Wall-clock time of room sample 0 when recordings with wall-clock times placed the room (the
@@ -177,6 +178,9 @@ struct RecordingPlan {
         let outputs =
             inputs.map(\.wavPath) + describedPaths.values.sorted()
             + [mixPath, agentPath, transcriptPath, roomJSON, options.multichannel].compactMap { $0 }
+        if let refusal = RecorderLock.refusal(out, "stop it first (roomtap stop) or choose another --out") {
+            throw refusal  // even with --force: its files are in use
+        }
         let inputFiles = try identities(of: inputs, options)
         for path in outputs { try checkReplaceable(path, inputs: inputFiles) }
         if !options.force {
@@ -331,12 +335,13 @@ struct RecordingPlan {
     }
 
     /// Creates the directories of --out that are missing (remembering which, for
-    /// ``removeCreatedDirectories()``) and, with --force, removes the earlier recording's files.
+    /// ``removeCreatedDirectories()``), takes DIR's ``RecorderLock`` and, with --force, removes the
+    /// earlier recording's files.
     /// Called once every start-up check has passed, just before the first output is created.
     func prepareOutputs() throws {
         for directory in missingDirectories {
             if mkdir(directory, 0o777) == 0 {
-                createdDirectories.paths.withLock { $0.append(directory) }
+                claimed.directories.withLock { $0.append(directory) }
             } else if errno != EEXIST {
                 let reason = String(cString: strerror(errno))
                 let parent = DirectoryPath.parent(of: directory)
@@ -345,6 +350,10 @@ struct RecordingPlan {
                         + "does not accept new directories (\(reason)); choose another --out")
             }
         }
+        // DIR is this recorder's from now until its room.json is final: another recorder, repair
+        // and export refuse it (a recorder that got here first wins).
+        let lock = try RecorderLock.acquire(directory: outDirectory)
+        claimed.lock.withLock { $0 = lock }
         for path in earlierFiles where unlink(path) != 0 && errno != ENOENT {
             throw RuntimeError(
                 description: "cannot remove \(path) of the earlier recording: \(String(cString: strerror(errno))); "
@@ -355,7 +364,16 @@ struct RecordingPlan {
     /// Removes the directories ``prepareOutputs()`` created, innermost first, as long as they are
     /// empty (rmdir(2) removes nothing else): a run that failed leaves the disk as it was.
     func removeCreatedDirectories() {
-        for directory in createdDirectories.paths.withLock({ $0 }).reversed() where rmdir(directory) != 0 { return }
+        releaseDirectory()
+        for directory in claimed.directories.withLock({ $0 }).reversed() where rmdir(directory) != 0 { return }
+    }
+
+    /// Gives DIR up (its room.json is final, or the run failed): the lock is released. Idempotent.
+    func releaseDirectory() {
+        claimed.lock.withLock { lock in
+            lock?.release()
+            lock = nil
+        }
     }
 
     /// Reads and parses --sdp or --room (one clear line on failure).

@@ -14,7 +14,14 @@ enum RepairCommand {
         var failures: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            // A recording still being written is not repaired under its recorder's feet.
+            let recording = exists && isDirectory.boolValue ? path : DirectoryPath.parent(of: path)
+            if let refusal = RecorderLock.refusal(recording, "repair it after it stops") {
+                failures.append(refusal.description)
+                continue
+            }
+            if exists, isDirectory.boolValue {
                 repairDirectory(path, failures: &failures)
             } else {
                 _ = repairFile(path, failures: &failures)

@@ -76,6 +76,11 @@ final class RoomRecording: Sendable {
     private let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
     let controlServer = Locked<ControlServer?>(nil)
+    /// The network's sockets, bound before DIR is touched; closed by ``abandon(_:)`` (closing is
+    /// idempotent, so also once the live room owns them).
+    private let boundSockets = Locked<[UDPSocket]>([])
+    /// `--metrics`: the recorder's Prometheus endpoint (RoomRecording+Metrics.swift).
+    let metricsServer = Locked<MetricsServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -157,6 +162,12 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: "\(error)")
             }
         }
+        if let address = options.metrics {
+            do { try startMetrics(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
         // The mix first, so that every track added later (files now, live participants whenever
         // they appear) joins it in onTrackAdded.
         if let device = options.play {
@@ -180,8 +191,37 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: "\(error)")
             }
         }
-        // The control socket, --play and --mic are open (the plan checked the API key): only now are
-        // DIR made and, with --force, the earlier recording removed, just before the first file.
+        // The network's ports are bound before DIR is touched: a port in use must not cost the
+        // earlier recording that --force would replace.
+        var liveOptions: LiveRoom.Options?
+        var sockets: [UDPSocket]?
+        if options.hasNetwork, realTimeClock != nil {
+            var o = LiveRoom.Options()
+            o.listen = options.listen
+            o.description = plan.description
+            o.maxTracks = options.maxTracks
+            o.jitterMilliseconds = options.jitterMilliseconds
+            o.jitterMaxMilliseconds = options.jitterMaxMilliseconds
+            o.jitterFixed = options.jitterFixed
+            o.recordDelayMilliseconds = options.recordDelayMilliseconds
+            o.livePlayout = options.hasLiveConsumer
+            o.channels = options.channels
+            o.leaveAfter = options.leaveAfter
+            o.allow = options.allow
+            o.discover = options.discover
+            liveOptions = o
+            do {
+                sockets = try LiveRoom.bind(o)
+                boundSockets.withLock { $0 = sockets ?? [] }
+            } catch {
+                microphone?.close()
+                abandon(room)
+                throw RuntimeError(description: error.description)
+            }
+        }
+        // The control socket, the ports, --play and --mic are open (the plan checked the API key):
+        // only now are DIR made and, with --force, the earlier recording removed, just before the
+        // first file.
         do { try plan.prepareOutputs() } catch {
             microphone?.close()
             abandon(room)
@@ -219,22 +259,9 @@ final class RoomRecording: Sendable {
                 throw error
             }
         }
-        if options.hasNetwork, let realTimeClock {
-            var liveOptions = LiveRoom.Options()
-            liveOptions.listen = options.listen
-            liveOptions.description = plan.description
-            liveOptions.maxTracks = options.maxTracks
-            liveOptions.jitterMilliseconds = options.jitterMilliseconds
-            liveOptions.jitterMaxMilliseconds = options.jitterMaxMilliseconds
-            liveOptions.jitterFixed = options.jitterFixed
-            liveOptions.recordDelayMilliseconds = options.recordDelayMilliseconds
-            liveOptions.livePlayout = options.hasLiveConsumer
-            liveOptions.channels = options.channels
-            liveOptions.leaveAfter = options.leaveAfter
-            liveOptions.allow = options.allow
-            liveOptions.discover = options.discover
+        if let sockets, let liveOptions, let realTimeClock {
             do {
-                let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions)
+                let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions, sockets: sockets)
                 liveRoom.withLock { $0 = live }
             } catch {
                 abandon(room)
@@ -561,7 +588,9 @@ final class RoomRecording: Sendable {
     private func abandon(_ room: Room) {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         controlServer.withLock { $0 }?.stop()
+        stopMetrics()
         liveRoom.withLock { $0 }?.stop()
+        for socket in boundSockets.withLock({ $0 }) { socket.close() }
         room.stop()
         room.waitUntilFinished()
         for path in shared.withLock({ $0.created }) { unlink(path) }

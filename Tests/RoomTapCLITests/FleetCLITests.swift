@@ -61,6 +61,13 @@ struct FleetCLITests {
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
+    /// The power of the 440 Hz test tone in `samples` (48 kHz mono) over `range` seconds.
+    static func tonePower(_ samples: [Int16], _ range: Range<Double>) -> Double {
+        let lo = max(0, Int(range.lowerBound * 48_000))
+        let hi = min(samples.count, Int(range.upperBound * 48_000))
+        return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
+    }
+
     /// The data chunk of a WAV (the audio, without the header's wall-clock dates).
     func audioBytes(_ path: String) throws -> Data {
         let file = try WAVFile.inspect(path: path)
@@ -174,17 +181,104 @@ struct FleetCLITests {
         let json = try roomJSON(URL(fileURLWithPath: output))
         #expect(json["durationSamples"] as? Int == samples.count)
         #expect((json["gaps"] as? [[String: Any]])?.count == 1)
-        func power(_ range: Range<Double>) -> Double {
-            let lo = max(0, Int(range.lowerBound * 48_000))
-            let hi = min(samples.count, Int(range.upperBound * 48_000))
-            return lo < hi ? goertzelPower(Array(samples[lo..<hi]), frequency: 440) : 0
-        }
+        func power(_ range: Range<Double>) -> Double { Self.tonePower(samples, range) }
         #expect(
             power((from - 1)..<from) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))),
             "tone before the gap, silence in it")
         #expect(power((to + 0.5)..<(to + 2.5)) > 1000 * max(1, power((from + 0.05)..<(to - 0.05))), "tone after it")
         w2.signal(SIGTERM)
         #expect(w2.wait(timeout: 30).status == 0)
+    }
+
+    /// The headline of issue 22: a machine dies with its disk (worker and recorder SIGKILLed, the
+    /// spool gone); the worker on another machine finishes the room, and the room in the bucket is
+    /// whole: what the dead machine's recorder had uploaded as segments, the gap, then the rest.
+    @Test func aLiveRoomWhoseMachineDiesWithItsDiskIsFinishedWholeFromTheBucket() throws {
+        let s3 = try S3TestServer()
+        let client = try s3.client()
+        try roomtap(
+            [
+                "submit", "--redis", redis.url, "--id", "far", "--", "record", "--listen", "127.0.0.1:0", "--duration",
+                "14",
+            ],
+            expect: 0)
+        func worker(_ name: String) throws -> CLIRunner.Running {
+            try CLIRunner.start(
+                [
+                    "worker", "--redis", redis.url, "--name", name, "--spool", root.appendingPathComponent(name).path,
+                    "--lease-seconds", "2", "--upload", "s3://\(s3.bucket)/rooms", "--segment-seconds", "1",
+                ], environment: s3.environment())
+        }
+        let m1 = try worker("m1")
+        let first = try waitForJob("far") { ($0["listen"] as? String)?.isEmpty == false }
+        let listen1 = try #require(first["listen"] as? String)
+        let address1 = try #require(ListenAddress(listen1))
+        let a = RTPTestSender(
+            pcm: TestSignal.sine(frequency: 440, samples: 48_000 * 10, amplitude: 0.5), to: address1, ssrc: 0xF1EE7,
+            firstSequence: 100, firstTimestamp: 1000)
+        a.start()
+        let m2 = try worker("m2")
+        // Attempt 1 has put at least 3 s of the track in the bucket.
+        let segments = "rooms/far/parts/1/segments/ssrc-f1ee7/"
+        #expect(
+            try waitUntil(timeout: .seconds(30), every: .milliseconds(100)) {
+                ((try? client.list(bucket: s3.bucket, prefix: segments)) ?? []).count >= 3
+            })
+        // The machine dies: its recorder and its worker at once, then its disk.
+        let recorders = Self.processes(containing: "/m1/far/part-1")
+        #expect(!recorders.isEmpty, "attempt 1's recorder runs")
+        for pid in recorders { kill(pid, SIGKILL) }
+        m1.signal(SIGKILL)
+        _ = m1.wait(timeout: 30)
+        let uploadedBeforeDeath = try client.list(bucket: s3.bucket, prefix: segments).count
+        try FileManager.default.removeItem(at: root.appendingPathComponent("m1"))
+        let moved = try waitForJob("far", timeout: 30) {
+            $0["worker"] as? String == "m2" && ($0["listen"] as? String)?.isEmpty == false
+        }
+        #expect(moved["epoch"] as? Int == 2)
+        let listen2 = try #require(moved["listen"] as? String)
+        let address2 = try #require(ListenAddress(listen2))
+        let b = RTPTestSender(
+            pcm: TestSignal.sine(frequency: 440, samples: 48_000 * 4, amplitude: 0.5), to: address2, ssrc: 0xF1EE7,
+            firstSequence: 100 &+ UInt16(a.packets.count), firstTimestamp: 1000 &+ UInt32(a.packets.count * 960))
+        b.run()
+        let done = try waitForJob("far", timeout: 60) { $0["state"] as? String == "done" }
+        a.wait()
+        #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/far", "\(done)")
+        let objects = try client.list(bucket: s3.bucket, prefix: "rooms/far/").map(\.key).sorted()
+        #expect(
+            objects == ["rooms/far/room.json", "rooms/far/ssrc-f1ee7.wav"], "the room, and no part left: \(objects)")
+        // The room as a user downloads it.
+        let copy = try temporaryDirectory("fleet-far")
+        for name in ["room.json", "ssrc-f1ee7.wav"] {
+            try client.download(
+                bucket: s3.bucket, key: "rooms/far/\(name)", to: copy.appendingPathComponent(name).path,
+                overwrite: true)
+        }
+        let samples = try WAVFile.readSamples(path: copy.appendingPathComponent("ssrc-f1ee7.wav").path).samples
+        let json = try roomJSON(copy)
+        #expect(json["durationSamples"] as? Int == samples.count)
+        let parts = try #require(json["parts"] as? [[String: Any]])
+        #expect(
+            parts.map { $0["reachable"] as? Bool } == [true, true], "attempt 1 came back from the bucket: \(parts)")
+        let gaps = try #require(json["gaps"] as? [[String: Any]])
+        #expect(gaps.count == 1, "one gap: \(gaps)")
+        let from = try #require(gaps.first?["from"] as? Double)
+        let to = try #require(gaps.first?["to"] as? Double)
+        #expect(
+            from >= Double(uploadedBeforeDeath) - 0.05,
+            "every segment uploaded before the death is in the room: \(uploadedBeforeDeath) s, gap from \(from)")
+        #expect(to > from && to - from < 2 + 4 + 1, "at most a lease, a take-over and a segment lost: \(from)...\(to)")
+        FileHandle.standardError.write(
+            Data(
+                ("machine death: \(uploadedBeforeDeath) segment(s) of 1 s in the bucket; the room's gap "
+                    + String(format: "%.2f-%.2f s (%.2f s lost)", from, to, to - from) + "\n").utf8))
+        func power(_ range: Range<Double>) -> Double { Self.tonePower(samples, range) }
+        let silence = max(1, power((from + 0.05)..<(to - 0.05)))
+        #expect(power(1..<(from - 0.05)) > 1000 * silence, "attempt 1's tone, from the bucket, before the gap")
+        #expect(power((to + 0.5)..<(to + 2.5)) > 1000 * silence, "attempt 2's tone after it")
+        m2.signal(SIGTERM)
+        #expect(m2.wait(timeout: 30).status == 0)
     }
 
     @Test func aDrainedWorkerHandsItsLiveRoomOverAtOnceAndAFullWorkerIsNotReady() throws {
@@ -251,6 +345,43 @@ struct FleetCLITests {
         #expect(worker.wait(timeout: 30).status == 0)
     }
 
+    /// Restart: a finished room whose upload failed (here: a secret the store refuses) stays in
+    /// the spool; the worker that starts again on that spool uploads it before taking work, and
+    /// the job becomes done.
+    @Test func aRoomWhoseUploadFailedGoesUpWhenItsWorkerStartsAgain() throws {
+        let s3 = try S3TestServer()
+        let client = try s3.client()
+        try roomtap(
+            ["submit", "--redis", redis.url, "--id", "later", "--", "record", "--file", "alice=\(sample("alice"))"],
+            expect: 0)
+        func worker(_ environment: [String: String]) throws -> CLIRunner.Running {
+            try CLIRunner.start(
+                [
+                    "worker", "--redis", redis.url, "--name", "w1", "--spool", root.appendingPathComponent("w1").path,
+                    "--upload", "s3://\(s3.bucket)/rooms",
+                ], environment: environment)
+        }
+        let refused = try worker(s3.environment(secret: "not-the-secret"))
+        let failed = try waitForJob("later") { $0["state"] as? String == "failed" }
+        let error = failed["error"] as? String ?? ""
+        #expect(error.contains("upload failed (the room is kept in"), "\(error)")
+        #expect(try client.list(bucket: s3.bucket, prefix: "rooms/later/").isEmpty)
+        refused.signal(SIGTERM)
+        #expect(refused.wait(timeout: 30).status == 0)
+        let output = try #require(failed["outputDirectory"] as? String)
+        let local = try Data(contentsOf: URL(fileURLWithPath: output + "/alice.wav"))
+        let restarted = try worker(s3.environment())
+        let done = try waitForJob("later") { $0["state"] as? String == "done" }
+        #expect(done["upload"] as? String == "s3://\(s3.bucket)/rooms/later")
+        #expect((done["error"] as? String ?? "").isEmpty, "\(done)")
+        let copy = try temporaryDirectory("fleet-later").appendingPathComponent("alice.wav")
+        try client.download(bucket: s3.bucket, key: "rooms/later/alice.wav", to: copy.path, overwrite: true)
+        #expect(try Data(contentsOf: copy) == local, "the stored file is the one the spool kept")
+        #expect(try client.head(bucket: s3.bucket, key: "rooms/later/room.json") != nil)
+        restarted.signal(SIGTERM)
+        #expect(restarted.wait(timeout: 30).status == 0)
+    }
+
     @Test func badSetupsAreOneClearLine() throws {
         let port = try freeTCPPort()
         let down = try roomtap(["jobs", "--redis", "redis://127.0.0.1:\(port)"], expect: 1)
@@ -265,6 +396,12 @@ struct FleetCLITests {
         let out = try roomtap(
             ["submit", "--redis", redis.url, "--", "record", "--file", "a=x.opus", "--out", "d"], expect: 64)
         #expect(out.stderr.contains("--out is not for a job"))
+        let upload = try roomtap(
+            ["submit", "--redis", redis.url, "--", "record", "--file", "a=x.opus", "--upload", "s3://b/p"], expect: 64)
+        #expect(upload.stderr.contains("roomtap worker --upload s3://BUCKET/PREFIX"))
+        let segments = try roomtap(
+            ["worker", "--redis", redis.url, "--spool", root.path, "--segment-seconds", "5"], expect: 64)
+        #expect(segments.stderr.contains("--segment-seconds goes with --upload"))
         try roomtap(["submit", "--redis", redis.url, "--id", "../x", "--", "record", "--file", "a=x.opus"], expect: 64)
         try roomtap(["jobs", "--redis", redis.url, "nothing"], expect: 1)
         // Relative inputs are made absolute for the worker.
@@ -273,13 +410,16 @@ struct FleetCLITests {
         #expect((try job("rel")["arguments"] as? [String]) == ["--file", "a=\(root.path)/x.opus"])
     }
 
-    static func processRunning(containing text: String) -> Bool {
+    static func processRunning(containing text: String) -> Bool { !processes(containing: text).isEmpty }
+
+    /// The processes whose command line contains `text`.
+    static func processes(containing text: String) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.contains { pid in
-            guard Int(pid) != nil, let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
-                return false
-            }
-            return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text)
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text)
+            else { return nil }
+            return pid
         }
     }
 }

@@ -101,4 +101,80 @@ struct NothingLostRoundTwoTests {
             }
         }
     }
+
+    /// The bytes of every file in `directory`, by name.
+    static func contents(_ directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        return files
+    }
+
+    /// Item 3: `--force` with a port in use refuses in one line and leaves the earlier recording
+    /// as it was (the ports are bound before DIR is touched).
+    @Test func forceWithAPortInUseLeavesTheEarlierRecording() throws {
+        let out = try temporaryDirectory().appendingPathComponent("busy")
+        try roomtap(["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--quiet"], expect: 0)
+        let before = try Self.contents(out)
+        #expect(before.keys.sorted() == ["alice.wav", "room.json"])
+        let holder = try UDPSocket(address: ListenAddress(host: "127.0.0.1", port: 0))
+        defer { holder.close() }
+        for arguments in [
+            ["--listen", holder.address.description],
+            ["--file", "bob=\(sample("bob"))", "--listen", holder.address.description],
+        ] {
+            let outcome = try roomtap(
+                ["record"] + arguments + ["--duration", "1", "--out", out.path, "--force"], expect: 1, timeout: 20)
+            #expect(outcome.stderrLines.count == 1 && outcome.stderr.contains("already in use"), "\(outcome.stderr)")
+            #expect(try Self.contents(out) == before, "the earlier recording is untouched")
+        }
+    }
+
+    /// Item 1: a DIR that a live recorder writes into is refused by another `record` (even with
+    /// `--force`), by `repair` and by `export`, naming the recorder's pid; its files go on
+    /// untouched. Once it stops, or dies by SIGKILL, DIR is free again.
+    @Test func aDirectoryALiveRecorderOwnsIsRefusedEvenWithForce() throws {
+        let out = try temporaryDirectory().appendingPathComponent("busy")
+        for ending in [SIGINT, SIGKILL] {
+            let live = try CLIRunner.start([
+                "record", "--listen", "127.0.0.1:0", "--out", out.path, "--quiet", "--force",
+            ])
+            // DIR is the live recorder's once its lock names it (room.json may be an earlier run's).
+            let lockFile = out.appendingPathComponent(".roomtap.lock")
+            #expect(
+                try waitUntil(timeout: .seconds(30), every: .milliseconds(20)) {
+                    (try? String(contentsOf: lockFile, encoding: .utf8)) == "\(live.pid)\n"
+                        && FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path)
+                })
+            let message = "recorder pid \(live.pid) is recording into \(out.path)"
+            let before = try listing(out)
+            for arguments in [
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force"],
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force", "--dry-run"],
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path],
+                ["repair", out.path], ["export", out.path, "--out", out.path + "-export"],
+            ] {
+                let outcome = try roomtap(arguments, expect: 1)
+                #expect(
+                    outcome.stderrLines.count == 1 && outcome.stderr.contains(message),
+                    "\(arguments): \(outcome.stderr)")
+            }
+            #expect(live.isRunning, "the live recorder goes on")
+            #expect(try listing(out) == before, "its files untouched")
+            #expect(try roomJSON(out)["state"] as? String == "recording", "room.json is still the live recorder's")
+            #expect(!FileManager.default.fileExists(atPath: out.path + "-export"))
+            live.signal(ending)
+            _ = live.wait(timeout: 60)
+            if ending == SIGINT {
+                #expect(
+                    !FileManager.default.fileExists(atPath: out.appendingPathComponent(".roomtap.lock").path),
+                    "a recorder that stops leaves no lock file")
+            }
+            // Free again: a dead recorder's lock went with it.
+            try roomtap(
+                ["record", "--file", "alice=\(sample("alice"))", "--out", out.path, "--force", "--quiet"], expect: 0)
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("alice.wav").path))
+        }
+    }
 }

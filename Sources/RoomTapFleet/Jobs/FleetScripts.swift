@@ -72,6 +72,16 @@ enum FleetScripts {
             return 1
             """
 
+    /// KEYS: job. ARGV: outputDir, upload location, now. A room whose upload failed (the job
+    /// `failed` with that `outputDir`) uploaded later by the worker that owns that directory: the
+    /// job becomes `done`. 1; 0 when the job is not that failed room (nothing changed).
+    static let uploadedLater = """
+        if redis.call('HGET', KEYS[1], 'state') ~= 'failed' then return 0 end
+        if redis.call('HGET', KEYS[1], 'outputDir') ~= ARGV[1] then return 0 end
+        redis.call('HSET', KEYS[1], 'state', 'done', 'upload', ARGV[2], 'error', '', 'uploaded', ARGV[3])
+        return 1
+        """
+
     /// KEYS: job, lease, stream. ARGV: token, epoch, group, id, state ('moving' or 'queued').
     /// Hands the job over at once: the lease released, the old delivery acknowledged and a new one
     /// added, which any free worker reads next. 1, or 0 when fenced off.

@@ -28,6 +28,8 @@ public struct JobRecord: Sendable, Equatable {
     public var outputDirectory: String
     /// The gaps of a room that moved between workers: `[{from, to, reason}]` in seconds of room time.
     public var gaps: [JSONValue]
+    /// Every attempt (epoch, worker, host, dir, claimed ms, startTime of its room once known).
+    public var parts: [JSONValue]
     public var cancelRequested: Bool
 
     /// `running` whose lease has expired shows as `moving` (its worker is gone; the next claims it).
@@ -55,6 +57,7 @@ public struct JobRecord: Sendable, Equatable {
         outputs = Self.strings(fields["outputs"])
         outputDirectory = fields["outputDir"] ?? ""
         gaps = (try? JSONValue(parsing: fields["gaps"] ?? "[]"))?.arrayValue ?? []
+        parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
         cancelRequested = fields["cancel"] == "1"
     }
 
@@ -72,6 +75,7 @@ public struct JobRecord: Sendable, Equatable {
             "ended": time(ended), "outputs": .array(outputs.map(JSONValue.string)),
             "outputDirectory": outputDirectory.isEmpty ? .null : .string(outputDirectory),
             "upload": upload.isEmpty ? .null : .string(upload), "gaps": .array(gaps),
+            "parts": .array(parts),
             "cancelRequested": .bool(cancelRequested),
         ])
     }

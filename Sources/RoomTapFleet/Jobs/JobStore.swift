@@ -189,6 +189,13 @@ public final class JobStore {
         return try connection.command(argv).integer == 1
     }
 
+    /// A failed room whose upload this worker retried and completed (``FleetScripts/uploadedLater``):
+    /// true when the job was that room and is `done` now.
+    public func uploadedLater(job id: String, outputDir: String, upload: String) throws(RedisError) -> Bool {
+        try connection.command(["EVAL", FleetScripts.uploadedLater, "1", keys.job(id), outputDir, upload, Self.now()])
+            .integer == 1
+    }
+
     /// Hands a held job to the next free worker at once (drain); false when fenced off.
     public func handOver(job id: String, token: String, epoch: Int, state: JobState) throws(RedisError) -> Bool {
         try connection.command([

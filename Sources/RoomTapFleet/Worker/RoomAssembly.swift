@@ -10,8 +10,9 @@ import RoomTapSinks
 /// start time, the total length, and `gaps` and `parts` added.
 ///
 /// Parts are placed by their room.json `startTime` (wall clock, ms; workers' clocks are assumed
-/// NTP-synchronised) rounded to 10 ms frames. WAV outputs (48 kHz) only; a part whose files cannot
-/// be read (on a machine that is gone) becomes a gap whose reason says so.
+/// NTP-synchronised) rounded to 10 ms frames. WAV outputs (48 kHz) only; a mono part of a
+/// stereo track (rebuilt from the bucket's mono segments) is upmixed; a part whose files cannot
+/// be read (on a machine that is gone, and not in the bucket) becomes a gap whose reason says so.
 ///
 /// Thread: any; blocks on the disk.
 public enum RoomAssembly {
@@ -71,7 +72,9 @@ public enum RoomAssembly {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
                 $0.hasSuffix(".wav")
             }.sorted()
-            var length: Int64 = 0
+            // What the attempt covered: as long as its recorder ran (room.json's durationSamples,
+            // once it finalised), or as its longest file (a recorder killed with SIGKILL).
+            var length = Int64(room["durationSamples"]?.doubleValue ?? 0) / frame * frame
             for name in names {
                 let path = directory + "/" + name
                 _ = try? WAVRepair.repair(path: path)  // a killed part: everything that reached its disk
@@ -114,9 +117,9 @@ public enum RoomAssembly {
         let scratch = UnsafeMutablePointer<Int16>.allocate(capacity: Int(frame) * AudioFrame.maxChannels)
         defer { scratch.deallocate() }
         for name in names {
+            // The widest part decides (a part rebuilt from mono segments joins a stereo track, upmixed).
             let channels =
-                readable.lazy.compactMap { try? WAVFile.inspect(path: $0.directory + "/" + name) }.first?
-                .channels ?? 1
+                readable.compactMap { try? WAVFile.inspect(path: $0.directory + "/" + name) }.map(\.channels).max() ?? 1
             var options = WAVWriter.Options()
             options.roomStartTime = origin
             options.description = "roomtap track \(name.dropLast(4))"
@@ -124,11 +127,17 @@ public enum RoomAssembly {
             var position: Int64 = 0
             for part in readable where FileManager.default.fileExists(atPath: part.directory + "/" + name) {
                 let reader = try WAVStreamReader(path: part.directory + "/" + name)
-                guard reader.file.channels == channels else { continue }
+                let upmix = reader.file.channels == 1 && channels > 1
+                guard reader.file.channels == channels || upmix else { continue }
                 var local: Int64 = 0
                 while local < part.length {
                     let n = try reader.read(into: scratch, frames: Int(frame))
                     guard n == Int(frame) else { break }
+                    if upmix {
+                        for i in stride(from: n - 1, through: 0, by: -1) {
+                            for c in 0..<channels { scratch[i * channels + c] = scratch[i] }
+                        }
+                    }
                     let at = part.offset + local
                     local += frame
                     guard at >= position else { continue }  // parts that overlap: the earlier one wins

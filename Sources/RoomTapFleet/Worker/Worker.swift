@@ -1,15 +1,16 @@
-public import Foundation
+import Foundation
 import Glibc
 public import RoomTapJSON
 import RoomTapSinks
 import RoomTapSync
-public import Synchronization
+import Synchronization
 
 /// `roomtap worker`: takes room jobs from the fleet's stream and records each as its own child
 /// `roomtap record` process (a crash of one room never takes the others down), holding a lease
 /// per room that another worker reclaims when this one dies (docs/OPERATIONS.md).
 ///
-/// - Claims: new deliveries (XREADGROUP) while it has capacity for the job's tracks; deliveries
+/// - Claims: new deliveries (XREADGROUP) while it has capacity for the job's tracks (a new job
+///   leaves ``WorkerConfiguration/failoverReserve`` free for live rooms taken over); deliveries
 ///   idle longer than a lease (their worker stopped renewing: XAUTOCLAIM) as a janitor.
 /// - A claim bumps the job's epoch; every later write is fenced by it (``FleetScripts``).
 /// - A live room that moved (its previous attempt's worker died or handed it over) records again
@@ -19,7 +20,9 @@ public import Synchronization
 ///   second SIGTERM or SIGINT ends at once (the rooms' recorders get SIGTERM and finalise).
 ///
 /// Thread: ``run()`` on the thread that owns the worker (the main thread); it must live as long
-/// as the rooms (their recorders die with it). ``drain()``/``stopNow()`` from any thread.
+/// as the rooms (their recorders die with it). A room that ended is joined and uploaded on a
+/// `roomtap.finish` thread of its own (its own Redis connection). ``drain()``/``stopNow()`` from
+/// any thread; a drain waits for the finishing rooms, a stop does not.
 public final class Worker: @unchecked Sendable {
     public let configuration: WorkerConfiguration
     public let metrics: WorkerMetrics
@@ -28,9 +31,10 @@ public final class Worker: @unchecked Sendable {
     public var onEvent: @Sendable (String, JSONValue) -> Void = { _, _ in }
     /// Lines for the worker's log (stderr).
     public var log: @Sendable (String) -> Void = { _ in }
-    /// Uploads a finished room's directory for job ID (`--upload`); returns the bytes sent, throws a
-    /// one-line reason. Runs on the main thread (the rooms' leases are renewed meanwhile).
-    public var upload: (@Sendable (_ directory: String, _ job: String) throws -> Int)?
+    /// The fleet's bucket (`--upload`): live attempts upload their segments there while they
+    /// record, finished rooms go to `PREFIX/ID/`. Used on the main thread (the rooms' leases are
+    /// renewed meanwhile by their own thread).
+    public var archive: RoomArchive?
     /// Called once the worker takes work, with the metrics address when there is one.
     public var onReady: @Sendable (String?) -> Void = { _ in }
 
@@ -38,6 +42,11 @@ public final class Worker: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let notifier = SystemdNotifier()
     private var rooms: [String: Room] = [:]
+    /// Rooms whose recording ended and that are being joined and uploaded, each on a thread of its
+    /// own (`roomtap.finish`) with its own Redis connection: a long upload never holds up the
+    /// main loop (claims, take-overs, other rooms' addresses). Their leases are held meanwhile.
+    private let finishing = Locked<Set<String>>([])
+    private let finishers = DispatchGroup()
     private var leases: LeaseKeeper!
 
     /// One room this worker records.
@@ -52,11 +61,32 @@ public final class Worker: @unchecked Sendable {
         var partDirectory: String
         var parts: [JSONValue]
         var listen: [String] = []
+        /// The attempt's room start time is in its part entry in Redis (read off its room.json).
+        var startTimeStored = false
         var stopSignalled = false
         var handedOver = false
         var lost = false
         var cancelled = false
         var moved: Bool
+
+        var completion: Completion {
+            Completion(
+                id: id, epoch: epoch, token: token, jobDirectory: jobDirectory, partDirectory: partDirectory,
+                parts: parts, cancelled: cancelled)
+        }
+    }
+
+    /// A room whose recording has ended, to be joined, uploaded and recorded as done.
+    private struct Completion: Sendable {
+        var id: String
+        var epoch: Int
+        var token: String
+        var jobDirectory: String
+        /// This worker's own attempt's directory, or nil (a room that ended on a worker that died
+        /// while uploading it: only earlier attempts).
+        var partDirectory: String?
+        var parts: [JSONValue]
+        var cancelled: Bool
     }
 
     public init(configuration: WorkerConfiguration) {
@@ -121,7 +151,7 @@ public final class Worker: @unchecked Sendable {
                 log("draining: \(rooms.count) room(s) to finish or hand over")
             }
             superviseRooms(store)
-            if isDraining && rooms.isEmpty { break }
+            if isDraining && rooms.isEmpty && finishing.withLock({ $0.isEmpty }) { break }
             let now = ContinuousClock.now
             if let interval = notifier.watchdogInterval, now - lastWatchdog >= .milliseconds(Int(interval * 1000)) {
                 notifier.notify("WATCHDOG=1")
@@ -151,7 +181,11 @@ public final class Worker: @unchecked Sendable {
         notifier.notify("STOPPING=1")
         metrics.ready.store(false, ordering: .relaxed)
         if stopping.load(ordering: .relaxed) {
+            // At once: recorders finalise; an upload under way is left to the next claim (the job
+            // stays `uploading` until its lease expires, then another worker finishes it).
             for room in rooms.values { room.process.signal(SIGTERM) }
+        } else {
+            finishers.wait()
         }
         leases.stop()
         server?.stop()
@@ -171,11 +205,15 @@ public final class Worker: @unchecked Sendable {
         _ delivery: JobStore.Delivery, store: JobStore, reclaimed: Bool, pauseReads: inout ContinuousClock.Instant
     ) throws(RedisError) {
         guard !delivery.job.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
-        if rooms[delivery.job] != nil { return }  // ours already (the janitor found our own entry)
+        // Ours already (the janitor found our own entry), recording or finishing.
+        if rooms[delivery.job] != nil || finishing.withLock({ $0.contains(delivery.job) }) { return }
         let fields = try store.fields(of: delivery.job)
         guard !fields.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
         let tracks = max(1, Int(fields["tracks"] ?? "") ?? WorkerConfiguration.defaultRoomTracks)
-        if usedTracks + tracks > configuration.capacity {
+        // A live room that moved may use the reserve; anything else leaves it free for one.
+        let takeOver = fields["live"] == "1" && (Int(fields["epoch"] ?? "") ?? 0) > 0
+        let limit = configuration.capacity - (takeOver ? 0 : configuration.failoverReserve)
+        if usedTracks + tracks > limit {
             try store.putBack(delivery)
             pauseReads = .now + .seconds(1)
             return
@@ -186,6 +224,11 @@ public final class Worker: @unchecked Sendable {
         case .claimed(let epoch, let previousWorker, let previousState):
             metrics.claims.add(1, ordering: .relaxed)
             if reclaimed { metrics.reclaims.add(1, ordering: .relaxed) }
+            if previousState == JobState.uploading.rawValue, fields["live"] == "1" {
+                return completeEndedRoom(
+                    job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields,
+                    previousWorker: previousWorker)
+            }
             let moved = epoch > 1 && (previousState == "running" || previousState == "moving")
             start(
                 job: delivery.job, entry: delivery.entry, epoch: epoch, fields: fields, tracks: tracks, moved: moved,
@@ -232,11 +275,14 @@ public final class Worker: @unchecked Sendable {
             let elapsed = Date().timeIntervalSince1970 - first / 1000
             recordArguments = Self.remainingDuration(recordArguments, elapsed: elapsed)
         }
-        let arguments = ["record"] + recordArguments + ["--out", partDirectory, "--quiet"]
+        var arguments = ["record"] + recordArguments + ["--out", partDirectory, "--quiet"]
+        if isLive, let archive, !recordArguments.contains(where: { $0 == "--upload" || $0.hasPrefix("--upload=") }) {
+            arguments += archive.recordArguments(job: id, epoch: epoch)
+        }
         let process: RoomProcess
         do {
             process = try RoomProcess(
-                executable: configuration.executable, arguments: arguments, environment: configuration.environment,
+                executable: configuration.executable, arguments: arguments, environment: configuration.roomEnvironment,
                 logPath: jobDirectory + "/part-\(epoch).log")
         } catch {
             return fail("\(error)")
@@ -306,6 +352,19 @@ public final class Worker: @unchecked Sendable {
                 leases.release(job: id)
             }
             room.process.scanLog()
+            if room.isLive, !room.startTimeStored, !room.lost, !room.handedOver,
+                let start = (try? RoomAssembly.roomJSON(in: room.partDirectory))?["startTime"]?.stringValue,
+                var last = room.parts.last?.objectValue
+            {
+                // Where this attempt sits on the room's timeline, for a worker that joins it from the
+                // bucket after this machine is gone.
+                last["startTime"] = .string(start)
+                room.parts[room.parts.count - 1] = .object(last)
+                room.startTimeStored =
+                    (try? store.update(
+                        job: id, token: room.token, epoch: room.epoch,
+                        [("parts", JSONValue.array(room.parts).jsonText)])) == true
+            }
             if room.process.listenAddresses != room.listen, !room.lost, !room.handedOver {
                 room.listen = room.process.listenAddresses
                 let listen = room.listen.joined(separator: ",")
@@ -324,55 +383,60 @@ public final class Worker: @unchecked Sendable {
             rooms[id] = nil
             updateGauges()
             if room.lost || room.handedOver { continue }
-            finish(room, status: status, store: store)
-            leases.release(job: id)
+            let error =
+                status == 0
+                ? nil : room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
+            finishInBackground(room.completion, error: error)
         }
     }
 
-    private func finish(_ room: Room, status: Int32, store: JobStore) {
+    /// Fails (with `error`) or completes a room whose recorder exited, on a `roomtap.finish`
+    /// thread; its lease is released at the end.
+    private func finishInBackground(_ room: Completion, error: String?) {
+        finishing.withLock { _ = $0.insert(room.id) }
+        finishers.enter()
+        let thread = Thread { [self] in
+            let store = JobStore(connection: RedisConnection(configuration.redis), keys: configuration.keys)
+            if let error { fail(room, error, store: store) } else { complete(room, store: store) }
+            leases.release(job: room.id)
+            finishing.withLock { _ = $0.remove(room.id) }
+            finishers.leave()
+        }
+        thread.name = "roomtap.finish"
+        thread.start()
+    }
+
+    /// A live room that had ended when its worker died uploading it (the job was `uploading`):
+    /// nothing is recorded again; its attempts are joined (from this disk or the bucket) and
+    /// uploaded under this claim.
+    private func completeEndedRoom(
+        job id: String, entry: String, epoch: Int, fields: [String: String], previousWorker: String
+    ) {
+        let token = "\(configuration.name)/\(epoch)"
+        leases.hold(job: id, token: token, entry: entry)
+        let parts = (try? JSONValue(parsing: fields["parts"] ?? "[]"))?.arrayValue ?? []
+        log(
+            "job \(id): worker \(previousWorker) stopped while uploading the ended room; "
+                + "finishing it from its \(parts.count) attempt(s)")
+        finishInBackground(
+            Completion(
+                id: id, epoch: epoch, token: token, jobDirectory: configuration.spool + "/" + id, partDirectory: nil,
+                parts: parts, cancelled: false),
+            error: nil)
+    }
+
+    /// The attempts joined, uploaded (with an archive), the result recorded (fenced), job.done or
+    /// job.failed posted.
+    private func complete(_ room: Completion, store: JobStore) {
         let id = room.id
-        guard status == 0 else {
-            let error = room.process.lastError.isEmpty ? "record exited with status \(status)" : room.process.lastError
-            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", error)])
-            metrics.jobsFailed.add(1, ordering: .relaxed)
-            log("job \(id): failed: \(error)")
-            onEvent(
-                "job.failed",
-                .object(["id": .string(id), "epoch": .number(Double(room.epoch)), "error": .string(error)]))
-            return
-        }
         let output = room.jobDirectory + "/room"
-        var gaps: [RoomAssembly.Gap] = []
-        do {
-            if FileManager.default.fileExists(atPath: output) {
-                try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
-            }
-            if room.parts.count > 1 {
-                let parts = room.parts.compactMap { part -> RoomAssembly.Part? in
-                    guard let epoch = part["epoch"]?.intValue else { return nil }
-                    let host = part["host"]?.stringValue
-                    let directory = part["dir"]?.stringValue
-                    let reachable =
-                        host == configuration.host
-                        && directory.map { FileManager.default.fileExists(atPath: $0) } == true
-                    return RoomAssembly.Part(
-                        epoch: epoch, worker: part["worker"]?.stringValue ?? "?",
-                        directory: reachable ? directory : nil,
-                        claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
-                }
-                let result = try RoomAssembly.assemble(parts: parts, into: output)
-                gaps = result.gaps
-            } else {
-                try FileManager.default.moveItem(atPath: room.partDirectory, toPath: output)
-            }
-        } catch {
-            let message = "cannot put the room together in \(output): \(error)"
-            _ = try? store.finish(job: id, token: room.token, epoch: room.epoch, state: .failed, [("error", message)])
-            metrics.jobsFailed.add(1, ordering: .relaxed)
-            onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
-            return
+        let gaps: [RoomAssembly.Gap]
+        do { gaps = try assemble(room, into: output) } catch {
+            return fail(room, "cannot put the room together in \(output): \(error)", store: store)
         }
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).filter {
+            $0 != "segments" && $0 != "upload-journal.json"
+        }.sorted()
         var bytes = 0
         for file in files {
             bytes += ((try? FileManager.default.attributesOfItem(atPath: output + "/" + file))?[.size] as? Int) ?? 0
@@ -381,9 +445,12 @@ public final class Worker: @unchecked Sendable {
         let lost = gaps.reduce(0.0) { $0 + ($1.to - $1.from) }
         metrics.audioLostMilliseconds.add(Int(lost * 1000), ordering: .relaxed)
         addRoomCounters(output)
-        let state: JobState = room.cancelled ? .cancelled : .done
+        let outputs: [(String, String)] = [
+            ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
+            ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
+        ]
         var uploadFields: [(String, String)] = []
-        if let upload {
+        if let archive {
             guard
                 (try? store.update(
                     job: id, token: room.token, epoch: room.epoch, [("state", JobState.uploading.rawValue)])) == true
@@ -392,36 +459,25 @@ public final class Worker: @unchecked Sendable {
                 return
             }
             do {
-                let sent = try upload(output, id)
-                metrics.bytesUploaded.add(sent, ordering: .relaxed)
-                uploadFields = [("upload", (configuration.upload ?? "") + "/" + id)]
+                metrics.bytesUploaded.add(try archive.upload(directory: output, job: id), ordering: .relaxed)
+                uploadFields = [("upload", archive.destination(job: id).description)]
             } catch {
                 metrics.uploadFailures.add(1, ordering: .relaxed)
                 let message =
                     "upload failed (the room is kept in \(output); roomtap upload \(output) retries): \(error)"
-                _ = try? store.finish(
-                    job: id, token: room.token, epoch: room.epoch, state: .failed,
-                    [
-                        ("error", message), ("outputDir", output),
-                        ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText),
-                    ])
-                metrics.jobsFailed.add(1, ordering: .relaxed)
-                log("job \(id): \(message)")
-                onEvent("job.failed", .object(["id": .string(id), "error": .string(message)]))
-                return
+                return fail(room, message, store: store, outputs)
             }
         }
-        let stored =
-            (try? store.finish(
-                job: id, token: room.token, epoch: room.epoch, state: state,
-                [
-                    ("outputs", JSONValue.array(files.map(JSONValue.string)).jsonText), ("outputDir", output),
-                    ("gaps", JSONValue.array(gaps.map(\.json)).jsonText), ("listen", ""),
-                ] + uploadFields)) == true
-        guard stored else {
+        let state: JobState = room.cancelled ? .cancelled : .done
+        guard
+            (try? store.finish(job: id, token: room.token, epoch: room.epoch, state: state, outputs + uploadFields))
+                == true
+        else {
             log("job \(id): finished, but attempt \(room.epoch) no longer holds it (its result is not recorded)")
             return
         }
+        // The room is up and verified: its parts' segments are no longer the only copy of anything.
+        if let archive { archive.removeParts(job: id) }
         if state == .done {
             metrics.jobsDone.add(1, ordering: .relaxed)
         } else {
@@ -439,6 +495,72 @@ public final class Worker: @unchecked Sendable {
             ]))
     }
 
+    /// Records a room's failure (fenced) with `message`, counts it, posts job.failed.
+    private func fail(_ room: Completion, _ message: String, store: JobStore, _ fields: [(String, String)] = []) {
+        _ = try? store.finish(
+            job: room.id, token: room.token, epoch: room.epoch, state: .failed, [("error", message)] + fields)
+        metrics.jobsFailed.add(1, ordering: .relaxed)
+        log("job \(room.id): failed: \(message)")
+        onEvent(
+            "job.failed",
+            .object(["id": .string(room.id), "epoch": .number(Double(room.epoch)), "error": .string(message)]))
+    }
+
+    /// The room's whole recording in `output` (`SPOOL/ID/room`): the only attempt's directory
+    /// renamed, or every attempt joined (``RoomAssembly``). An attempt recorded on another machine
+    /// (or whose directory is gone) is fetched back from the archive's segments when it can be.
+    /// Returns the gaps.
+    private func assemble(_ room: Completion, into output: String) throws -> [RoomAssembly.Gap] {
+        if room.partDirectory == nil, let joined = try? RoomAssembly.roomJSON(in: output),
+            joined["state"]?.stringValue == "complete"
+        {
+            // Its worker died uploading it on this machine: the room is whole here already.
+            return (joined["gaps"]?.arrayValue ?? []).compactMap { gap in
+                guard let from = gap["from"]?.doubleValue, let to = gap["to"]?.doubleValue else { return nil }
+                return RoomAssembly.Gap(from: from, to: to, reason: gap["reason"]?.stringValue ?? "")
+            }
+        }
+        if FileManager.default.fileExists(atPath: output) {
+            try FileManager.default.moveItem(atPath: output, toPath: output + ".old-\(getpid())-\(room.epoch)")
+        }
+        if room.parts.count == 1, let own = room.partDirectory {
+            try FileManager.default.moveItem(atPath: own, toPath: output)
+            return []
+        }
+        let parts = room.parts.compactMap { part -> RoomAssembly.Part? in
+            guard let epoch = part["epoch"]?.intValue else { return nil }
+            var directory = part["dir"]?.stringValue
+            let here =
+                part["host"]?.stringValue == configuration.host
+                && directory.map { FileManager.default.fileExists(atPath: $0 + "/room.json") } == true
+            if !here { directory = fetchPart(of: room, epoch: epoch, entry: part) }
+            return RoomAssembly.Part(
+                epoch: epoch, worker: part["worker"]?.stringValue ?? "?", directory: directory,
+                claimed: Date(timeIntervalSince1970: (part["claimed"]?.doubleValue ?? 0) / 1000))
+        }
+        return try RoomAssembly.assemble(parts: parts, into: output).gaps
+    }
+
+    /// Attempt `epoch` of a room, rebuilt from the archive's segments into
+    /// `SPOOL/ID/part-EPOCH.fetched`, or nil (no archive, no start time known, nothing uploaded).
+    private func fetchPart(of room: Completion, epoch: Int, entry: JSONValue) -> String? {
+        guard let archive, let text = entry["startTime"]?.stringValue,
+            let start = ISO8601DateFormatter.withMilliseconds.date(from: text)
+        else { return nil }
+        let directory = room.jobDirectory + "/part-\(epoch).fetched"
+        try? FileManager.default.removeItem(atPath: directory)
+        do {
+            let tracks = try archive.fetchPart(job: room.id, epoch: epoch, startTime: start, into: directory)
+            log(
+                "job \(room.id): attempt \(epoch) (worker \(entry["worker"]?.stringValue ?? "?")) fetched from "
+                    + "\(archive.partLocation(job: room.id, epoch: epoch)): \(tracks.count) track(s)")
+            return tracks.isEmpty ? nil : directory
+        } catch {
+            log("job \(room.id): cannot fetch attempt \(epoch) from the archive: \(error)")
+            return nil
+        }
+    }
+
     /// Late ticks and packet counters of a finished room, from its room.json.
     private func addRoomCounters(_ directory: String) {
         guard let room = try? RoomAssembly.roomJSON(in: directory) else { return }
@@ -454,7 +576,9 @@ public final class Worker: @unchecked Sendable {
 
     /// A previous run of this worker died with rooms on its disk: their WAVs are repaired in place
     /// (everything that reached the disk is readable again), so the worker that took the room
-    /// over on this machine, or an operator, finds them whole.
+    /// over on this machine, or an operator, finds them whole. With an archive, a finished room
+    /// whose upload failed (`SPOOL/ID/room` of a job `failed` with that directory) is uploaded now
+    /// and its job becomes `done`. Runs before the worker takes work.
     private func recoverLeftovers(_ store: JobStore) {
         let jobs = (try? FileManager.default.contentsOfDirectory(atPath: configuration.spool)) ?? []
         var repaired = 0
@@ -470,7 +594,31 @@ public final class Worker: @unchecked Sendable {
                     }
                 }
             }
+            if entries.contains("room") { uploadLeftover(job: job, directory: jobDirectory + "/room", store: store) }
         }
         if repaired > 0 { log("recovered \(repaired) file(s) a previous run left in \(configuration.spool)") }
+    }
+
+    /// A finished room left in the spool whose upload failed: uploaded again, its job made `done`.
+    private func uploadLeftover(job id: String, directory: String, store: JobStore) {
+        guard let archive, let fields = try? store.fields(of: id), fields["state"] == JobState.failed.rawValue,
+            fields["outputDir"] == directory
+        else { return }
+        do {
+            metrics.bytesUploaded.add(try archive.upload(directory: directory, job: id), ordering: .relaxed)
+        } catch {
+            metrics.uploadFailures.add(1, ordering: .relaxed)
+            return log("job \(id): the upload of \(directory) failed again: \(error)")
+        }
+        let location = archive.destination(job: id).description
+        guard (try? store.uploadedLater(job: id, outputDir: directory, upload: location)) == true else { return }
+        archive.removeParts(job: id)
+        log("job \(id): done: the room left in \(directory) is uploaded to \(location)")
+        onEvent(
+            "job.done",
+            .object([
+                "id": .string(id), "state": .string(JobState.done.rawValue), "outputDir": .string(directory),
+                "upload": .string(location), "uploadedLater": .bool(true),
+            ]))
     }
 }

@@ -78,16 +78,17 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private let monitorDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
-    /// Binds every socket (the description's ports, then `options.listen`, which wins for a port
-    /// given twice); throws the first bind failure with nothing left open. Adds the described
-    /// participants' tracks to the room.
-    public init(room: Room, clock: RealTimeClock, options: Options) throws(UDPSocket.BindError) {
-        self.room = room
-        self.clock = clock
-        self.options = options
-        directory = ParticipantDirectory(
-            description: options.description, maxTracks: options.maxTracks,
-            discoveryPorts: Set(options.listen.map(\.port)), discover: options.discover)
+    /// Binds every socket (``bind(_:)``) and adds the described participants' tracks to the room.
+    public convenience init(room: Room, clock: RealTimeClock, options: Options) throws(UDPSocket.BindError) {
+        try self.init(room: room, clock: clock, options: options, sockets: Self.bind(options))
+    }
+
+    /// Binds every socket of `options` (the description's ports, then `options.listen`, which wins
+    /// for a port given twice); throws the first bind failure with nothing left open. A recorder
+    /// binds them before it touches its output directory (a port in use must not cost the earlier
+    /// recording that `--force` would replace), then gives them to
+    /// ``init(room:clock:options:sockets:)``.
+    public static func bind(_ options: Options) throws(UDPSocket.BindError) -> [UDPSocket] {
         var addresses: [ListenAddress] = []
         for participant in options.description?.participants ?? []
         where !addresses.contains(where: { $0.port == participant.port }) {
@@ -106,6 +107,20 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
                 throw error
             }
         }
+        return sockets
+    }
+
+    /// Takes `sockets` (from ``bind(_:)`` with the same options; closed on a failure) and adds the
+    /// described participants' tracks to the room.
+    public init(
+        room: Room, clock: RealTimeClock, options: Options, sockets: [UDPSocket]
+    ) throws(UDPSocket.BindError) {
+        self.room = room
+        self.clock = clock
+        self.options = options
+        directory = ParticipantDirectory(
+            description: options.description, maxTracks: options.maxTracks,
+            discoveryPorts: Set(options.listen.map(\.port)), discover: options.discover)
         let guards: [ReceiveGuard?]
         do {
             guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in

@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import RoomTap
 
 /// A real `redis-server` (Debian's, installed by `make deps`) on 127.0.0.1 and a reserved free
 /// port, without persistence, in a scratch directory of its own; stopped by ``stop()`` or when the
@@ -67,27 +68,9 @@ public final class RedisTestServer: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// True when a server on `port` answers PING with +PONG.
+    /// True when a server on `port` answers PING with PONG (through the product's own client).
     static func ping(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return false }
-        let ping = Array("PING\r\n".utf8)
-        guard send(fd, ping, ping.count, Int32(MSG_NOSIGNAL)) == ping.count else { return false }
-        var reply = [UInt8](repeating: 0, count: 16)
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let n = recv(fd, &reply, reply.count, 0)
-        return n >= 5 && reply[0..<5] == Array("+PONG".utf8)[...]
+        guard let url = try? RedisURL("redis://127.0.0.1:\(port)") else { return false }
+        return (try? RedisConnection(url, timeout: 1).command(["PING"]))?.text == "PONG"
     }
 }

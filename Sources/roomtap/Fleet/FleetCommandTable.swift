@@ -18,10 +18,20 @@ extension CommandTable {
                         + "else ~/.local/state/roomtap/spool): DIR/ID/room/ when done."),
                 OptionSpec(
                     "--upload", .value, "s3://BUCKET/PREFIX",
-                    help: "Upload each finished room to PREFIX/ID/ (docs/STORAGE.md)."),
+                    help: "Upload each finished room to PREFIX/ID/; live rooms upload their\n"
+                        + "segments to PREFIX/ID/parts/ as they record, so a room whose\n"
+                        + "machine dies is finished whole elsewhere (docs/OPERATIONS.md)."),
+                OptionSpec(
+                    "--segment-seconds", .value, "N",
+                    help: "Seconds per segment of a live room, 1-3600 (default 10): what a\n"
+                        + "dead machine can cost a room beyond its lease."),
                 OptionSpec(
                     "--capacity", .value, "TRACKS",
                     help: "Tracks recorded at once at most (default 32 per core; see\ndocs/OPERATIONS.md, Capacity)."),
+                OptionSpec(
+                    "--failover-reserve", .value, "TRACKS",
+                    help: "Tracks of --capacity kept for live rooms taken over from another\n"
+                        + "worker (default an eighth, at least 3): new jobs leave it free."),
                 OptionSpec(
                     "--lease-seconds", .value, "S",
                     help: "A room's lease (default 10, 1-300): a dead worker's rooms are\ntaken over after this long."),

@@ -12,6 +12,9 @@ enum SubmitCommand {
         "--out": "the worker chooses the directory (SPOOL/ID/room/)", "-o": "the worker chooses the directory",
         "--force": "a job's directory is always new", "-f": "a job's directory is always new",
         "--control": "each room has a control socket of its own",
+        "--upload":
+            "the fleet's bucket is the worker's: roomtap worker --upload s3://BUCKET/PREFIX (room ID goes to PREFIX/ID/)",
+        "--upload-segments-only": "the worker uploads its live rooms' segments itself",
     ]
 
     static func run(_ args: ParsedArguments) throws {

@@ -41,7 +41,20 @@ enum WorkerCommand {
         let spool =
             args.value("--spool")
             ?? (getuid() == 0 ? "/var/spool/roomtap" : (environment["HOME"] ?? "/tmp") + "/.local/state/roomtap/spool")
-        var uploadTarget: (client: S3Client, location: S3Location)?
+        var segmentSeconds = 10
+        if let text = args.value("--segment-seconds") {
+            guard let n = Int(text), (1...3600).contains(n) else {
+                throw UsageError(
+                    description: "--segment-seconds must be a whole number from 1 to 3600, not '\(text)'",
+                    command: "worker")
+            }
+            guard args.value("--upload") != nil else {
+                throw UsageError(
+                    description: "--segment-seconds goes with --upload s3://BUCKET/PREFIX", command: "worker")
+            }
+            segmentSeconds = n
+        }
+        var archive: RoomArchive?
         if let upload = args.value("--upload") {
             let location: S3Location
             do { location = try S3Location(parsing: upload) } catch {
@@ -51,7 +64,8 @@ enum WorkerCommand {
             do { configuration = try S3Configuration.fromEnvironment(environment) } catch {
                 throw RuntimeError(description: "--upload: \(error)")
             }
-            uploadTarget = (S3Client(configuration: configuration), location)
+            archive = RoomArchive(
+                client: S3Client(configuration: configuration), location: location, segmentSeconds: segmentSeconds)
         }
         var webhook: WebhookSender?
         if let url = args.value("--webhook") {
@@ -65,25 +79,20 @@ enum WorkerCommand {
             spool: URL(fileURLWithPath: spool).standardizedFileURL.path, upload: args.value("--upload"),
             capacity: capacity, leaseSeconds: lease, metrics: args.value("--metrics"), webhook: args.value("--webhook"),
             executable: selfExecutable(), environment: environment, host: host)
-        configuration.environment["ROOMTAP_FLEET_JOB"] = "1"
-        // Each room has a control socket of its own (rec-PID.sock): one path for all would refuse all but one.
-        configuration.environment["ROOMTAP_CONTROL"] = nil
+        if let text = args.value("--failover-reserve") {
+            guard let n = Int(text), (0..<configuration.capacity).contains(n) else {
+                throw UsageError(
+                    description:
+                        "--failover-reserve must be a number of tracks below --capacity (\(configuration.capacity)), "
+                        + "not '\(text)'", command: "worker")
+            }
+            configuration.failoverReserve = n
+        }
         let worker = Worker(configuration: configuration)
+        worker.archive = archive
         worker.log = { line in StandardStreams.error("roomtap: worker \(name): \(line)\n") }
         worker.onReady = { address in
             if let address { StandardStreams.error("roomtap: worker \(name): metrics on http://\(address)/metrics\n") }
-        }
-        if let uploadTarget {
-            worker.upload = { directory, job in
-                let uploader = RecordingUploader(
-                    client: uploadTarget.client, directory: directory, destination: uploadTarget.location.appending(job)
-                )
-                let summary = try uploader.run()
-                if let failed = summary.failed.first {
-                    throw RuntimeError(description: "\(failed.file): \(failed.error)")
-                }
-                return Int(summary.bytesSent)
-            }
         }
         if let webhook {
             worker.onEvent = { event, body in _ = webhook.post(event: event, body: body.objectValue ?? [:]) }

@@ -56,6 +56,7 @@ enum ExportCommand {
             }
             normalize = value
         }
+        if let refusal = RecorderLock.refusal(directory, "export it after it stops") { throw refusal }
         let out = args.value("--out") ?? directory
         let roomJSON = RecordingPlan.join(directory, "room.json")
         guard var report = try RoomReport.read(from: roomJSON) else {

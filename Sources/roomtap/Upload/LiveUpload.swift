@@ -83,8 +83,8 @@ final class LiveUpload: Sendable {
             pending: pending.withLock { $0.files.count + ($0.busy ? 1 : 0) }, lastError: c.2)
     }
 
-    /// After the room: closes every segment sink, waits for the segment uploads, uploads the
-    /// room's files (RecordingUploader: verified, room.json last), removes the segments (bucket and
+    /// After the room: closes every segment sink, waits for the segment uploads, then (unless
+    /// segments only) uploads the room's files (RecordingUploader: verified, room.json last), removes the segments (bucket and
     /// local) unless kept, posts upload.done / upload.failed. Returns the error line when the room
     /// did not go up whole.
     func finish() -> String? {
@@ -96,6 +96,11 @@ final class LiveUpload: Sendable {
         wake.signal()
         done.wait()
         webhook?.post(event: "recording.done", body: ["destination": .string(options.destination.description)])
+        if options.segmentsOnly {
+            // The whole room is someone else's to upload (the fleet's worker): segments that did not
+            // go up stay in DIR/segments, and the room's files are whole: not this recorder's failure.
+            return nil
+        }
         let destination = options.destination.description
         let live = status.uploaded
         let directory = self.directory

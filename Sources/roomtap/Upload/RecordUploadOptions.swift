@@ -10,6 +10,9 @@ struct RecordUploadOptions {
     var keepSegments = false
     /// Remove each local file once its upload is verified (--upload-delete-local).
     var deleteLocal = false
+    /// Upload the segments only; the room's files stay local and the segment objects stay in the
+    /// bucket (--upload-segments-only: what `roomtap worker` gives its rooms, it uploads the joined room).
+    var segmentsOnly = false
 
     static let section = "UPLOAD OPTIONS (S3; see docs/STORAGE.md)"
 
@@ -25,6 +28,11 @@ struct RecordUploadOptions {
             help: "Seconds of audio per segment, 1-3600 (default 10)."),
         OptionSpec("--upload-keep-segments", .flag, section: section, help: "Keep the segment objects at the end."),
         OptionSpec(
+            "--upload-segments-only", .flag, section: section,
+            help: "Upload the segments only: the room's files stay local and the\n"
+                + "segments stay in the bucket (roomtap worker gives its live rooms\n"
+                + "this, and uploads the whole room itself)."),
+        OptionSpec(
             "--upload-delete-local", .flag, section: section,
             help: "Remove each local file once its upload is verified."),
         OptionSpec(
@@ -38,7 +46,9 @@ struct RecordUploadOptions {
     /// --webhook, which the fleet shares, is not).
     static func parse(_ args: ParsedArguments) throws(UsageError) -> RecordUploadOptions? {
         guard let text = args.value("--upload") else {
-            for name in ["--segment-seconds", "--upload-keep-segments", "--upload-delete-local"]
+            for name in [
+                "--segment-seconds", "--upload-keep-segments", "--upload-delete-local", "--upload-segments-only",
+            ]
             where args.value(name) != nil || args.flag(name) {
                 throw UsageError(description: "\(name) goes with --upload s3://BUCKET/PREFIX", command: "record")
             }
@@ -59,6 +69,13 @@ struct RecordUploadOptions {
         }
         options.keepSegments = args.flag("--upload-keep-segments")
         options.deleteLocal = args.flag("--upload-delete-local")
+        options.segmentsOnly = args.flag("--upload-segments-only")
+        if options.segmentsOnly, options.deleteLocal || options.keepSegments {
+            throw UsageError(
+                description: "--upload-segments-only keeps the room's files and the segments; "
+                    + "it goes without --upload-delete-local and --upload-keep-segments",
+                command: "record")
+        }
         return options
     }
 }
