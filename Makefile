@@ -9,7 +9,7 @@ APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -161,6 +161,14 @@ bench: deps
 	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
 	SPEAKERS=8 bash Benchmarks/instructions.sh
 	SPEAKERS=64 bash Benchmarks/instructions.sh
+	$(MAKE) bench-upload
+
+# A 2-hour virtual-clock room (691 MB WAVs) uploaded to SeaweedFS in multipart parts, while it
+# records and again with roomtap upload: peak RSS against the file sizes (Benchmarks/upload-2h.sh;
+# about 5 GB of disk in .build/bench-upload, removed at the end).
+bench-upload: deps
+	$(SWIFT) build -c release --product roomtap
+	bash Benchmarks/upload-2h.sh
 
 lint:
 	$(SWIFT) format lint --recursive --strict Package.swift Sources Tests Samples Benchmarks Fuzz

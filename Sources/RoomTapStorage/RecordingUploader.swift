@@ -22,9 +22,17 @@ public struct RecordingUploader: Sendable {
         public var deleteLocal = false
         /// Relative paths (or their first component, e.g. `segments`) not to upload.
         public var excluded: Set<String> = []
-        public init(deleteLocal: Bool = false, excluded: Set<String> = []) {
+        /// Called on the caller's thread just before room.json goes up (last), with the status of
+        /// every other file, so room.json can say what is uploaded (`record` and `roomtap upload`
+        /// write its `upload`). Not called when the directory has no room.json or the run stopped.
+        public var beforeRoomJSON: (@Sendable (UploadStatus) -> Void)?
+        public init(
+            deleteLocal: Bool = false, excluded: Set<String> = [],
+            beforeRoomJSON: (@Sendable (UploadStatus) -> Void)? = nil
+        ) {
             self.deleteLocal = deleteLocal
             self.excluded = excluded
+            self.beforeRoomJSON = beforeRoomJSON
         }
     }
 
@@ -70,6 +78,9 @@ public struct RecordingUploader: Sendable {
         for file in files {
             let path = directory + "/" + file
             let key = destination.key(for: file)
+            if file == "room.json", let hook = options.beforeRoomJSON {
+                hook(UploadStatus(journal: journal, localFiles: files))
+            }
             let digests: FileDigests
             do { digests = try FileDigests.of(path: path) } catch {
                 journal.files[file] = .init(state: .failed, size: 0, sha256: "", error: error.description)
@@ -145,7 +156,7 @@ public struct RecordingUploader: Sendable {
     }
 
     /// The files to upload, relative to the directory, room.json last.
-    func localFiles() throws(S3Error) -> [String] {
+    public func localFiles() throws(S3Error) -> [String] {
         guard let walker = FileManager.default.enumerator(atPath: directory) else {
             throw S3Error(.local, "cannot read the directory \(directory)")
         }

@@ -139,7 +139,10 @@ public struct S3Client: Sendable {
                     let error = S3Error.fromResponse(
                         status: response.status, body: response.body, operation: "GET", target: Self.url(bucket, key),
                         endpoint: endpointName)
-                    guard Self.isRetryable(response.status), attempt < retry.attempts else { throw error }
+                    guard Self.isRetryable(response.status) else { throw error }
+                    guard attempt < retry.attempts else {
+                        throw failing(error, "GET", Self.url(bucket, key), attempts: attempt)
+                    }
                     lastError = error
                     pause(attempt)
                     continue
@@ -314,7 +317,8 @@ public struct S3Client: Sendable {
                 let error = S3Error.fromResponse(
                     status: response.status, body: response.body, operation: operation, target: target,
                     endpoint: endpointName)
-                guard Self.isRetryable(response.status), attempt < retry.attempts else { throw error }
+                guard Self.isRetryable(response.status) else { throw error }
+                guard attempt < retry.attempts else { throw failing(error, operation, target, attempts: attempt) }
             } catch let error as HTTPTransfer.TransportError {
                 guard error.isRetryable, attempt < retry.attempts else {
                     throw unreachable(error, operation, target, attempts: attempt)
@@ -343,6 +347,17 @@ public struct S3Client: Sendable {
             error.isRetryable ? .unreachable : .other,
             "cannot reach the S3 store at \(endpointName) for \(operation) \(target): \(S3Location.printable(error.message))"
                 + "\(tries); check AWS_ENDPOINT_URL and the network")
+    }
+
+    /// `error`, the store's 5xx or 429 answer to the last of `attempts` tries, as one line
+    /// saying the store is failing (down, restarting, overloaded) and what to do.
+    private func failing(_ error: S3Error, _ operation: String, _ target: String, attempts: Int) -> S3Error {
+        let answer = "\(error.status)" + (error.code.map { " \(S3Location.printable(String($0.prefix(60))))" } ?? "")
+        let tries = attempts > 1 ? " to each of \(attempts) tries" : ""
+        return S3Error(
+            .unavailable,
+            "the S3 store at \(endpointName) is failing: it answered \(answer) to \(operation) \(target)\(tries); "
+                + "it is down, restarting or overloaded: try again later", status: error.status, code: error.code)
     }
 
     static func isRetryable(_ status: Int) -> Bool { status >= 500 || status == 429 }

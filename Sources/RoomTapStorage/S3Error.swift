@@ -14,6 +14,8 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         case notFound
         /// The store could not be reached (DNS, connect, timeout) after every retry.
         case unreachable
+        /// The store answered 5xx or 429 to every retry (down, restarting, overloaded).
+        case unavailable
         /// The bytes did not arrive as sent (400 BadDigest, a size or checksum that does not match).
         case integrity
         /// A local file could not be read or written.

@@ -103,7 +103,7 @@ enum CommandTable {
         if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
         return CommandSpec(
             verb, group: .control, summary: summary, options: options,
-            takesPositionals: !["tracks", "status", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
+            takesPositionals: !["tracks", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
             helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0) })
     }
 
@@ -123,12 +123,15 @@ enum CommandTable {
                 + "NAME-<title> each (docs/RECORDINGS-IN.md).\n"
                 + "PATH - reads an Ogg Opus stream from standard input as it\n"
                 + "arrives (one --file at most, offline rooms only; e.g.\n"
-                + "ffmpeg ... -f ogg - | roomtap record --file alice=- ...)."),
+                + "ffmpeg ... -f ogg - | roomtap record --file alice=- ...).\n"
+                + "PATH s3://BUCKET/KEY is downloaded first (to a private temporary\n"
+                + "directory, removed afterwards; credentials from AWS_*, as --upload)."),
         OptionSpec(
             "--janus-room", .value, "DIR",
             help: "Every audio recording of the one Janus room in DIR (Janus's\n"
                 + "rec_dir: <plugin>-<room>-user-<id>-<time>-audio.mjr), each a\n"
-                + "track user-<id>, placed by their own times."),
+                + "track user-<id>, placed by their own times. DIR may be\n"
+                + "s3://BUCKET/PREFIX: the objects directly under it, downloaded first."),
         OptionSpec(
             "--align", .value, "file|wallclock",
             help: "file (default): each WebM/Matroska/MP4 file from the room's start\n"

@@ -163,7 +163,7 @@ enum Help {
         OVERVIEW: Control a running recorder (roomtap record) from another terminal.
 
         USAGE: roomtap tracks [--json]
-               roomtap status [--json]
+               roomtap status [DIR] [--json]
                roomtap mute NAME [--scope heard|record|all]
                roomtap unmute NAME [--scope heard|record|all]
                roomtap volume NAME LEVEL [--scope heard|record|all]
@@ -183,6 +183,9 @@ enum Help {
         both. room.json lists every change with its room time.
 
         Solo: the mix and playback hear only the named tracks; unsolo restores.
+
+        status DIR works on a finished recording too: its room.json (state, length, tracks) and
+        its upload (DIR/upload-journal.json): what is uploaded, pending, failed.
 
 
         """

@@ -78,6 +78,9 @@ enum RecordCommand {
         var upload: RecordUploadOptions?
         /// --webhook URL: events of the recording and its upload.
         var webhook: String?
+        /// The `s3://` URL each downloaded input came from, by the local copy's path
+        /// (``RemoteInputs``): room.json names the URL.
+        var inputOrigins: [String: String] = [:]
         /// --metrics HOST:PORT: the recorder's Prometheus endpoint; nil: none.
         var metrics: String?
 
@@ -330,8 +333,12 @@ enum RecordCommand {
     }
 
     static func run(_ arguments: ParsedArguments) throws {
-        let options = try parse(arguments)
-        let plan = try RecordingPlan.make(options)
+        var options = try parse(arguments)
+        // s3:// inputs: downloaded before anything is checked or created, removed after the room.
+        let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
+        defer { remote?.remove() }
+        let plan: RecordingPlan
+        do { plan = try RecordingPlan.make(options) } catch { throw remote?.translated(error) ?? error }
         if options.dryRun {
             if options.json {
                 print(RecordPlanReport.json(plan).jsonText)

@@ -37,7 +37,7 @@ extension RoomRecording {
                 return RoomControlHandler.StatusDetails(
                     sinks: room.tracks.reduce(0) { $0 + $1.sinks.count },
                     droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
-                    files: s.created)
+                    files: s.created, upload: liveUpload?.status)
             })
         let server = try ControlServer(path: path, handler: handler)
         handler.setPublisher { [weak server] event in server?.publish(event) }

@@ -261,6 +261,8 @@ struct RoomReport: Codable {
     var multichannel: Multichannel? = nil
     /// Present in the report `roomtap export` writes.
     var export: Export? = nil
+    /// With `record --upload` or after `roomtap upload`: what is uploaded, pending, failed.
+    var upload: UploadReport? = nil
 
     static func make(
         plan: RecordingPlan, state: State, startTime: Date, roomSamples: Int64,
@@ -292,7 +294,8 @@ struct RoomReport: Codable {
                 decodeErrors: source?.decodeErrors,
                 source: input.map {
                     Source(
-                        kind: $0.kind, path: $0.spec.path, offsetSamples: $0.offsetSamples,
+                        kind: $0.kind, path: plan.options.inputOrigins[$0.spec.path] ?? $0.spec.path,
+                        offsetSamples: $0.offsetSamples,
                         offsetSeconds: Double($0.offsetSamples) / 48_000,
                         durationSamples: source?.durationSamples ?? $0.durationSamples,
                         truncated: source?.isTruncated ?? $0.isTruncated,

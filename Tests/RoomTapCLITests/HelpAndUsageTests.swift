@@ -111,6 +111,9 @@ struct HelpAndUsageTests {
                 """
                 Solo: the mix and playback hear only the named tracks; unsolo restores.
 
+                status DIR works on a finished recording too: its room.json (state, length, tracks) and
+                its upload (DIR/upload-journal.json): what is uploaded, pending, failed.
+
                 OPTIONS:
                   --dir DIR       The recorder whose output directory is DIR (default: the only
                                   recorder running).

@@ -116,20 +116,26 @@ struct UploadRecordCLITests {
         #expect(try client.head(bucket: server.bucket, key: "live/room.json") != nil)
     }
 
-    /// The store goes away mid-recording: the room goes on (every WAV has the full length), the
-    /// recorder ends with one line saying the upload failed and where the files are, the
-    /// segments it could not send stay in DIR/segments, and `roomtap upload DIR` to a store that
-    /// is up sends everything, segments to their own keys.
+    /// The store goes away mid-recording: the room goes on (every WAV covers the room, past the
+    /// outage), the recorder ends with one line saying the store cannot be reached and where the
+    /// files are, the segments it could not send stay in DIR/segments, room.json and `status DIR`
+    /// list what is pending, and `roomtap upload DIR` to a store that is up sends everything,
+    /// segments to their own keys.
+    ///
+    /// The room is stopped (SIGINT) only once the store is gone (its process has exited) and two
+    /// segments have piled up locally: with a fixed --duration a loaded machine could end the room
+    /// while SeaweedFS was still shutting down, and its S3 gateway then answers 500 InternalError
+    /// (a failing store, said as such: S3ClientTests) instead of refusing connections.
     @Test func aStoreThatGoesDownDoesNotStopTheRoomAndUploadResumes() throws {
         let down = try S3TestServer()
         let out = try temporaryDirectory()
         let port = try freeUDPPort()
         let address = try #require(ListenAddress("127.0.0.1:\(port)"))
-        let a = RTPTestSender(pcm: TestSignal.speechLike(samples: 300 * 960, seed: 9), to: address, ssrc: 0xD0A1_0001)
+        let a = RTPTestSender(pcm: TestSignal.speechLike(samples: 600 * 960, seed: 9), to: address, ssrc: 0xD0A1_0001)
         let recorder = try CLIRunner.start(
             [
-                "record", "--listen", address.description, "--record-delay", "100", "--duration", "6", "--out",
-                out.path, "--quiet", "--upload", "s3://\(down.bucket)/gone", "--segment-seconds", "1",
+                "record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet",
+                "--upload", "s3://\(down.bucket)/gone", "--segment-seconds", "1",
             ], environment: down.environment())
         try waitUntilListening(port: port, pid: recorder.pid)
         a.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
@@ -139,27 +145,61 @@ struct UploadRecordCLITests {
         }
         #expect(first, "a segment went up before the store went down")
         down.stop()
+        let segments = out.appendingPathComponent("segments/\(track)")
+        func keptSegments() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: segments.path)) ?? []).filter {
+                $0.hasSuffix(".wav")
+            }
+            .sorted()
+        }
+        let piled = waitUntil(timeout: .seconds(60), every: .milliseconds(50)) { keptSegments().count >= 2 }
+        #expect(piled, "the room goes on while the store is down: its segments pile up in DIR/segments")
+        recorder.signal(SIGINT)
         let outcome = recorder.wait(timeout: 120)
         _ = a.wait()
-        #expect(outcome.status == 1, "the upload failed: exit 1")
+        #expect(outcome.status == 1, "the upload failed: exit 1, stderr: \(outcome.stderr)")
         // One line about the upload (a loaded machine may add the late-tick warning, which is not about it).
         #expect(outcome.stderrLines.filter { !$0.contains("ran late") }.count == 1, "one line: \(outcome.stderr)")
         #expect(
-            outcome.stderr.contains("cannot reach the S3 store") && outcome.stderr.contains("roomtap upload resumes"))
+            outcome.stderr.contains("cannot reach the S3 store") && outcome.stderr.contains("roomtap upload resumes"),
+            "stderr: \(outcome.stderr)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+                as? [String: Any])
         let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(track).wav").path).1
-        #expect(wav.count == 6 * 48_000 + 4_800, "the room ran to its end: 6 s + the 100 ms drain")
-        let kept =
-            (FileManager.default.enumerator(atPath: out.appendingPathComponent("segments").path)?
-            .allObjects as? [String] ?? []).filter { $0.hasSuffix(".wav") }
-        #expect(!kept.isEmpty, "the segments that could not go up are kept locally")
+        #expect(wav.count == report["durationSamples"] as? Int, "the file covers the room")
+        let kept = keptSegments()
+        #expect(kept.count >= 2, "the segments that could not go up are kept locally: \(kept)")
+        let firstKept = try #require(Int(kept.first?.prefix(12) ?? ""))
+        #expect(wav.count >= firstKept + 2 * 48_000, "the room ran on past the outage: \(wav.count) samples")
+
+        let upload = try #require(report["upload"] as? [String: Any], "room.json says what is not uploaded")
+        #expect(
+            upload["state"] as? String == "incomplete" && upload["destination"] as? String == "s3://\(down.bucket)/gone"
+        )
+        let pending = upload["pending"] as? [String] ?? []
+        #expect(pending.contains("\(track).wav"), "\(pending)")
+        #expect(Set(kept.map { "segments/\(track)/\($0)" }).isSubset(of: Set(pending)), "\(pending)")
+        #expect((upload["error"] as? String ?? "").contains("cannot reach the S3 store"), "\(upload)")
+        #expect((upload["segmentsUploaded"] as? Int ?? 0) >= 1, "\(upload)")
+        let status = try roomtap(["status", out.path], expect: 0)
+        #expect(status.stdout.contains("upload      s3://\(down.bucket)/gone: incomplete ("), "\(status.stdout)")
+        #expect(status.stdout.contains("pending     \(track).wav"), "\(status.stdout)")
+        #expect(status.stdout.contains("pending     segments/\(track)/\(kept[0])"), "\(status.stdout)")
+        #expect(status.stdout.contains("last error  cannot reach the S3 store"), "\(status.stdout)")
 
         let up = try S3TestServer()
         let resumed = try CLIRunner.run(["upload", out.path, "s3://\(up.bucket)/gone"], environment: up.environment())
         #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
         for file in kept {
-            #expect(try up.client().head(bucket: up.bucket, key: "gone/segments/\(file)") != nil, "\(file) went up")
+            #expect(
+                try up.client().head(bucket: up.bucket, key: "gone/segments/\(track)/\(file)") != nil, "\(file) went up"
+            )
         }
         let object = try #require(try up.client().head(bucket: up.bucket, key: "gone/\(track).wav"))
         #expect(object.size == Int64(44 + wav.count * 2) || object.size > Int64(wav.count * 2))
+        let after = try roomtap(["status", out.path], expect: 0)
+        #expect(after.stdout.contains("upload      s3://\(up.bucket)/gone: complete ("), "\(after.stdout)")
+        #expect(after.stdout.contains(" 0 pending, 0 failed)"), "\(after.stdout)")
     }
 }

@@ -112,4 +112,46 @@ struct S3ClientTests {
         #expect(e4.description.contains("after 3 tries") && e4.description.contains("AWS_ENDPOINT_URL"))
         #expect(ContinuousClock.now - started < .seconds(10))
     }
+
+    /// A store that answers 500/503 to every try (one shutting down, one overloaded) and one that
+    /// is gone: each is one line that says which, with the endpoint and what to do.
+    @Test func aFailingStoreAndAGoneStoreSayWhich() throws {
+        let server = try S3TestServer()
+        let proxy = try FaultProxy(inFrontOf: server)
+        var configuration = server.configuration
+        configuration.endpoint = proxy.endpoint
+        let client = S3Client(
+            configuration: configuration, retry: RetryPolicy(attempts: 3, baseDelay: 0.01, maxDelay: 0.05))
+        try client.checkBucket(server.bucket)
+        for (status, code) in [(500, "InternalError"), (503, "SlowDown")] {
+            proxy.set(.answer(status: status, code: code))
+            let before = proxy.counts.answered
+            do {
+                try client.checkBucket(server.bucket)
+                Issue.record("a failing store is an error")
+            } catch {
+                #expect(error.kind == .unavailable, "\(error)")
+                #expect(
+                    error.description
+                        == "the S3 store at \(proxy.endpoint) is failing: it answered \(status) \(code) to "
+                        + "LIST s3://\(server.bucket) to each of 3 tries; it is down, restarting or overloaded: try again later",
+                    "\(error)")
+            }
+            #expect(proxy.counts.answered == before + 3, "three tries")
+        }
+        proxy.set(.refuse)
+        do {
+            try client.checkBucket(server.bucket)
+            Issue.record("a refusing store is an error")
+        } catch {
+            #expect(error.kind == .unreachable, "\(error)")
+            #expect(
+                error.description.hasPrefix(
+                    "cannot reach the S3 store at \(proxy.endpoint) for LIST s3://\(server.bucket): ")
+                    && error.description.hasSuffix("(after 3 tries); check AWS_ENDPOINT_URL and the network"),
+                "\(error)")
+        }
+        proxy.set(.pass)
+        try client.checkBucket(server.bucket)
+    }
 }

@@ -13,6 +13,10 @@ enum ControlVerbs {
         let json = args.flag("--json")
         let scope = ["mute", "unmute", "volume"].contains(verb) ? args.value("--scope") : nil
         let positionals = args.positionals
+        if verb == "status", positionals.count == 1 {
+            try DirectoryStatus.run(directory: positionals[0], args)
+            return
+        }
         let (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         let result: JSONValue
@@ -51,7 +55,10 @@ enum ControlVerbs {
             parameters["scope"] = .string(scope)
         }
         switch verb {
-        case "tracks", "status", "unsolo":
+        case "status":
+            try expect(0, "[DIR]")
+            return (verb, parameters)
+        case "tracks", "unsolo":
             try expect(0, "")
             return (verb, parameters)
         case "mute", "unmute":
@@ -120,7 +127,7 @@ enum ControlVerbs {
         }
     }
 
-    private static func statusText(_ r: JSONValue) -> String {
+    static func statusText(_ r: JSONValue) -> String {
         func n(_ key: String) -> Int { r[key]?.intValue ?? 0 }
         var lines = [
             String(format: "room time   %.2f s", r["room_time"]?.doubleValue ?? 0),
@@ -134,6 +141,14 @@ enum ControlVerbs {
             if let error = agent["last_error"]?.stringValue { line += "; last error: \(error)" }
             lines.append(line)
             if let warning = agent["session_warning"]?.stringValue { lines.append("agent warn  \(warning)") }
+        }
+        if let upload = r["upload"] {
+            func u(_ key: String) -> Int { upload[key]?.intValue ?? 0 }
+            lines.append(
+                "upload      \(upload["destination"]?.stringValue ?? "?"): uploading, \(u("segments_uploaded")) "
+                    + "segment(s) uploaded, \(u("segments_failed")) failed (kept for the end), "
+                    + "\(u("segments_waiting")) waiting")
+            if let error = upload["last_error"]?.stringValue { lines.append("last error  \(error)") }
         }
         lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
         for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }

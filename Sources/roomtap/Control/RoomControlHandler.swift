@@ -25,6 +25,8 @@ final class RoomControlHandler: ControlHandler {
         var droppedFrames: Int
         var lateTicks: Int
         var files: [String]
+        /// `record --upload`: the segments sent so far (``LiveUpload/status``); nil without it.
+        var upload: LiveUpload.Status? = nil
     }
 
     let room: Room
@@ -318,6 +320,14 @@ final class RoomControlHandler: ControlHandler {
             "solo": .array(room.soloedTracks.map { .string($0.name) }),
         ]
         if let agent = agentStatus.withLock({ $0 }) { object["agent"] = agent() }
+        if let upload = s.upload {
+            var value: [String: JSONValue] = [
+                "destination": .string(upload.destination), "segments_uploaded": .number(Double(upload.uploaded)),
+                "segments_failed": .number(Double(upload.failed)), "segments_waiting": .number(Double(upload.pending)),
+            ]
+            if let error = upload.lastError { value["last_error"] = .string(error) }
+            object["upload"] = .object(value)
+        }
         return .object(object)
     }
 }

@@ -63,10 +63,24 @@ final class LiveUpload: Sendable {
         try? sink.close()
     }
 
-    /// Segments uploaded and failed so far, and frames the segment queues dropped.
-    var status: (uploaded: Int, failed: Int, pending: Int) {
-        let c = counts.withLock { ($0.uploaded, $0.failed) }
-        return (c.0, c.1, pending.withLock { $0.files.count + ($0.busy ? 1 : 0) })
+    /// What the live upload has done so far (for `roomtap status`).
+    struct Status: Sendable {
+        let destination: String
+        /// Segments verified in the bucket.
+        let uploaded: Int
+        /// Segment uploads that failed (the files stay in DIR/segments for the final upload).
+        let failed: Int
+        /// Segments written and not yet tried (or being sent).
+        let pending: Int
+        let lastError: String?
+    }
+
+    /// Segments uploaded, failed and waiting so far. Any thread.
+    var status: Status {
+        let c = counts.withLock { ($0.uploaded, $0.failed, $0.lastError) }
+        return Status(
+            destination: options.destination.description, uploaded: c.0, failed: c.1,
+            pending: pending.withLock { $0.files.count + ($0.busy ? 1 : 0) }, lastError: c.2)
     }
 
     /// After the room: closes every segment sink, waits for the segment uploads, then (unless
@@ -87,12 +101,29 @@ final class LiveUpload: Sendable {
             // go up stay in DIR/segments, and the room's files are whole: not this recorder's failure.
             return nil
         }
+        let destination = options.destination.description
+        let live = status.uploaded
+        let directory = self.directory
         let uploader = RecordingUploader(
             client: client, directory: directory, destination: options.destination,
-            options: .init(deleteLocal: options.deleteLocal))
+            options: .init(
+                deleteLocal: options.deleteLocal,
+                beforeRoomJSON: { status in
+                    UploadReport.write(
+                        UploadReport(status, destination: destination, segmentsUploadedLive: live),
+                        directory: directory)
+                }))
+        /// room.json says what did not go up (it stays local; the bucket's, if any, is older).
+        func reportIncomplete(_ error: String?) {
+            UploadReport.write(
+                UploadReport(
+                    UploadStatus.of(directory: directory), destination: destination, segmentsUploadedLive: live,
+                    error: error), directory: directory)
+        }
         do {
             let summary = try uploader.run()
             if let first = summary.failed.first {
+                reportIncomplete(nil)
                 webhook?.post(
                     event: "upload.failed",
                     body: ["destination": .string(options.destination.description), "error": .string(first.error)])
@@ -115,6 +146,8 @@ final class LiveUpload: Sendable {
                 ])
             return nil
         } catch {
+            // A refused signature, an unknown key, no bucket: local files untouched, room.json too.
+            if !error.isFatal { reportIncomplete(error.description) }
             webhook?.post(
                 event: "upload.failed",
                 body: ["destination": .string(options.destination.description), "error": .string(error.description)])

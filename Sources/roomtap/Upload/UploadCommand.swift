@@ -64,17 +64,29 @@ enum UploadCommand {
         let quiet = args.flag("--quiet")
         let uploader = RecordingUploader(
             client: S3Client(configuration: configuration), directory: directory, destination: destination,
-            options: .init(deleteLocal: args.flag("--delete-local")))
+            options: .init(
+                deleteLocal: args.flag("--delete-local"),
+                beforeRoomJSON: { status in
+                    UploadReport.write(UploadReport(status, destination: destination.description), directory: directory)
+                }))
+        /// room.json says what did not go up (it stays local).
+        func reportIncomplete(_ error: String?) {
+            UploadReport.write(
+                UploadReport(UploadStatus.of(directory: directory), destination: destination.description, error: error),
+                directory: directory)
+        }
         let summary: RecordingUploader.Summary
         do {
             summary = try uploader.run(progress: { line in if !quiet { StandardStreams.error("roomtap: \(line)\n") } })
         } catch {
+            if !error.isFatal { reportIncomplete(error.description) }
             webhook?.post(
                 event: "upload.failed",
                 body: ["destination": .string(destination.description), "error": .string(error.description)])
             throw RuntimeError(description: error.description)
         }
         if let first = summary.failed.first {
+            reportIncomplete(nil)
             webhook?.post(
                 event: "upload.failed",
                 body: [
