@@ -39,6 +39,8 @@ extension RealtimeAgent {
         case .sessionCreated(let expiresAt):
             if incoming {
                 s.incomingExpiresAt = expiresAt
+            } else if current, s.connecting != nil {
+                s.openingExpiresAt = expiresAt  // the greeting came before the supervisor took the session up
             } else if current, let expiresAt {
                 planRollover(expiresAt: expiresAt, &s)
             }

@@ -58,12 +58,18 @@ public final class RealtimeAgent: @unchecked Sendable {
         var incoming: (generation: Int, connection: RealtimeConnection)?
         var incomingReady = false
         var incomingExpiresAt: Int?
+        /// The `expires_at` of the session being opened, when its greeting came before it was taken up.
+        var openingExpiresAt: Int?
         /// The session being retired by a rollover: its late transcriptions still count.
         var previous: (generation: Int, clock: SessionClock)?
         /// The server said the session ends now (`session_expired`).
         var rollNow = false
         /// When to look for a quiet moment to replace the session.
         var rolloverAt: ContinuousClock.Instant?
+        /// When the session in use opened (or was moved to), and its life from then to its
+        /// `expires_at` when the server gave one.
+        var sessionOpenedAt = ContinuousClock.now
+        var sessionLife: Duration?
         var clock = SessionClock()
         var turns = ResponseTurns()
         var transcript: TranscriptAttribution

@@ -61,6 +61,7 @@ public final class FakeRealtimeServer: Sendable {
         var events: [ClientEvent] = []
         var audio: [[Int16]] = []
         var connections: [WebSocketTestConnection] = []
+        var connectionTimes: [ContinuousClock.Instant] = []
         var sessions: [FakeRealtimeSession] = []
         var nextResponse = 0
         var failures: [String] = []
@@ -74,19 +75,23 @@ public final class FakeRealtimeServer: Sendable {
     let autoReply: [Int16]?
     private let maxSessionDuration: Duration?
     private let sendsExpiryError: Bool
+    private let closesAtOnce: (code: UInt16, reason: String)?
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
     /// `Authorization` is not `Bearer <expectedKey>`; `maxSessionDuration` ends each session
     /// after that long (`session_expired` first unless `sendsExpiryError` is false, then close
-    /// 1001).
+    /// 1001); `closesAtOnce` closes every connection with that code right after its
+    /// `session.created` (a server in trouble, or one that ends every session at once).
     public init(
         port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil,
-        maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true
+        maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
+        closesAtOnce: (code: UInt16, reason: String)? = nil
     ) throws {
         self.autoReply = autoReply
         self.maxSessionDuration = maxSessionDuration
         self.sendsExpiryError = sendsExpiryError
+        self.closesAtOnce = closesAtOnce
         let refusals = self.refusals
         var options = WebSocketTestServer.Options()
         let refusal =
@@ -124,6 +129,9 @@ public final class FakeRealtimeServer: Sendable {
 
     /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
     public var connections: [WebSocketTestConnection] { record.snapshot(\.connections) }
+
+    /// When each connection was accepted, in order.
+    public var connectionTimes: [ContinuousClock.Instant] { record.snapshot(\.connectionTimes) }
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
@@ -281,10 +289,13 @@ public final class FakeRealtimeServer: Sendable {
         let model = query?.first { $0.name == "model" }?.value ?? "gpt-realtime"
         let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
+            r.connectionTimes.append(.now)
             r.audio.append([])
             r.sessions.append(FakeRealtimeSession(model: model))
             let i = r.sessions.count - 1
-            let expiresAt = maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
+            let expiresAt =
+                maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
+                ?? (closesAtOnce != nil ? Int(Date().timeIntervalSince1970) + 3_600 : nil)
             return (
                 Self.text([
                     "type": "session.created", "event_id": r.sessions[i].eventID(),
@@ -299,6 +310,10 @@ public final class FakeRealtimeServer: Sendable {
             return
         }
         connection.send(text: greeting)
+        if let closesAtOnce {
+            connection.sendClose(code: closesAtOnce.code, reason: closesAtOnce.reason)
+            return
+        }
         if let maxSessionDuration {
             let sendsError = sendsExpiryError
             let thread = Thread {
