@@ -262,6 +262,10 @@ enum CommandTable {
             "--agent-url", .value, "URL", section: agent,
             help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),
         OptionSpec(
+            "--agent-azure", .flag, section: agent,
+            help: "Azure OpenAI (implied by an --agent-url under *.openai.azure.com): the\n"
+                + "key from AZURE_OPENAI_API_KEY, sent in the api-key header."),
+        OptionSpec(
             "--agent-vad-threshold", .value, "X", section: agent, help: "Server VAD threshold 0...1 (default 0.5)."),
         OptionSpec(
             "--agent-vad-silence-ms", .value, "N", section: agent, help: "Silence that ends a turn (default 500)."),

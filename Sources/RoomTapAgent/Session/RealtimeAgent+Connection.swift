@@ -63,7 +63,7 @@ extension RealtimeAgent {
                 switch error {
                 case .unauthorized(let status):
                     fail(
-                        "the Realtime server refused the API key (HTTP \(status)): check OPENAI_API_KEY; "
+                        "the Realtime server refused the API key (HTTP \(status)): check \(configuration.keyName); "
                             + "the agent is off, the recording goes on")
                     break supervising
                 case .rejected(let status, let text):
@@ -186,7 +186,7 @@ extension RealtimeAgent {
         }
         let life = ConnectionLife()
         let connection = RealtimeConnection(
-            url: configuration.url, apiKey: configuration.apiKey,
+            url: configuration.url, apiKey: configuration.apiKey, authentication: configuration.authentication,
             onText: { [weak self] text in self?.handle(text, generation: generation) },
             onClose: { [weak self] code, reason in
                 life.close(code: code, reason: reason)

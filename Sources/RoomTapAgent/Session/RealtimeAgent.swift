@@ -132,7 +132,7 @@ public final class RealtimeAgent: @unchecked Sendable {
         }
         guard first else { return }
         guard !configuration.apiKey.isEmpty else {
-            fail("no API key: set OPENAI_API_KEY to use the agent; the room records without it")
+            fail("no API key: set \(configuration.keyName) to use the agent; the room records without it")
             finished.signal()
             return
         }

@@ -11,8 +11,14 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     /// The WebSocket URL (`wss://` or `ws://`, e.g. a local test server), always with the
     /// session's `model=` (the one place the model is given).
     public var url: String
-    /// The API key (or an ephemeral client secret), sent only as `Authorization: Bearer`.
+    /// The API key, sent only in the header ``authentication`` says, never in a URL.
     public var apiKey: String
+    /// How the key is sent: `Authorization: Bearer` (OpenAI) or `api-key` (Azure OpenAI). Default:
+    /// ``RealtimeAuthentication/forURL(_:)`` of ``url``.
+    public var authentication: RealtimeAuthentication
+    /// Where the user set the key, named in the line that says it was refused
+    /// (`OPENAI_API_KEY`, `AZURE_OPENAI_API_KEY`).
+    public var keyName: String
     /// What `session.update` asks for.
     public var session: RealtimeSessionSettings
     /// Audio per `input_audio_buffer.append`, in milliseconds (clamped to 20–100).
@@ -67,6 +73,8 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
         transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
     ) {
         self.apiKey = apiKey
+        self.authentication = .bearer
+        self.keyName = "OPENAI_API_KEY"
         var session = session
         if let url {
             if let model = Self.model(inURL: url) {
@@ -81,6 +89,8 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
             self.url = Self.defaultURL(model: session.model ?? "gpt-realtime")
         }
         self.session = session
+        authentication = RealtimeAuthentication.forURL(self.url)
+        if authentication == .azureAPIKey { keyName = "AZURE_OPENAI_API_KEY" }
         self.sessionLifetime = sessionLifetime
         self.rolloverLead = rolloverLead
         self.rolloverShare = max(0, min(0.5, rolloverShare))
@@ -97,7 +107,37 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "agent url=\(url) model=\(session.model ?? "-") voice=\(session.voice) key=\(apiKey.isEmpty ? "none" : "<redacted>")"
+        "agent url=\(url) model=\(session.model ?? "-") voice=\(session.voice) key=\(apiKey.isEmpty ? "none" : "<redacted>") auth=\(authentication.rawValue)"
+    }
+}
+
+/// How an agent authenticates to its Realtime endpoint (the key itself is in
+/// ``RealtimeAgentConfiguration/apiKey``, never in the URL).
+///
+/// Thread: a value.
+public enum RealtimeAuthentication: String, Sendable, Equatable, Codable {
+    /// `Authorization: Bearer <key>` (OpenAI; an Azure Entra token too).
+    case bearer
+    /// `api-key: <key>` (an Azure OpenAI resource key).
+    case azureAPIKey = "api-key"
+
+    /// `azureAPIKey` for a host under `openai.azure.com`, else `bearer`.
+    public static func forURL(_ url: String) -> RealtimeAuthentication {
+        isAzureHost(url) ? .azureAPIKey : .bearer
+    }
+
+    /// True when `url`'s host is an Azure OpenAI resource (`*.openai.azure.com`).
+    public static func isAzureHost(_ url: String) -> Bool {
+        guard let host = URLComponents(string: url)?.host?.lowercased() else { return false }
+        return host.hasSuffix(".openai.azure.com")
+    }
+
+    /// The upgrade request's header for `key`: (name, value).
+    public func header(key: String) -> (name: String, value: String) {
+        switch self {
+        case .bearer: ("Authorization", "Bearer \(key)")
+        case .azureAPIKey: ("api-key", key)
+        }
     }
 }
 

@@ -79,12 +79,15 @@ public final class FakeRealtimeServer: Sendable {
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
-    /// `Authorization` is not `Bearer <expectedKey>`; `maxSessionDuration` ends each session
+    /// `Authorization` is not `Bearer <expectedKey>`; `expectedAzureKey` (Azure OpenAI) refuses
+    /// (401) one whose `api-key` header is not that key or that has an `Authorization`;
+    /// `maxSessionDuration` ends each session
     /// after that long (`session_expired` first unless `sendsExpiryError` is false, then close
     /// 1001); `closesAtOnce` closes every connection with that code right after its
     /// `session.created` (a server in trouble, or one that ends every session at once).
     public init(
-        port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil,
+        port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, expectedAzureKey: String? = nil,
+        autoReply: [Int16]? = nil,
         maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
         closesAtOnce: (code: UInt16, reason: String)? = nil
     ) throws {
@@ -105,6 +108,15 @@ public final class FakeRealtimeServer: Sendable {
                 return (status, #"{"error":{"type":"server_error","code":null,"message":"HTTP \#(status)"}}"#)
             }
             if let expectedKey, request.header("Authorization") != "Bearer \(expectedKey)" { return (401, refusal) }
+            // Azure OpenAI: the resource key in `api-key`; a Bearer beside it is not what was asked for.
+            if let expectedAzureKey,
+                request.header("api-key") != expectedAzureKey || request.header("Authorization") != nil
+            {
+                return (
+                    401,
+                    #"{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint."}}"#
+                )
+            }
             return nil
         }
         let box = Locked<FakeRealtimeServer?>(nil)
