@@ -78,6 +78,8 @@ public final class RealtimeAgent: @unchecked Sendable {
         var voiceInput: Int64 = 0
         /// `event_id`s of the `session.update`s sent (to tell their errors apart).
         var sessionUpdateIDs: [String] = []
+        /// The `call_id`s of function calls taken up (a call is seen in several events).
+        var handledCalls: Set<String> = []
         /// The mix-minus track the agent hears, once `attach(to:hearing:...)` made it.
         var hearing: AudioTrack?
 
@@ -100,7 +102,11 @@ public final class RealtimeAgent: @unchecked Sendable {
     let errors = Atomic<Int>(0)
     let transcriptionFailures = Atomic<Int>(0)
     let textReplies = Atomic<Int>(0)
+    let toolCalls = Atomic<Int>(0)
+    let toolErrors = Atomic<Int>(0)
     let state: Locked<State>
+    /// Runs tools one at a time, off the session's threads.
+    let toolQueue = DispatchQueue(label: "roomtap.agent.tools")
     let upsampler: Resampler  // under `state`'s lock
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -213,7 +219,8 @@ public final class RealtimeAgent: @unchecked Sendable {
             bargeIns: bargeIns.load(ordering: .relaxed), reconnects: reconnects.load(ordering: .relaxed),
             rollovers: rollovers.load(ordering: .relaxed), errors: errors.load(ordering: .relaxed),
             transcriptionFailures: transcriptionFailures.load(ordering: .relaxed),
-            textReplies: textReplies.load(ordering: .relaxed), voiceSamples: voice.writePosition,
+            textReplies: textReplies.load(ordering: .relaxed), toolCalls: toolCalls.load(ordering: .relaxed),
+            toolErrors: toolErrors.load(ordering: .relaxed), voiceSamples: voice.writePosition,
             voiceOverflowSamples: voice.overflowSamples, listenDroppedFrames: listenSink.droppedFrames)
     }
 
@@ -279,6 +286,7 @@ public final class RealtimeAgent: @unchecked Sendable {
                     startSample: line.start, endSample: line.end, speaker: line.speaker, text: line.text,
                     interrupted: line.interrupted)
             case .close(let c): c.close(code: 1000)
+            case .runTool(let call, let generation): runTool(call, generation: generation)
             }
         }
     }

@@ -55,6 +55,11 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     /// After this many sessions in a row ended at once, the agent stops with one line (default
     /// 5): a server that keeps closing is not retried forever.
     public var maxQuickSessionEnds: Int
+    /// Runs the model's function calls (the tools are ``RealtimeSessionSettings/tools``), on the
+    /// agent's tools thread (`roomtap.agent.tools`), one at a time: it may block (a user tool's
+    /// command) but should bound its time. Its output goes back as a `function_call_output`, then
+    /// one `response.create` when it is the model's turn. Nil: every call gets an error result.
+    public var toolRunner: (@Sendable (RealtimeFunctionCall) -> RealtimeToolResult)?
     /// Where transcript lines go (nil: none). The agent writes, the caller closes.
     public var transcript: TranscriptWriter?
     /// Log lines (one line each, no key, no audio); default standard error.

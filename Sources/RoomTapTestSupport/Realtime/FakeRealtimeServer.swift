@@ -242,6 +242,54 @@ public final class FakeRealtimeServer: Sendable {
         if replies, let autoReply { reply(pcm: autoReply, itemID: "item_auto_\(audioEndMs)", transcript: "auto reply") }
     }
 
+    /// A response in which the model calls the function `name` with `arguments` (JSON text), as
+    /// the service streams one: `response.created`, `response.output_item.added` (a
+    /// `function_call` item), `response.function_call_arguments.delta`/`.done`,
+    /// `response.output_item.done`, `response.done` with the item in its `output`. The function
+    /// must be one of the session's tools. Returns false when it is not or a response is active.
+    @discardableResult
+    public func functionCall(name: String, arguments: String, callID: String) -> Bool {
+        guard let c = connection(nil) else { return false }
+        let started = record.withLock { r -> (FakeRealtimeResponse, String, [String], Int)? in
+            guard let i = r.connections.firstIndex(where: { $0 === c }), r.sessions[i].active == nil,
+                r.sessions[i].tools.contains(name)
+            else { return nil }
+            r.nextResponse += 1
+            let response = FakeRealtimeResponse(id: "resp_\(r.nextResponse)")
+            r.sessions[i].active = response
+            r.sessions[i].calls.insert(callID)
+            let itemID = r.sessions[i].itemID()
+            r.sessions[i].items.insert(itemID)
+            return (response, itemID, (0..<5).map { _ in r.sessions[i].eventID() }, i)
+        }
+        guard let (response, itemID, ids, session) = started else { return false }
+        var item: [String: Any] = [
+            "id": itemID, "type": "function_call", "status": "in_progress", "call_id": callID, "name": name,
+            "arguments": "",
+        ]
+        let at: [String: Any] = ["response_id": response.id, "item_id": itemID, "output_index": 0, "call_id": callID]
+        Self.send(Self.responseCreated(response, ids[0]), on: c)
+        Self.send(
+            ["type": "response.output_item.added", "response_id": response.id, "output_index": 0, "item": item], on: c)
+        Self.send(at.merging(["type": "response.function_call_arguments.delta", "delta": arguments]) { $1 }, on: c)
+        Self.send(at.merging(["type": "response.function_call_arguments.done", "arguments": arguments]) { $1 }, on: c)
+        item["status"] = "completed"
+        item["arguments"] = arguments
+        Self.send(
+            ["type": "response.output_item.done", "response_id": response.id, "output_index": 0, "item": item], on: c)
+        _ = response.finish()
+        record.withLock { r in
+            if r.sessions[session].active === response { r.sessions[session].active = nil }
+        }
+        var done = Self.responseDone(response, "completed", ids[1])
+        if var body = done["response"] as? [String: Any] {
+            body["output"] = [item]
+            done["response"] = body
+        }
+        Self.send(done, on: c)
+        return true
+    }
+
     /// `conversation.item.input_audio_transcription.completed`.
     public func transcriptionCompleted(itemID: String, transcript: String) {
         send(object: [
@@ -407,6 +455,34 @@ public final class FakeRealtimeServer: Sendable {
             return ([["type": "input_audio_buffer.cleared", "event_id": r.sessions[i].eventID()]], nil)
         case "conversation.item.create":
             guard let item = object["item"] as? [String: Any] else { return error(.missing("item")) }
+            if item["type"] as? String == "function_call_output" {
+                guard let callID = item["call_id"] as? String else { return error(.missing("item.call_id")) }
+                guard item["output"] is String else {
+                    return error(.invalid("item.output", "Invalid type for 'item.output': expected a string."))
+                }
+                guard r.sessions[i].calls.contains(callID) else {
+                    return error(.invalid("item.call_id", "Tool call ID '\(callID)' not found in conversation."))
+                }
+                guard !r.sessions[i].answeredCalls.contains(callID) else {
+                    return error(.invalid("item.call_id", "Tool call ID '\(callID)' already has an output."))
+                }
+                r.sessions[i].answeredCalls.insert(callID)
+                var added = item
+                added["id"] = r.sessions[i].itemID()
+                added["status"] = "completed"
+                return (
+                    [
+                        [
+                            "type": "conversation.item.added", "event_id": r.sessions[i].eventID(),
+                            "previous_item_id": NSNull(), "item": added,
+                        ],
+                        [
+                            "type": "conversation.item.done", "event_id": r.sessions[i].eventID(),
+                            "previous_item_id": NSNull(), "item": added,
+                        ],
+                    ], nil
+                )
+            }
             guard item["type"] as? String == "message", let role = item["role"] as? String,
                 let content = item["content"] as? [[String: Any]], !content.isEmpty
             else { return error(.invalid("item", "Invalid item: a message needs a role and content.")) }

@@ -15,6 +15,8 @@ final class RoomAgent: Sendable {
     let transcript: TranscriptWriter
     private let tracks = Locked<AgentTracks?>(nil)
     private let sender: RTPOpusSender?
+    /// The built-in room tools (mute_track, ...), acting through the control handler.
+    let tools: RoomTools
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
     /// `recordLagSamples`: how much later than heard the files hold the audio (transcript times
@@ -30,14 +32,18 @@ final class RoomAgent: Sendable {
         do {
             transcript = try TranscriptWriter(path: transcriptPath, recordLagSamples: recordLagSamples)
         } catch { throw RuntimeError(description: "\(error)") }
-        let settings = RealtimeSessionSettings(
+        var settings = RealtimeSessionSettings(
             model: options.model, instructions: options.instructions, voice: options.voice,
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
             transcriptionModel: options.transcriptionModel)
+        settings.tools = RoomTools.definitions
         var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
             log: { line in CommandDispatch.printWarning("agent: \(line)") })
+        let tools = RoomTools()
+        self.tools = tools
+        configuration.toolRunner = { call in tools.run(call) }
         if options.azure {
             configuration.authentication = .azureAPIKey
             configuration.keyName = Self.azureKeyName
