@@ -262,6 +262,11 @@ enum CommandTable {
             "--agent-url", .value, "URL", section: agent,
             help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),
         OptionSpec(
+            "--agent-tools", .value, "FILE", section: agent,
+            help: "The agent's own function tools: a JSON array of {name, description,\n"
+                + "parameters, command: [program, args...], timeout_s}; a call runs the\n"
+                + "command, arguments JSON on stdin, its stdout the result (docs/AGENT.md)."),
+        OptionSpec(
             "--agent-azure", .flag, section: agent,
             help: "Azure OpenAI (implied by an --agent-url under *.openai.azure.com): the\n"
                 + "key from AZURE_OPENAI_API_KEY, sent in the api-key header."),

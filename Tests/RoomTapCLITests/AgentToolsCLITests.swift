@@ -129,3 +129,110 @@ struct AgentToolsCLITests {
         #expect(stats?["state"] as? String == "stopped")
     }
 }
+
+/// `--agent-tools FILE`: the user's own tools run as commands; failures and timeouts are error
+/// results that never stall the session.
+@Suite("CLI: the agent's user tools", .serialized)
+struct AgentUserToolsCLITests {
+    private func output(of callID: String, _ server: FakeRealtimeServer) -> String? {
+        for event in server.events(ofType: "conversation.item.create") {
+            guard let item = event.object["item"] as? [String: Any], item["type"] as? String == "function_call_output",
+                item["call_id"] as? String == callID
+            else { continue }
+            return item["output"] as? String
+        }
+        return nil
+    }
+
+    @Test func aUserToolRunsWithTheArgumentsAndItsOutputReachesTheServer() throws {
+        // Every response.create after a tool's output is answered (with 0.1 s of silence).
+        let server = try FakeRealtimeServer(
+            expectedKey: AgentToolsCLITests.key, autoReply: [Int16](repeating: 0, count: 2_400))
+        defer { server.stop() }
+        let out = try temporaryDirectory()
+        let file = out.appendingPathComponent("tools.json")
+        let tools: [[String: Any]] = [
+            [
+                "name": "lookup_menu", "description": "The dish of the day.",
+                "parameters": ["type": "object", "properties": ["day": ["type": "string"]]],
+                // stdin is the arguments; stdout the result.
+                "command": ["/bin/sh", "-c", #"read args; printf '{"dish":"soup","asked":%s}' "$args""#],
+                "timeout_s": 5,
+            ],
+            ["name": "slow", "description": "Never answers.", "command": ["sleep", "30"], "timeout_s": 2],
+            ["name": "broken", "description": "Fails.", "command": ["/bin/sh", "-c", "echo boom >&2; exit 3"]],
+        ]
+        try JSONSerialization.data(withJSONObject: tools).write(to: file)
+        let env = ["OPENAI_API_KEY": AgentToolsCLITests.key, "ROOMTAP_CONTROL": uniqueControlPath()]
+        let room = out.appendingPathComponent("room")
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "6", "--agent",
+                "--agent-url", server.url, "--agent-tools", file.path, "--out", room.path, "--quiet",
+            ], environment: env)
+        #expect(server.wait(timeout: .seconds(20)) { $0.audio().count > 12_000 })
+        let session = try #require(server.events(ofType: "session.update").first?.object["session"] as? [String: Any])
+        let names = (session["tools"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(names.contains("lookup_menu") && names.contains("slow") && names.contains("mute_track"), "\(names)")
+
+        // A slow tool first: while it runs the session goes on (audio flows, another call is answered).
+        #expect(server.functionCall(name: "slow", arguments: "{}", callID: "call_slow"))
+        let appendsBefore = server.events(ofType: "input_audio_buffer.append").count
+        #expect(
+            server.wait(timeout: .seconds(20)) {
+                $0.functionCall(name: "lookup_menu", arguments: #"{"day":"monday"}"#, callID: "call_menu")
+            })
+        #expect(server.wait(timeout: .seconds(20)) { self.output(of: "call_menu", $0) != nil })
+        let menu = try #require(output(of: "call_menu", server))
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(menu.utf8)) as? [String: Any])
+        #expect(parsed["dish"] as? String == "soup")
+        #expect((parsed["asked"] as? [String: Any])?["day"] as? String == "monday", "the arguments on stdin: \(menu)")
+        #expect(output(of: "call_slow", server) == nil, "answered while the slow one still runs")
+        // 2 s of the slow tool: audio keeps flowing to the session meanwhile (40 ms chunks).
+        #expect(
+            server.wait(timeout: .seconds(20)) {
+                $0.events(ofType: "input_audio_buffer.append").count > appendsBefore + 5
+            }, "audio kept flowing")
+        let slowStillRunning = output(of: "call_slow", server) == nil
+        #expect(slowStillRunning, "the session went on while the slow tool ran")
+        #expect(server.wait(timeout: .seconds(20)) { self.output(of: "call_slow", $0) != nil })
+        #expect(output(of: "call_slow", server)?.contains("timed out after 2 s") == true)
+        #expect(
+            server.wait(timeout: .seconds(20)) {
+                $0.functionCall(name: "broken", arguments: "{}", callID: "call_broken")
+            })
+        #expect(server.wait(timeout: .seconds(20)) { self.output(of: "call_broken", $0) != nil })
+        let broken = try #require(output(of: "call_broken", server))
+        #expect(broken.contains("status 3") && broken.contains("boom"), "\(broken)")
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        #expect(server.events(ofType: "error").isEmpty, "\(server.events(ofType: "error").map(\.json))")
+    }
+
+    @Test func aBadToolsFileIsOneLine() throws {
+        let out = try temporaryDirectory()
+        let file = out.appendingPathComponent("tools.json")
+        try #"[{"name":"ok_tool","command":["true"]},{"name":"no command","command":[]}]"#.write(
+            to: file, atomically: true, encoding: .utf8)
+        let room = out.appendingPathComponent("room")
+        let bad = try CLIRunner.run(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-tools", file.path, "--out",
+                room.path,
+            ],
+            environment: ["OPENAI_API_KEY": AgentToolsCLITests.key, "ROOMTAP_CONTROL": uniqueControlPath()], timeout: 30
+        )
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("tool 2") && bad.stderr.contains("name"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: room.path))
+        try #"[{"name":"mute_track","command":["true"]}]"#.write(to: file, atomically: true, encoding: .utf8)
+        let taken = try CLIRunner.run(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-tools", file.path, "--out",
+                room.path,
+            ],
+            environment: ["OPENAI_API_KEY": AgentToolsCLITests.key, "ROOMTAP_CONTROL": uniqueControlPath()], timeout: 30
+        )
+        #expect(taken.status == 64 && taken.stderr.contains("is taken"), "\(taken.stderr)")
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 import RoomTapJSON
 
 /// Function calling: a `function_call` output item of the session in use is run once (by its
-/// `call_id`, whichever event showed it first) on the tools thread; its output goes back as a
+/// `call_id`, whichever event showed it first) on the tools queue; its output goes back as a
 /// `conversation.item.create` `function_call_output`, then one `response.create` when it is the
 /// model's turn (after the response that made the call is done, and nobody is talking). A result
 /// for a session no longer in use is dropped (the new session does not know the call). A tool
@@ -19,7 +19,7 @@ extension RealtimeAgent {
         return actions
     }
 
-    /// Runs `call` on the tools thread, then answers it on session `generation`.
+    /// Runs `call` on the tools queue, then answers it on session `generation`.
     func runTool(_ call: RealtimeFunctionCall, generation: Int) {
         let runner = configuration.toolRunner
         let known = configuration.session.tools.contains { $0.name == call.name }

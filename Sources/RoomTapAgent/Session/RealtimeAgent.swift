@@ -105,8 +105,8 @@ public final class RealtimeAgent: @unchecked Sendable {
     let toolCalls = Atomic<Int>(0)
     let toolErrors = Atomic<Int>(0)
     let state: Locked<State>
-    /// Runs tools one at a time, off the session's threads.
-    let toolQueue = DispatchQueue(label: "roomtap.agent.tools")
+    /// Runs tools off the session's threads, side by side (a slow user tool holds up no other).
+    let toolQueue = DispatchQueue(label: "roomtap.agent.tools", attributes: .concurrent)
     let upsampler: Resampler  // under `state`'s lock
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)

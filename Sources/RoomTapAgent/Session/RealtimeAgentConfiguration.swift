@@ -56,7 +56,7 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     /// 5): a server that keeps closing is not retried forever.
     public var maxQuickSessionEnds: Int
     /// Runs the model's function calls (the tools are ``RealtimeSessionSettings/tools``), on the
-    /// agent's tools thread (`roomtap.agent.tools`), one at a time: it may block (a user tool's
+    /// agent's tools queue (`roomtap.agent.tools`), calls side by side: it may block (a user tool's
     /// command) but should bound its time. Its output goes back as a `function_call_output`, then
     /// one `response.create` when it is the model's turn. Nil: every call gets an error result.
     public var toolRunner: (@Sendable (RealtimeFunctionCall) -> RealtimeToolResult)?

@@ -21,6 +21,9 @@ struct AgentOptions {
     /// Azure OpenAI: the key from `AZURE_OPENAI_API_KEY` in the `api-key` header (--agent-azure,
     /// or an --agent-url under `*.openai.azure.com`).
     var azure = false
+    /// --agent-tools FILE: the user's own function tools.
+    var toolsFile: String?
+    var userTools: [UserTool] = []
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
     static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
@@ -37,9 +40,10 @@ struct AgentOptions {
         let transcription = args.value("--agent-transcription")
         let chunk = args.value("--agent-chunk-ms")
         let azure = args.flag("--agent-azure")
+        let tools = args.value("--agent-tools")
         let given =
             azure
-            || [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains {
+            || [file, voice, hears, send, model, url, threshold, silence, transcription, chunk, tools].contains {
                 $0 != nil
             }
         guard enabled else {
@@ -122,6 +126,10 @@ struct AgentOptions {
             throw UsageError(
                 description: "--agent-azure needs --agent-url wss://RESOURCE.openai.azure.com/openai/v1/realtime?model="
                     + "DEPLOYMENT", command: "record")
+        }
+        if let tools {
+            o.toolsFile = tools
+            o.userTools = try UserTool.load(path: tools, reserved: Set(RoomTools.definitions.map(\.name)))
         }
         if let transcription { o.transcriptionModel = transcription == "none" ? nil : transcription }
         if let chunk {

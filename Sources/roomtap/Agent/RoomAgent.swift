@@ -36,14 +36,23 @@ final class RoomAgent: Sendable {
             model: options.model, instructions: options.instructions, voice: options.voice,
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
             transcriptionModel: options.transcriptionModel)
-        settings.tools = RoomTools.definitions
+        settings.tools = RoomTools.definitions + options.userTools.map(\.definition)
         var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
             log: { line in CommandDispatch.printWarning("agent: \(line)") })
         let tools = RoomTools()
         self.tools = tools
-        configuration.toolRunner = { call in tools.run(call) }
+        let userTools = options.userTools
+        configuration.toolRunner = { call in
+            if let tool = userTools.first(where: { $0.name == call.name }) {
+                guard call.argumentObject != nil else {
+                    return .error("the arguments of \(call.name) are not a JSON object")
+                }
+                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments)
+            }
+            return tools.run(call)
+        }
         if options.azure {
             configuration.authentication = .azureAPIKey
             configuration.keyName = Self.azureKeyName
@@ -147,6 +156,9 @@ final class RoomAgent: Sendable {
         /// `bearer` or `api-key` (Azure): how the key was sent (never the key).
         var authentication: String
         var instructionsFile: String?
+        /// --agent-tools: the file and the user tools' names.
+        var toolsFile: String?
+        var userTools: [String]?
         var hears: [String]
         var sendTo: String?
         var rtpPacketsSent: Int?
@@ -159,7 +171,9 @@ final class RoomAgent: Sendable {
         return Report(
             model: options.model, voice: options.voice, url: agent.configuration.url,
             authentication: agent.configuration.authentication.rawValue,
-            instructionsFile: options.instructionsFile, hears: hears, sendTo: options.send?.description,
+            instructionsFile: options.instructionsFile, toolsFile: options.toolsFile,
+            userTools: options.userTools.isEmpty ? nil : options.userTools.map(\.name), hears: hears,
+            sendTo: options.send?.description,
             rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount, statistics: agent.statistics)
     }
 }
