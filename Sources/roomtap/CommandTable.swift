@@ -265,6 +265,15 @@ enum CommandTable {
             "--agent-url", .value, "URL", section: agent,
             help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),
         OptionSpec(
+            "--agent-tools", .value, "FILE", section: agent,
+            help: "The agent's own function tools: a JSON array of {name, description,\n"
+                + "parameters, command: [program, args...], timeout_s}; a call runs the\n"
+                + "command, arguments JSON on stdin, its stdout the result (docs/AGENT.md)."),
+        OptionSpec(
+            "--agent-azure", .flag, section: agent,
+            help: "Azure OpenAI (implied by an --agent-url under *.openai.azure.com): the\n"
+                + "key from AZURE_OPENAI_API_KEY, sent in the api-key header."),
+        OptionSpec(
             "--agent-vad-threshold", .value, "X", section: agent, help: "Server VAD threshold 0...1 (default 0.5)."),
         OptionSpec(
             "--agent-vad-silence-ms", .value, "N", section: agent, help: "Silence that ends a turn (default 500)."),

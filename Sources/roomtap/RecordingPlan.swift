@@ -162,7 +162,9 @@ struct RecordingPlan {
         try checkTrackNames(inputs, options)
         let recordedStart = place(&inputs)
         let description = try readDescription(options)
-        if options.agent != nil { _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment) }
+        if let agent = options.agent {
+            _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
+        }
         let out = options.out
         let missingDirectories = try checkDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }

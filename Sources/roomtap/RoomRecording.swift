@@ -252,7 +252,9 @@ final class RoomRecording: Sendable {
                     recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel))
                 shared.withLock { $0.created.append(transcriptPath) }
                 roomAgent.withLock { $0 = agent }
-                controlHandler.withLock { $0 }?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
+                let handler = controlHandler.withLock { $0 }
+                handler?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
+                agent.tools.setHandler(handler)
                 agent.attach(to: room, humans: room.tracks.filter { !$0.isDerived })
             } catch {
                 abandon(room)

@@ -31,7 +31,9 @@ final class AgentTestRig {
     ) throws {
         let fake = try server ?? FakeRealtimeServer(port: port, expectedKey: Self.key)
         self.server = fake
-        var configuration = RealtimeAgentConfiguration(apiKey: Self.key, url: fake.url, reconnectDelay: { _ in 0.05 })
+        var configuration = RealtimeAgentConfiguration(
+            apiKey: Self.key, url: fake.url, reconnectDelay: { _ in 0.05 }, minimumConnectionInterval: .milliseconds(50)
+        )
         configuration.log = log.sink
         configure(&configuration)
         agent = try RealtimeAgent(configuration: configuration)

@@ -25,6 +25,8 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     case responseCancel
     /// `conversation.item.truncate`: what of an assistant item was really heard.
     case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
+    /// `conversation.item.create`: a `function_call_output` answering the call `callID`.
+    case functionCallOutput(callID: String, output: String)
 
     /// The JSON text of the event (keys sorted, so equal events encode to equal bytes), with
     /// `event_id` when given.
@@ -49,6 +51,11 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             object = [
                 "type": "conversation.item.truncate", "item_id": itemID, "content_index": contentIndex,
                 "audio_end_ms": audioEndMs,
+            ]
+        case .functionCallOutput(let callID, let output):
+            object = [
+                "type": "conversation.item.create",
+                "item": ["type": "function_call_output", "call_id": callID, "output": output],
             ]
         }
         if let eventID { object["event_id"] = eventID }

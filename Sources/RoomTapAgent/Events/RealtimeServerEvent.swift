@@ -21,7 +21,11 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case responseCreated(responseID: String)
     /// `response.done`, with the response's status (completed, cancelled, failed, incomplete) and
     /// its `status_details` as JSON text, if any.
-    case responseDone(responseID: String, status: String, statusDetails: String?)
+    case responseDone(
+        responseID: String, status: String, statusDetails: String?, functionCalls: [RealtimeFunctionCall] = [])
+    /// A `function_call` output item complete with its arguments (`response.output_item.done`, or
+    /// `response.function_call_arguments.done` when it names the function).
+    case functionCall(responseID: String, call: RealtimeFunctionCall)
     /// `response.output_audio.delta`: 24 kHz mono PCM decoded from base64 little-endian bytes.
     case outputAudioDelta(responseID: String, itemID: String, contentIndex: Int, pcm: [Int16])
     /// `response.output_audio.done`.
@@ -77,7 +81,18 @@ public enum RealtimeServerEvent: Sendable, Equatable {
             let r = f.fields("response")
             // Compact JSON text, keys sorted.
             let details = r.object["status_details"].flatMap { $0.isNull ? nil : $0.jsonText }
-            return .responseDone(responseID: r.string("id"), status: r.string("status"), statusDetails: details)
+            let calls = (r.object["output"]?.arrayValue ?? []).compactMap { Self.functionCall(in: $0) }
+            return .responseDone(
+                responseID: r.string("id"), status: r.string("status"), statusDetails: details, functionCalls: calls)
+        case "response.output_item.done":
+            guard let item = f.object["item"], let call = Self.functionCall(in: item) else { return .other(type: type) }
+            return .functionCall(responseID: f.string("response_id"), call: call)
+        case "response.function_call_arguments.done":
+            guard !f.string("name").isEmpty, !f.string("call_id").isEmpty else { return .other(type: type) }
+            return .functionCall(
+                responseID: f.string("response_id"),
+                call: RealtimeFunctionCall(
+                    callID: f.string("call_id"), name: f.string("name"), arguments: f.string("arguments")))
         case "response.output_audio.delta":
             return .outputAudioDelta(
                 responseID: f.string("response_id"), itemID: f.string("item_id"),
@@ -98,6 +113,15 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         default:
             return .other(type: type)
         }
+    }
+
+    /// The call of a `function_call` item (nil for another item, or one without its id or name).
+    static func functionCall(in item: JSONValue) -> RealtimeFunctionCall? {
+        guard let object = item.objectValue, object["type"]?.stringValue == "function_call" else { return nil }
+        let f = Fields(object)
+        guard !f.string("call_id").isEmpty, !f.string("name").isEmpty else { return nil }
+        return RealtimeFunctionCall(
+            callID: f.string("call_id"), name: f.string("name"), arguments: f.string("arguments"))
     }
 
     /// Little-endian PCM16 from base64 (an odd trailing byte is dropped; invalid base64 gives none).

@@ -25,6 +25,9 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
     /// Whether server VAD cancels the reply itself when someone starts talking (the service's
     /// default). When false the agent sends `response.cancel` on a barge-in.
     public var interruptResponse: Bool = true
+    /// Function tools the model may call (`session.tools`, with `tool_choice` `auto`); none: no
+    /// `tools` field.
+    public var tools: [RealtimeTool] = []
 
     /// Settings with the documented defaults.
     public init(
@@ -61,6 +64,10 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
             "audio": ["input": input, "output": ["format": format, "voice": voice] as [String: Any]] as [String: Any],
         ]
         if !instructions.isEmpty { session["instructions"] = instructions }
+        if !tools.isEmpty {
+            session["tools"] = tools.map { $0.object() }
+            session["tool_choice"] = "auto"
+        }
         return session
     }
 }

@@ -11,6 +11,8 @@ enum AgentAction {
     case transcript(PendingTranscriptLine)
     /// Close a connection (1000).
     case close(RealtimeConnection)
+    /// Run a tool for a call of session `generation` (on the tools thread).
+    case runTool(RealtimeFunctionCall, generation: Int)
 }
 
 /// A line of transcript.jsonl, decided under the lock and written after.

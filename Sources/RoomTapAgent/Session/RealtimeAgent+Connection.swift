@@ -2,17 +2,25 @@ import Foundation
 import RoomTapSync
 
 /// The connection lifecycle (the supervisor thread, `roomtap.agent`): connect, back off, stop on
-/// what will not heal, and replace a session before the service ends it.
+/// what will not heal, and replace a session before the service ends it. No path opens
+/// connections faster than a bounded rate.
 ///
 /// - A refused key (HTTP 401/403) ends the agent at once; another 4xx but 408/429 after one more
-///   try; 408, 429, 5xx and network failures back off (0.5 s doubling to 30 s by default).
+///   try; 408, 429, 5xx and network failures back off (``RealtimeAgentConfiguration/
+///   reconnectDelay``: 0.5 s doubling to 30 s, with jitter).
+/// - Every attempt (reconnect or rollover) waits at least ``RealtimeAgentConfiguration/
+///   minimumConnectionInterval`` after the one before.
 /// - A session is replaced before it expires (a rollover): from ``RealtimeAgentConfiguration/
-///   sessionLifetime`` after it opened, or ``RealtimeAgentConfiguration/rolloverLead`` before its
-///   `expires_at`, at the first quiet moment (no reply in progress or playing, nobody talking), a
-///   new session is opened and set up (`session.update`, the recent context as one system item);
-///   then the heard audio moves to it, and the old one closes a few seconds later (its last
-///   transcriptions still count). No audio and no reply is lost.
-/// - `session_expired` or a close 1001 is "roll over now": a new session at once, no backoff.
+///   sessionLifetime`` after it opened, or a lead before its `expires_at` that is a share of its
+///   life (``RealtimeAgentConfiguration/rolloverLead(life:lead:share:)``: min(5 min, 10 %)), at
+///   the first quiet moment (no reply in progress or playing, nobody talking), a new session is
+///   opened and set up (`session.update`, the recent context as one system item); then the heard
+///   audio moves to it, and the old one closes a few seconds later (its last transcriptions still
+///   count). No audio and no reply is lost.
+/// - `session_expired` or a close 1001 is "roll over now": a new session at once (the floor
+///   aside). A session the server ends at once (``RealtimeAgentConfiguration/quickSessionEnd``)
+///   a second time in a row is followed by backoff, whatever the code; after
+///   ``RealtimeAgentConfiguration/maxQuickSessionEnds`` in a row the agent stops with one line.
 extension RealtimeAgent {
     /// How a session ended.
     private enum Ending {
@@ -27,18 +35,23 @@ extension RealtimeAgent {
         var everConnected = false
         var delay = 0.0
         var rollingOver = false
+        var lastAttempt: ContinuousClock.Instant?
+        var quickEnds = 0
         supervising: while true {
             if state.withLock({ $0.stopRequested || $0.fatal }) { break }
             if attempt > 0 && !rollingOver {
                 state.withLock { $0.status = .reconnecting }
-                _ = wake.wait(timeout: .now() + delay)
-                if state.withLock({ $0.stopRequested || $0.fatal }) { break }
+                if !sleep(until: ContinuousClock.now + .milliseconds(Int(max(0, delay) * 1000))) { break }
             }
+            // The floor between attempts, whatever led here.
+            if let lastAttempt, !sleep(until: lastAttempt + configuration.minimumConnectionInterval) { break }
+            lastAttempt = ContinuousClock.now
             let (generation, connection, life) = makeConnection()
             let cancelled = state.withLock { s -> Bool in
                 s.status = everConnected || attempt > 0 ? .reconnecting : .connecting
                 s.generation = generation
                 s.connecting = connection
+                s.openingExpiresAt = nil
                 return s.stopRequested
             }
             if cancelled { break }
@@ -50,8 +63,8 @@ extension RealtimeAgent {
                 switch error {
                 case .unauthorized(let status):
                     fail(
-                        "the Realtime server refused the API key (HTTP \(status)): check OPENAI_API_KEY; the agent "
-                            + "is off, the recording goes on")
+                        "the Realtime server refused the API key (HTTP \(status)): check \(configuration.keyName); "
+                            + "the agent is off, the recording goes on")
                     break supervising
                 case .rejected(let status, let text):
                     if rejectedOnce {
@@ -83,33 +96,60 @@ extension RealtimeAgent {
             }
             everConnected = true
             rollingOver = false
-            let openedAt = ContinuousClock.now
             perform(state.withLock { s in opened(connection, &s) })
             // After rollovers the session in use is another connection than the one opened here.
             let (ending, current, currentLife) = watch(connection, life)
-            switch ending {
-            case .stop:
+            if case .stop = ending {
                 current.close(code: 1000)
                 _ = currentLife.wait(seconds: 1)
                 break supervising
+            }
+            let (lived, quick) = state.withLock { s -> (Duration, Bool) in
+                let lived = ContinuousClock.now - s.sessionOpenedAt
+                let limit =
+                    s.sessionLife.map { min(configuration.quickSessionEnd, $0 / 2) } ?? configuration.quickSessionEnd
+                return (lived, lived < limit)
+            }
+            let how: String
+            switch ending {
+            case .stop: break supervising
             case .expired:
                 current.close(code: 1000)
-                retire()
-                rollingOver = true
-                attempt = 0
+                how = "session_expired"
             case .closed(let code, let reason):
-                retire()
-                if code == 1001 {
-                    rollingOver = true
-                    attempt = 0
-                    configuration.log("the session ended (1001 \(reason)); moving to a new one")
-                    continue supervising
-                }
-                configuration.log("connection closed (\(code)\(reason.isEmpty ? "" : " \(reason)")); reconnecting")
-                // A session that lasted restarts the backoff; one closed at once keeps growing it.
-                attempt = ContinuousClock.now - openedAt > .seconds(30) ? 1 : attempt + 1
+                how = "\(code)\(reason.isEmpty ? "" : " \(reason)")"
+            }
+            retire()
+            quickEnds = quick ? quickEnds + 1 : 0
+            if quickEnds >= configuration.maxQuickSessionEnds {
+                fail(
+                    "the Realtime server ended \(quickEnds) sessions in a row right after they opened (last: \(how) "
+                        + "after \(Self.seconds(lived))): check --agent-url, the account and the service's status; "
+                        + "the agent is off, the recording goes on")
+                break supervising
+            }
+            if quickEnds >= 2 {
+                // Ended at once again: never straight back, and (above) not forever.
+                attempt = quickEnds - 1
+                rollingOver = false
                 retries.add(1, ordering: .relaxed)
                 delay = configuration.reconnectDelay(attempt)
+                let line =
+                    "the server ended the session after \(Self.seconds(lived)) (\(how)), \(quickEnds) in a row; "
+                    + "reconnecting in " + String(format: "%.1f s", delay)
+                state.withLock { $0.lastError = line }
+                configuration.log(line)
+                continue supervising
+            }
+            if case .closed(let code, _) = ending, code != 1001 {
+                configuration.log("connection closed (\(how)); reconnecting")
+                attempt = 1
+                retries.add(1, ordering: .relaxed)
+                delay = configuration.reconnectDelay(attempt)
+            } else {
+                if case .closed = ending { configuration.log("the session ended (\(how)); moving to a new one") }
+                rollingOver = true
+                attempt = 0
             }
         }
         let leftovers = state.withLock { s -> [RealtimeConnection] in
@@ -121,6 +161,22 @@ extension RealtimeAgent {
         for c in leftovers { c.close(code: 1000) }
     }
 
+    /// Waits until `deadline` (the supervisor's backoff and floor); false when the agent is to
+    /// stop meanwhile. Supervisor thread.
+    private func sleep(until deadline: ContinuousClock.Instant) -> Bool {
+        while true {
+            if state.withLock({ $0.stopRequested || $0.fatal }) { return false }
+            let now = ContinuousClock.now
+            guard now < deadline else { return true }
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(deadline - now, .seconds(1)).nanosecondsClamped)))
+        }
+    }
+
+    /// `0.12 s`.
+    static func seconds(_ d: Duration) -> String {
+        String(format: "%.2f s", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+    }
+
     /// A connection whose events go to ``handle(_:generation:)`` under a generation number of
     /// its own (current once the supervisor makes it so).
     private func makeConnection() -> (Int, RealtimeConnection, ConnectionLife) {
@@ -130,7 +186,7 @@ extension RealtimeAgent {
         }
         let life = ConnectionLife()
         let connection = RealtimeConnection(
-            url: configuration.url, apiKey: configuration.apiKey,
+            url: configuration.url, apiKey: configuration.apiKey, authentication: configuration.authentication,
             onText: { [weak self] text in self?.handle(text, generation: generation) },
             onClose: { [weak self] code, reason in
                 life.close(code: code, reason: reason)
@@ -149,7 +205,11 @@ extension RealtimeAgent {
         s.turns.reset()
         s.rollNow = false
         s.previous = nil
+        s.sessionOpenedAt = ContinuousClock.now
+        s.sessionLife = nil
         s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+        if let expiresAt = s.openingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
+        s.openingExpiresAt = nil
         connected.store(true, ordering: .releasing)
         return setUp(connection, &s) + releaseSay(&s)
     }
@@ -166,14 +226,18 @@ extension RealtimeAgent {
         return actions
     }
 
-    /// Brings the rollover forward to ``RealtimeAgentConfiguration/rolloverLead`` before the
-    /// session's `expires_at` (Unix seconds).
+    /// Brings the rollover forward to a lead before the session's `expires_at` (Unix seconds):
+    /// the smaller of ``RealtimeAgentConfiguration/rolloverLead`` and
+    /// ``RealtimeAgentConfiguration/rolloverShare`` of the session's life, and never sooner than
+    /// ``RealtimeAgentConfiguration/minimumConnectionInterval`` after it opened.
     func planRollover(expiresAt: Int, _ s: inout State) {
+        let now = ContinuousClock.now
         let left = Double(expiresAt) - Date().timeIntervalSince1970
-        let lead =
-            Double(configuration.rolloverLead.components.seconds)
-            + Double(configuration.rolloverLead.components.attoseconds) / 1e18
-        let at = ContinuousClock.now + .milliseconds(Int(max(0, left - lead) * 1000))
+        let life = now - s.sessionOpenedAt + .milliseconds(Int(max(0, left) * 1000))
+        s.sessionLife = life
+        let lead = RealtimeAgentConfiguration.rolloverLead(
+            life: life, lead: configuration.rolloverLead, share: configuration.rolloverShare)
+        let at = max(s.sessionOpenedAt + life - lead, s.sessionOpenedAt + configuration.minimumConnectionInterval)
         s.rolloverAt = min(s.rolloverAt ?? at, at)
     }
 
@@ -259,6 +323,8 @@ extension RealtimeAgent {
                 s.incoming = nil
                 s.clock = SessionClock()
                 s.turns.reset()
+                s.sessionOpenedAt = ContinuousClock.now
+                s.sessionLife = nil
                 s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
                 if let expiresAt = s.incomingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
                 s.incomingExpiresAt = nil
@@ -315,5 +381,15 @@ final class ConnectionLife: Sendable {
     func wait(seconds: Double) -> Bool {
         if isClosed { return true }
         return done.wait(timeout: .now() + seconds) == .success
+    }
+}
+
+extension Duration {
+    /// Nanoseconds, 0 for a negative duration.
+    var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        guard seconds < 1_000_000_000 else { return UInt64.max / 2 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }

@@ -39,6 +39,8 @@ extension RealtimeAgent {
         case .sessionCreated(let expiresAt):
             if incoming {
                 s.incomingExpiresAt = expiresAt
+            } else if current, s.connecting != nil {
+                s.openingExpiresAt = expiresAt  // the greeting came before the supervisor took the session up
             } else if current, let expiresAt {
                 planRollover(expiresAt: expiresAt, &s)
             }
@@ -65,8 +67,12 @@ extension RealtimeAgent {
             responses.add(1, ordering: .relaxed)
             s.turns.created(id)
             return []
-        case .responseDone(let id, let status, let details):
+        case .functionCall(_, let call):
             guard current else { return [] }
+            return takeUp([call], generation: generation, &s)
+        case .responseDone(let id, let status, let details, let calls):
+            guard current else { return [] }
+            let tools = takeUp(calls, generation: generation, &s)
             responsesDone.add(1, ordering: .relaxed)
             s.turns.done(id)
             s.transcript.responseDone(id)
@@ -92,7 +98,7 @@ extension RealtimeAgent {
                 }
                 actions.append(.log(line))
             }
-            return actions + releaseSay(&s)
+            return tools + actions + releaseSay(&s)
         case .outputAudioDelta(let responseID, let itemID, let contentIndex, let pcm):
             guard current, !s.turns.isCancelled(responseID) else { return [] }
             receiveAudio(responseID: responseID, itemID: itemID, contentIndex: contentIndex, pcm: pcm, &s)

@@ -58,12 +58,18 @@ public final class RealtimeAgent: @unchecked Sendable {
         var incoming: (generation: Int, connection: RealtimeConnection)?
         var incomingReady = false
         var incomingExpiresAt: Int?
+        /// The `expires_at` of the session being opened, when its greeting came before it was taken up.
+        var openingExpiresAt: Int?
         /// The session being retired by a rollover: its late transcriptions still count.
         var previous: (generation: Int, clock: SessionClock)?
         /// The server said the session ends now (`session_expired`).
         var rollNow = false
         /// When to look for a quiet moment to replace the session.
         var rolloverAt: ContinuousClock.Instant?
+        /// When the session in use opened (or was moved to), and its life from then to its
+        /// `expires_at` when the server gave one.
+        var sessionOpenedAt = ContinuousClock.now
+        var sessionLife: Duration?
         var clock = SessionClock()
         var turns = ResponseTurns()
         var transcript: TranscriptAttribution
@@ -72,6 +78,8 @@ public final class RealtimeAgent: @unchecked Sendable {
         var voiceInput: Int64 = 0
         /// `event_id`s of the `session.update`s sent (to tell their errors apart).
         var sessionUpdateIDs: [String] = []
+        /// The `call_id`s of function calls taken up (a call is seen in several events).
+        var handledCalls: Set<String> = []
         /// The mix-minus track the agent hears, once `attach(to:hearing:...)` made it.
         var hearing: AudioTrack?
 
@@ -94,7 +102,11 @@ public final class RealtimeAgent: @unchecked Sendable {
     let errors = Atomic<Int>(0)
     let transcriptionFailures = Atomic<Int>(0)
     let textReplies = Atomic<Int>(0)
+    let toolCalls = Atomic<Int>(0)
+    let toolErrors = Atomic<Int>(0)
     let state: Locked<State>
+    /// Runs tools off the session's threads, side by side (a slow user tool holds up no other).
+    let toolQueue = DispatchQueue(label: "roomtap.agent.tools", attributes: .concurrent)
     let upsampler: Resampler  // under `state`'s lock
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -126,7 +138,7 @@ public final class RealtimeAgent: @unchecked Sendable {
         }
         guard first else { return }
         guard !configuration.apiKey.isEmpty else {
-            fail("no API key: set OPENAI_API_KEY to use the agent; the room records without it")
+            fail("no API key: set \(configuration.keyName) to use the agent; the room records without it")
             finished.signal()
             return
         }
@@ -207,7 +219,8 @@ public final class RealtimeAgent: @unchecked Sendable {
             bargeIns: bargeIns.load(ordering: .relaxed), reconnects: reconnects.load(ordering: .relaxed),
             rollovers: rollovers.load(ordering: .relaxed), errors: errors.load(ordering: .relaxed),
             transcriptionFailures: transcriptionFailures.load(ordering: .relaxed),
-            textReplies: textReplies.load(ordering: .relaxed), voiceSamples: voice.writePosition,
+            textReplies: textReplies.load(ordering: .relaxed), toolCalls: toolCalls.load(ordering: .relaxed),
+            toolErrors: toolErrors.load(ordering: .relaxed), voiceSamples: voice.writePosition,
             voiceOverflowSamples: voice.overflowSamples, listenDroppedFrames: listenSink.droppedFrames)
     }
 
@@ -273,6 +286,7 @@ public final class RealtimeAgent: @unchecked Sendable {
                     startSample: line.start, endSample: line.end, speaker: line.speaker, text: line.text,
                     interrupted: line.interrupted)
             case .close(let c): c.close(code: 1000)
+            case .runTool(let call, let generation): runTool(call, generation: generation)
             }
         }
     }

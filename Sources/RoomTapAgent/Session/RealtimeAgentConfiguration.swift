@@ -11,8 +11,14 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     /// The WebSocket URL (`wss://` or `ws://`, e.g. a local test server), always with the
     /// session's `model=` (the one place the model is given).
     public var url: String
-    /// The API key (or an ephemeral client secret), sent only as `Authorization: Bearer`.
+    /// The API key, sent only in the header ``authentication`` says, never in a URL.
     public var apiKey: String
+    /// How the key is sent: `Authorization: Bearer` (OpenAI) or `api-key` (Azure OpenAI). Default:
+    /// ``RealtimeAuthentication/forURL(_:)`` of ``url``.
+    public var authentication: RealtimeAuthentication
+    /// Where the user set the key, named in the line that says it was refused
+    /// (`OPENAI_API_KEY`, `AZURE_OPENAI_API_KEY`).
+    public var keyName: String
     /// What `session.update` asks for.
     public var session: RealtimeSessionSettings
     /// Audio per `input_audio_buffer.append`, in milliseconds (clamped to 20–100).
@@ -23,15 +29,37 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public var voiceBufferSeconds: Int
     /// Recent transcript lines replayed as context after a reconnect.
     public var contextLines: Int
-    /// Seconds to wait before reconnect attempt `n` (1, 2, …): default 0.5 s doubling to 30 s.
+    /// Seconds to wait before reconnect attempt `n` (1, 2, …): default ``jitteredBackoff(_:)``
+    /// (0.5 s doubling to 30 s, each drawn from its upper half so agents that lost the service
+    /// together do not come back in step).
     public var reconnectDelay: @Sendable (_ attempt: Int) -> Double
     /// How long a session may last before the agent replaces it (the service ends sessions at 60
     /// minutes; default 55). A session's `expires_at`, when given, brings it forward to
     /// ``rolloverLead`` before that.
     public var sessionLifetime: Duration
-    /// How long before a session's `expires_at` the agent starts looking for a quiet moment to
-    /// move to a new session (default 5 minutes).
+    /// The most a rollover is planned before a session's `expires_at` (default 5 minutes). The
+    /// lead is never more than ``rolloverShare`` of the session's life: a session that lives 5 s
+    /// is replaced 0.5 s before its end, not at once.
     public var rolloverLead: Duration
+    /// The share of a session's life (from its opening to its `expires_at`) that the rollover
+    /// may take as its lead, 0...0.5 (default 0.1).
+    public var rolloverShare: Double
+    /// The floor between two connection attempts (reconnects and rollovers alike): no code path
+    /// opens connections faster (default 1 s). A rollover is never planned sooner than this after
+    /// a session opened.
+    public var minimumConnectionInterval: Duration
+    /// A session that ends (closed by the server, or `session_expired`) within this long of
+    /// opening, or within half the life its `expires_at` gave it, ended "at once" (default 10 s).
+    /// It is followed by backoff, never by an immediate new session.
+    public var quickSessionEnd: Duration
+    /// After this many sessions in a row ended at once, the agent stops with one line (default
+    /// 5): a server that keeps closing is not retried forever.
+    public var maxQuickSessionEnds: Int
+    /// Runs the model's function calls (the tools are ``RealtimeSessionSettings/tools``), on the
+    /// agent's tools queue (`roomtap.agent.tools`), calls side by side: it may block (a user tool's
+    /// command) but should bound its time. Its output goes back as a `function_call_output`, then
+    /// one `response.create` when it is the model's turn. Nil: every call gets an error result.
+    public var toolRunner: (@Sendable (RealtimeFunctionCall) -> RealtimeToolResult)?
     /// Where transcript lines go (nil: none). The agent writes, the caller closes.
     public var transcript: TranscriptWriter?
     /// Log lines (one line each, no key, no audio); default standard error.
@@ -43,11 +71,15 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public init(
         apiKey: String, url: String? = nil, session: RealtimeSessionSettings = RealtimeSessionSettings(),
         chunkMilliseconds: Int = 40, listening: Bool = true, voiceBufferSeconds: Int = 300, contextLines: Int = 20,
-        reconnectDelay: @escaping @Sendable (Int) -> Double = { min(30, 0.5 * Double(1 << min(max($0 - 1, 0), 6))) },
+        reconnectDelay: @escaping @Sendable (Int) -> Double = Self.jitteredBackoff,
         sessionLifetime: Duration = .seconds(55 * 60), rolloverLead: Duration = .seconds(5 * 60),
+        rolloverShare: Double = 0.1, minimumConnectionInterval: Duration = .seconds(1),
+        quickSessionEnd: Duration = .seconds(10), maxQuickSessionEnds: Int = 5,
         transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
     ) {
         self.apiKey = apiKey
+        self.authentication = .bearer
+        self.keyName = "OPENAI_API_KEY"
         var session = session
         if let url {
             if let model = Self.model(inURL: url) {
@@ -62,8 +94,14 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
             self.url = Self.defaultURL(model: session.model ?? "gpt-realtime")
         }
         self.session = session
+        authentication = RealtimeAuthentication.forURL(self.url)
+        if authentication == .azureAPIKey { keyName = "AZURE_OPENAI_API_KEY" }
         self.sessionLifetime = sessionLifetime
         self.rolloverLead = rolloverLead
+        self.rolloverShare = max(0, min(0.5, rolloverShare))
+        self.minimumConnectionInterval = max(.zero, minimumConnectionInterval)
+        self.quickSessionEnd = quickSessionEnd
+        self.maxQuickSessionEnds = max(1, maxQuickSessionEnds)
         self.chunkMilliseconds = max(20, min(100, chunkMilliseconds))
         self.listening = listening
         self.voiceBufferSeconds = voiceBufferSeconds
@@ -74,7 +112,37 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "agent url=\(url) model=\(session.model ?? "-") voice=\(session.voice) key=\(apiKey.isEmpty ? "none" : "<redacted>")"
+        "agent url=\(url) model=\(session.model ?? "-") voice=\(session.voice) key=\(apiKey.isEmpty ? "none" : "<redacted>") auth=\(authentication.rawValue)"
+    }
+}
+
+/// How an agent authenticates to its Realtime endpoint (the key itself is in
+/// ``RealtimeAgentConfiguration/apiKey``, never in the URL).
+///
+/// Thread: a value.
+public enum RealtimeAuthentication: String, Sendable, Equatable, Codable {
+    /// `Authorization: Bearer <key>` (OpenAI; an Azure Entra token too).
+    case bearer
+    /// `api-key: <key>` (an Azure OpenAI resource key).
+    case azureAPIKey = "api-key"
+
+    /// `azureAPIKey` for a host under `openai.azure.com`, else `bearer`.
+    public static func forURL(_ url: String) -> RealtimeAuthentication {
+        isAzureHost(url) ? .azureAPIKey : .bearer
+    }
+
+    /// True when `url`'s host is an Azure OpenAI resource (`*.openai.azure.com`).
+    public static func isAzureHost(_ url: String) -> Bool {
+        guard let host = URLComponents(string: url)?.host?.lowercased() else { return false }
+        return host.hasSuffix(".openai.azure.com")
+    }
+
+    /// The upgrade request's header for `key`: (name, value).
+    public func header(key: String) -> (name: String, value: String) {
+        switch self {
+        case .bearer: ("Authorization", "Bearer \(key)")
+        case .azureAPIKey: ("api-key", key)
+        }
     }
 }
 
@@ -87,6 +155,20 @@ extension RealtimeAgentConfiguration {
             return value.removingPercentEncoding ?? value
         }
         return nil
+    }
+
+    /// The default ``reconnectDelay``: attempt `n` waits 0.5 s × 2^(n-1), at most 30 s, times a
+    /// random factor in 0.5...1 (jitter). Seconds.
+    public static let jitteredBackoff: @Sendable (Int) -> Double = { attempt in
+        let base = min(30, 0.5 * Double(1 << min(max(attempt - 1, 0), 6)))
+        return base * Double.random(in: 0.5...1)
+    }
+
+    /// The rollover lead of a session that lives `life` (from opening to `expires_at`): the
+    /// smaller of `lead` and `share` of `life`, never negative.
+    public static func rolloverLead(life: Duration, lead: Duration, share: Double) -> Duration {
+        guard life > .zero else { return .zero }
+        return min(lead, life * share)
     }
 
     /// Writes a line to standard error (the default ``log``).

@@ -38,6 +38,11 @@ public struct RealtimeAgentStatistics: Sendable, Codable, Equatable {
     public var transcriptionFailures: Int
     /// Replies that came as text instead of speech (logged, written to the transcript, not spoken).
     public var textReplies: Int
+    /// Function calls the model made that were run (built-in room tools and user tools).
+    public var toolCalls: Int
+    /// Of those, the ones whose result was an error (unknown tool or track, bad arguments, a
+    /// command that failed or timed out).
+    public var toolErrors: Int
     /// Reply audio queued on the voice track, in 48 kHz samples.
     public var voiceSamples: Int64
     /// Reply audio dropped because the voice buffer was full, in 48 kHz samples.

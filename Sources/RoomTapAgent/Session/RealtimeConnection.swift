@@ -1,7 +1,7 @@
 import RoomTapWebSocket
 
-/// The agent's one use of the WebSocket client: a connection to a Realtime endpoint with the
-/// `Authorization: Bearer` header, text events in, text events out.
+/// The agent's one use of the WebSocket client: a connection to a Realtime endpoint with the key
+/// in its header (`Authorization: Bearer`, or Azure's `api-key`), text events in, text events out.
 ///
 /// Thread: `connect`, `send` and `close` from any thread; the callbacks on the client's thread.
 final class RealtimeConnection: Sendable {
@@ -20,11 +20,13 @@ final class RealtimeConnection: Sendable {
     private let client: WebSocketClient
 
     init(
-        url: String, apiKey: String, onText: @escaping @Sendable (String) -> Void,
+        url: String, apiKey: String, authentication: RealtimeAuthentication,
+        onText: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable (_ code: Int, _ reason: String) -> Void
     ) {
+        let header = authentication.header(key: apiKey)
         let configuration = WebSocketConfiguration(
-            url: url, headers: [WebSocketHeader(name: "Authorization", value: "Bearer \(apiKey)")])
+            url: url, headers: [WebSocketHeader(name: header.name, value: header.value)])
         client = WebSocketClient(configuration: configuration) { event in
             switch event {
             case .text(let text): onText(text)

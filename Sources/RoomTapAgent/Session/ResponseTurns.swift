@@ -15,6 +15,9 @@ struct ResponseTurns {
         var text: String
         /// Its `conversation.item.create` went out already (only the `response.create` is left).
         var itemCreated = false
+        /// The response after tool results (their `function_call_output` items are out): it
+        /// belongs to its session and is dropped at a new one.
+        var toolFollowUp = false
     }
 
     /// A response is in progress (asked for or created, not yet done).
@@ -35,7 +38,7 @@ struct ResponseTurns {
         currentID = ""
         humanTalking = false
         cancelled = []
-        pending = pending.map { Say(text: $0.text) }
+        pending = pending.filter { !$0.toolFollowUp }.map { Say(text: $0.text) }
         requests = []
     }
 
@@ -43,6 +46,12 @@ struct ResponseTurns {
     var waiting: Int { pending.count }
 
     mutating func queue(_ text: String) { pending.append(Say(text: text)) }
+
+    /// Asks for one response after tool results (one for all the results still waiting for it).
+    mutating func queueToolFollowUp() {
+        guard !pending.contains(where: \.toolFollowUp) else { return }
+        pending.append(Say(text: "", itemCreated: true, toolFollowUp: true))
+    }
 
     /// The next say when it is its turn (and marks a response in progress), else nil.
     mutating func nextSay() -> Say? {
@@ -54,7 +63,7 @@ struct ResponseTurns {
 
     /// `say`'s `response.create` went out with `eventID`.
     mutating func sent(_ say: Say, createEventID eventID: String) {
-        requests.append((eventID, Say(text: say.text, itemCreated: true)))
+        requests.append((eventID, Say(text: say.text, itemCreated: true, toolFollowUp: say.toolFollowUp)))
         if requests.count > 16 { requests.removeFirst(requests.count - 16) }
     }
 

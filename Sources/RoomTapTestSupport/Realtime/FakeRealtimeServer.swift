@@ -61,6 +61,7 @@ public final class FakeRealtimeServer: Sendable {
         var events: [ClientEvent] = []
         var audio: [[Int16]] = []
         var connections: [WebSocketTestConnection] = []
+        var connectionTimes: [ContinuousClock.Instant] = []
         var sessions: [FakeRealtimeSession] = []
         var nextResponse = 0
         var failures: [String] = []
@@ -74,19 +75,26 @@ public final class FakeRealtimeServer: Sendable {
     let autoReply: [Int16]?
     private let maxSessionDuration: Duration?
     private let sendsExpiryError: Bool
+    private let closesAtOnce: (code: UInt16, reason: String)?
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
-    /// `Authorization` is not `Bearer <expectedKey>`; `maxSessionDuration` ends each session
+    /// `Authorization` is not `Bearer <expectedKey>`; `expectedAzureKey` (Azure OpenAI) refuses
+    /// (401) one whose `api-key` header is not that key or that has an `Authorization`;
+    /// `maxSessionDuration` ends each session
     /// after that long (`session_expired` first unless `sendsExpiryError` is false, then close
-    /// 1001).
+    /// 1001); `closesAtOnce` closes every connection with that code right after its
+    /// `session.created` (a server in trouble, or one that ends every session at once).
     public init(
-        port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, autoReply: [Int16]? = nil,
-        maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true
+        port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, expectedAzureKey: String? = nil,
+        autoReply: [Int16]? = nil,
+        maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
+        closesAtOnce: (code: UInt16, reason: String)? = nil
     ) throws {
         self.autoReply = autoReply
         self.maxSessionDuration = maxSessionDuration
         self.sendsExpiryError = sendsExpiryError
+        self.closesAtOnce = closesAtOnce
         let refusals = self.refusals
         var options = WebSocketTestServer.Options()
         let refusal =
@@ -100,6 +108,15 @@ public final class FakeRealtimeServer: Sendable {
                 return (status, #"{"error":{"type":"server_error","code":null,"message":"HTTP \#(status)"}}"#)
             }
             if let expectedKey, request.header("Authorization") != "Bearer \(expectedKey)" { return (401, refusal) }
+            // Azure OpenAI: the resource key in `api-key`; a Bearer beside it is not what was asked for.
+            if let expectedAzureKey,
+                request.header("api-key") != expectedAzureKey || request.header("Authorization") != nil
+            {
+                return (
+                    401,
+                    #"{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint."}}"#
+                )
+            }
             return nil
         }
         let box = Locked<FakeRealtimeServer?>(nil)
@@ -124,6 +141,9 @@ public final class FakeRealtimeServer: Sendable {
 
     /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
     public var connections: [WebSocketTestConnection] { record.snapshot(\.connections) }
+
+    /// When each connection was accepted, in order.
+    public var connectionTimes: [ContinuousClock.Instant] { record.snapshot(\.connectionTimes) }
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
@@ -222,6 +242,54 @@ public final class FakeRealtimeServer: Sendable {
         if replies, let autoReply { reply(pcm: autoReply, itemID: "item_auto_\(audioEndMs)", transcript: "auto reply") }
     }
 
+    /// A response in which the model calls the function `name` with `arguments` (JSON text), as
+    /// the service streams one: `response.created`, `response.output_item.added` (a
+    /// `function_call` item), `response.function_call_arguments.delta`/`.done`,
+    /// `response.output_item.done`, `response.done` with the item in its `output`. The function
+    /// must be one of the session's tools. Returns false when it is not or a response is active.
+    @discardableResult
+    public func functionCall(name: String, arguments: String, callID: String) -> Bool {
+        guard let c = connection(nil) else { return false }
+        let started = record.withLock { r -> (FakeRealtimeResponse, String, [String], Int)? in
+            guard let i = r.connections.firstIndex(where: { $0 === c }), r.sessions[i].active == nil,
+                r.sessions[i].tools.contains(name)
+            else { return nil }
+            r.nextResponse += 1
+            let response = FakeRealtimeResponse(id: "resp_\(r.nextResponse)")
+            r.sessions[i].active = response
+            r.sessions[i].calls.insert(callID)
+            let itemID = r.sessions[i].itemID()
+            r.sessions[i].items.insert(itemID)
+            return (response, itemID, (0..<5).map { _ in r.sessions[i].eventID() }, i)
+        }
+        guard let (response, itemID, ids, session) = started else { return false }
+        var item: [String: Any] = [
+            "id": itemID, "type": "function_call", "status": "in_progress", "call_id": callID, "name": name,
+            "arguments": "",
+        ]
+        let at: [String: Any] = ["response_id": response.id, "item_id": itemID, "output_index": 0, "call_id": callID]
+        Self.send(Self.responseCreated(response, ids[0]), on: c)
+        Self.send(
+            ["type": "response.output_item.added", "response_id": response.id, "output_index": 0, "item": item], on: c)
+        Self.send(at.merging(["type": "response.function_call_arguments.delta", "delta": arguments]) { $1 }, on: c)
+        Self.send(at.merging(["type": "response.function_call_arguments.done", "arguments": arguments]) { $1 }, on: c)
+        item["status"] = "completed"
+        item["arguments"] = arguments
+        Self.send(
+            ["type": "response.output_item.done", "response_id": response.id, "output_index": 0, "item": item], on: c)
+        _ = response.finish()
+        record.withLock { r in
+            if r.sessions[session].active === response { r.sessions[session].active = nil }
+        }
+        var done = Self.responseDone(response, "completed", ids[1])
+        if var body = done["response"] as? [String: Any] {
+            body["output"] = [item]
+            done["response"] = body
+        }
+        Self.send(done, on: c)
+        return true
+    }
+
     /// `conversation.item.input_audio_transcription.completed`.
     public func transcriptionCompleted(itemID: String, transcript: String) {
         send(object: [
@@ -281,10 +349,13 @@ public final class FakeRealtimeServer: Sendable {
         let model = query?.first { $0.name == "model" }?.value ?? "gpt-realtime"
         let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
+            r.connectionTimes.append(.now)
             r.audio.append([])
             r.sessions.append(FakeRealtimeSession(model: model))
             let i = r.sessions.count - 1
-            let expiresAt = maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
+            let expiresAt =
+                maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
+                ?? (closesAtOnce != nil ? Int(Date().timeIntervalSince1970) + 3_600 : nil)
             return (
                 Self.text([
                     "type": "session.created", "event_id": r.sessions[i].eventID(),
@@ -299,6 +370,10 @@ public final class FakeRealtimeServer: Sendable {
             return
         }
         connection.send(text: greeting)
+        if let closesAtOnce {
+            connection.sendClose(code: closesAtOnce.code, reason: closesAtOnce.reason)
+            return
+        }
         if let maxSessionDuration {
             let sendsError = sendsExpiryError
             let thread = Thread {
@@ -380,6 +455,34 @@ public final class FakeRealtimeServer: Sendable {
             return ([["type": "input_audio_buffer.cleared", "event_id": r.sessions[i].eventID()]], nil)
         case "conversation.item.create":
             guard let item = object["item"] as? [String: Any] else { return error(.missing("item")) }
+            if item["type"] as? String == "function_call_output" {
+                guard let callID = item["call_id"] as? String else { return error(.missing("item.call_id")) }
+                guard item["output"] is String else {
+                    return error(.invalid("item.output", "Invalid type for 'item.output': expected a string."))
+                }
+                guard r.sessions[i].calls.contains(callID) else {
+                    return error(.invalid("item.call_id", "Tool call ID '\(callID)' not found in conversation."))
+                }
+                guard !r.sessions[i].answeredCalls.contains(callID) else {
+                    return error(.invalid("item.call_id", "Tool call ID '\(callID)' already has an output."))
+                }
+                r.sessions[i].answeredCalls.insert(callID)
+                var added = item
+                added["id"] = r.sessions[i].itemID()
+                added["status"] = "completed"
+                return (
+                    [
+                        [
+                            "type": "conversation.item.added", "event_id": r.sessions[i].eventID(),
+                            "previous_item_id": NSNull(), "item": added,
+                        ],
+                        [
+                            "type": "conversation.item.done", "event_id": r.sessions[i].eventID(),
+                            "previous_item_id": NSNull(), "item": added,
+                        ],
+                    ], nil
+                )
+            }
             guard item["type"] as? String == "message", let role = item["role"] as? String,
                 let content = item["content"] as? [[String: Any]], !content.isEmpty
             else { return error(.invalid("item", "Invalid item: a message needs a role and content.")) }

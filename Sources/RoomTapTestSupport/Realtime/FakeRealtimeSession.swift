@@ -29,6 +29,11 @@ struct FakeRealtimeSession {
     var assistantAudioMs: [String: Int] = [:]
     /// Every item id the session knows (user, system and assistant).
     var items: Set<String> = []
+    /// The function tools the session has (`session.tools`), by name.
+    var tools: [String] = []
+    /// The `call_id`s of the function calls the model made, and those answered.
+    var calls: Set<String> = []
+    var answeredCalls: Set<String> = []
     var nextItem = 0
     /// Server event ids.
     var nextEvent = 0
@@ -54,7 +59,64 @@ struct FakeRealtimeSession {
             return .invalid(
                 "session.type", "Invalid value: '\(type)'. Supported values are: 'realtime' and 'transcription'.")
         }
+        // A GA session takes these fields; the beta ones (`voice` at the top, `modalities`,
+        // `input_audio_format`, `turn_detection`...) are unknown parameters to it.
+        for key in session.keys.sorted() where !Self.sessionFields.contains(key) {
+            return FakeRealtimeError(
+                code: "unknown_parameter", message: "Unknown parameter: 'session.\(key)'.", param: "session.\(key)")
+        }
         var next = self
+        if let tools = session["tools"] {
+            guard let list = tools as? [[String: Any]] else {
+                return .invalid("session.tools", "Invalid type for 'session.tools': expected an array of objects.")
+            }
+            var names: [String] = []
+            for (k, tool) in list.enumerated() {
+                guard tool["type"] as? String == "function" else {
+                    return .invalid(
+                        "session.tools[\(k)].type", "Invalid value: supported values are: 'function' and 'mcp'.")
+                }
+                guard let name = tool["name"] as? String, Self.isToolName(name) else {
+                    return .invalid(
+                        "session.tools[\(k)].name",
+                        "Invalid 'session.tools[\(k)].name': must match '^[a-zA-Z0-9_-]{1,64}$'.")
+                }
+                guard !names.contains(name) else {
+                    return .invalid("session.tools", "Duplicate tool name: '\(name)'.")
+                }
+                if let description = tool["description"], !(description is String) {
+                    return .invalid("session.tools[\(k)].description", "Expected a string.")
+                }
+                if let parameters = tool["parameters"] {
+                    guard let schema = parameters as? [String: Any], schema["type"] as? String == "object" else {
+                        return .invalid(
+                            "session.tools[\(k)].parameters",
+                            "Invalid schema for function '\(name)': schema must be a JSON Schema of 'type: \"object\"'."
+                        )
+                    }
+                    if let properties = schema["properties"], !(properties is [String: Any]) {
+                        return .invalid("session.tools[\(k)].parameters.properties", "Expected an object.")
+                    }
+                }
+                names.append(name)
+            }
+            next.tools = names
+        }
+        if let choice = session["tool_choice"] {
+            let valid: Bool
+            if let c = choice as? String {
+                valid = ["auto", "none", "required"].contains(c)
+            } else if let c = choice as? [String: Any], c["type"] as? String == "function", let n = c["name"] as? String
+            {
+                valid = next.tools.contains(n)
+            } else {
+                valid = false
+            }
+            guard valid else {
+                return .invalid(
+                    "session.tool_choice", "Invalid value: expected 'auto', 'none', 'required' or a function.")
+            }
+        }
         if let model = session["model"] {
             guard let model = model as? String, model == self.model else {
                 return .invalid("session.model", "The session's model cannot be changed (it is '\(self.model)').")
@@ -115,6 +177,20 @@ struct FakeRealtimeSession {
         }
         self = next
         return nil
+    }
+
+    /// The fields of a GA `session` object.
+    static let sessionFields: Set<String> = [
+        "type", "model", "instructions", "output_modalities", "audio", "tools", "tool_choice", "temperature",
+        "max_output_tokens", "tracing", "truncation", "prompt", "include", "object", "id", "expires_at",
+    ]
+
+    static func isToolName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                    || $0 == "-"
+            }
     }
 
     /// The effective session, as `session.created` and `session.updated` carry it.

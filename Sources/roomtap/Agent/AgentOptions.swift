@@ -18,6 +18,12 @@ struct AgentOptions {
     /// nil: no input transcription.
     var transcriptionModel: String? = "gpt-4o-mini-transcribe"
     var chunkMilliseconds = 40
+    /// Azure OpenAI: the key from `AZURE_OPENAI_API_KEY` in the `api-key` header (--agent-azure,
+    /// or an --agent-url under `*.openai.azure.com`).
+    var azure = false
+    /// --agent-tools FILE: the user's own function tools.
+    var toolsFile: String?
+    var userTools: [UserTool] = []
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
     static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
@@ -33,9 +39,13 @@ struct AgentOptions {
         let silence = args.value("--agent-vad-silence-ms")
         let transcription = args.value("--agent-transcription")
         let chunk = args.value("--agent-chunk-ms")
-        let given = [file, voice, hears, send, model, url, threshold, silence, transcription, chunk].contains {
-            $0 != nil
-        }
+        let azure = args.flag("--agent-azure")
+        let tools = args.value("--agent-tools")
+        let given =
+            azure
+            || [file, voice, hears, send, model, url, threshold, silence, transcription, chunk, tools].contains {
+                $0 != nil
+            }
         guard enabled else {
             if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
             return nil
@@ -76,6 +86,16 @@ struct AgentOptions {
             guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else {
                 throw UsageError(description: "--agent-url '\(url)' must be a ws:// or wss:// URL", command: "record")
             }
+            // A key in a URL ends up in logs, room.json and proxies: it goes in a header only.
+            let query = URLComponents(string: url)?.queryItems ?? []
+            if query.contains(where: {
+                ["api-key", "api_key", "apikey", "key", "access_token"].contains($0.name.lowercased())
+            }) {
+                throw UsageError(
+                    description: "--agent-url must not carry a key (it would be logged and written to room.json): "
+                        + "remove it from the URL and export OPENAI_API_KEY (or AZURE_OPENAI_API_KEY for Azure)",
+                    command: "record")
+            }
             // The model is given in one place: the URL's model= wins unless --agent-model disagrees.
             if let inURL = RealtimeAgentConfiguration.model(inURL: url) {
                 if let model, model != inURL {
@@ -100,6 +120,16 @@ struct AgentOptions {
                     description: "--agent-vad-silence-ms must be 100...5000, not '\(silence)'", command: "record")
             }
             o.vadSilenceMilliseconds = value
+        }
+        o.azure = azure || o.url.map(RealtimeAuthentication.isAzureHost) == true
+        if azure && o.url == nil {
+            throw UsageError(
+                description: "--agent-azure needs --agent-url wss://RESOURCE.openai.azure.com/openai/v1/realtime?model="
+                    + "DEPLOYMENT", command: "record")
+        }
+        if let tools {
+            o.toolsFile = tools
+            o.userTools = try UserTool.load(path: tools, reserved: Set(RoomTools.definitions.map(\.name)))
         }
         if let transcription { o.transcriptionModel = transcription == "none" ? nil : transcription }
         if let chunk {

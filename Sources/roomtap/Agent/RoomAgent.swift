@@ -15,6 +15,8 @@ final class RoomAgent: Sendable {
     let transcript: TranscriptWriter
     private let tracks = Locked<AgentTracks?>(nil)
     private let sender: RTPOpusSender?
+    /// The built-in room tools (mute_track, ...), acting through the control handler.
+    let tools: RoomTools
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
     /// `recordLagSamples`: how much later than heard the files hold the audio (transcript times
@@ -22,7 +24,7 @@ final class RoomAgent: Sendable {
     init(options: AgentOptions, transcriptPath: String, environment: [String: String], recordLagSamples: Int64 = 0)
         throws
     {
-        let key = try Self.apiKey(in: environment)
+        let key = try Self.apiKey(in: environment, azure: options.azure)
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
@@ -30,26 +32,50 @@ final class RoomAgent: Sendable {
         do {
             transcript = try TranscriptWriter(path: transcriptPath, recordLagSamples: recordLagSamples)
         } catch { throw RuntimeError(description: "\(error)") }
-        let settings = RealtimeSessionSettings(
+        var settings = RealtimeSessionSettings(
             model: options.model, instructions: options.instructions, voice: options.voice,
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
             transcriptionModel: options.transcriptionModel)
-        let configuration = RealtimeAgentConfiguration(
+        settings.tools = RoomTools.definitions + options.userTools.map(\.definition)
+        var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
             log: { line in CommandDispatch.printWarning("agent: \(line)") })
+        let tools = RoomTools()
+        self.tools = tools
+        let userTools = options.userTools
+        configuration.toolRunner = { call in
+            if let tool = userTools.first(where: { $0.name == call.name }) {
+                guard call.argumentObject != nil else {
+                    return .error("the arguments of \(call.name) are not a JSON object")
+                }
+                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments)
+            }
+            return tools.run(call)
+        }
+        if options.azure {
+            configuration.authentication = .azureAPIKey
+            configuration.keyName = Self.azureKeyName
+        }
         do {
             agent = try RealtimeAgent(configuration: configuration)
         } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
     }
 
-    /// The OpenAI API key from `OPENAI_API_KEY`; one clear line when it is missing or blank.
-    /// `record` checks it before it creates anything.
-    static func apiKey(in environment: [String: String]) throws -> String {
-        guard let key = environment["OPENAI_API_KEY"], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
+    static let azureKeyName = "AZURE_OPENAI_API_KEY"
+
+    /// The key: OpenAI's from `OPENAI_API_KEY`, an Azure OpenAI resource's (`azure`) from
+    /// `AZURE_OPENAI_API_KEY`; one clear line when it is missing or blank. `record` checks it
+    /// before it creates anything.
+    static func apiKey(in environment: [String: String], azure: Bool) throws -> String {
+        let name = azure ? azureKeyName : "OPENAI_API_KEY"
+        guard let key = environment[name], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw RuntimeError(
-                description: "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or "
-                    + "written anywhere)")
+                description: azure
+                    ? "the agent on Azure OpenAI needs the resource's key: export AZURE_OPENAI_API_KEY=... (sent "
+                        + "only in the api-key header; never printed or written anywhere)"
+                    : "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or written "
+                        + "anywhere)")
         }
         return key
     }
@@ -127,7 +153,12 @@ final class RoomAgent: Sendable {
         var model: String
         var voice: String
         var url: String
+        /// `bearer` or `api-key` (Azure): how the key was sent (never the key).
+        var authentication: String
         var instructionsFile: String?
+        /// --agent-tools: the file and the user tools' names.
+        var toolsFile: String?
+        var userTools: [String]?
         var hears: [String]
         var sendTo: String?
         var rtpPacketsSent: Int?
@@ -139,7 +170,10 @@ final class RoomAgent: Sendable {
         let hears = (tracks.withLock { $0?.hears.source } as? Mixer)?.inputs.map(\.name) ?? []
         return Report(
             model: options.model, voice: options.voice, url: agent.configuration.url,
-            instructionsFile: options.instructionsFile, hears: hears, sendTo: options.send?.description,
+            authentication: agent.configuration.authentication.rawValue,
+            instructionsFile: options.instructionsFile, toolsFile: options.toolsFile,
+            userTools: options.userTools.isEmpty ? nil : options.userTools.map(\.name), hears: hears,
+            sendTo: options.send?.description,
             rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount, statistics: agent.statistics)
     }
 }

@@ -14,7 +14,7 @@ final class ControlLog: Sendable {
     ///
     /// A track change has the track's whole state after it: heard (`muted`, `volume`) and
     /// recorded (`recordMuted`, `recordVolume`), and `scope`, what this change applied to
-    /// (`heard`, `record` or `all`).
+    /// (`heard`, `record` or `all`). `by` is `agent` for a change the agent made with a tool.
     struct Change: Codable, Equatable {
         var roomTime: Double
         var recordTime: Double? = nil
@@ -26,6 +26,8 @@ final class ControlLog: Sendable {
         var recordVolume: Float? = nil
         var scope: String? = nil
         var tracks: [String]? = nil
+        /// Who made the change when it was not a control client: `agent` (its room tools).
+        var by: String? = nil
     }
 
     private let changes = Locked<[Change]>([])

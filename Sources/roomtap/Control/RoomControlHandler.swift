@@ -99,7 +99,13 @@ final class RoomControlHandler: ControlHandler {
     /// start, so that a second recorder on it fails before making anything) waits until the room's
     /// first tracks exist, at most ``setUpWait`` seconds: `volume alice 0.5` sent as soon as the
     /// socket appears finds alice.
-    func handle(_ request: ControlRequest) -> ControlResponse {
+    func handle(_ request: ControlRequest) -> ControlResponse { handle(request, by: nil) }
+
+    /// ``handle(_:)`` for a change made by someone other than a control client: `by` (`agent`)
+    /// goes into the control log (room.json `controls`) and the `control_changed` event. The
+    /// agent's room tools come this way, so they act exactly as `roomtap mute NAME` does. Any
+    /// thread but the room clock's.
+    func handle(_ request: ControlRequest, by: String?) -> ControlResponse {
         if Self.namesTracks.contains(request.command) { waitForSetUp() }
         switch request.command {
         case "ping": return .ok(.object(["pong": .bool(true)]))
@@ -107,8 +113,8 @@ final class RoomControlHandler: ControlHandler {
         case "stop": return stop()
         case "tracks": return .ok(.object(["tracks": .array(visibleTracks().map(describe))]))
         case "status": return .ok(statusObject())
-        case "mute", "unmute": return mute(request, enabled: request.command == "unmute")
-        case "volume": return volume(request)
+        case "mute", "unmute": return mute(request, enabled: request.command == "unmute", by: by)
+        case "volume": return volume(request, by: by)
         case "solo": return solo(request)
         case "unsolo": return unsolo()
         case "watch": return .watch(.object(["watching": .bool(true), "room_time": .number(roomTime)]))
@@ -187,22 +193,22 @@ final class RoomControlHandler: ControlHandler {
 
     /// `mute` (default scope heard) and `unmute` (default scope all: every mute of the track is
     /// lifted). Only the mute state of the scope changes; volumes are kept.
-    private func mute(_ request: ControlRequest, enabled: Bool) -> ControlResponse {
+    private func mute(_ request: ControlRequest, enabled: Bool, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
             let scope = try scope(request, otherwise: enabled ? .all : .heard)
             found.controls.setEnabled(enabled, scope: scope)
-            return changed(found, change: enabled ? "unmute" : "mute", scope: scope)
+            return changed(found, change: enabled ? "unmute" : "mute", scope: scope, by: by)
         } catch { return .failure(error) }
     }
 
     /// `volume` (default scope heard): the gain of the scope; mute state is never touched.
-    private func volume(_ request: ControlRequest) -> ControlResponse {
+    private func volume(_ request: ControlRequest, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
             let scope = try scope(request, otherwise: .heard)
             found.controls.setVolume(try request.volume(), scope: scope)
-            return changed(found, change: "volume", scope: scope)
+            return changed(found, change: "volume", scope: scope, by: by)
         } catch { return .failure(error) }
     }
 
@@ -235,17 +241,18 @@ final class RoomControlHandler: ControlHandler {
 
     /// Logs and announces a change of `track`'s controls made in `scope`; the reply: the scope of
     /// this change and the track's whole state after it (heard and record).
-    private func changed(_ track: AudioTrack, change: String, scope: ControlScope) -> ControlResponse {
+    private func changed(_ track: AudioTrack, change: String, scope: ControlScope, by: String?) -> ControlResponse {
         let at = roomTime
         let state = track.controls.state
         log.append(
             ControlLog.Change(
                 roomTime: at, change: change, track: track.name, muted: !state.isEnabled, volume: state.volume,
-                recordMuted: !state.isRecordEnabled, recordVolume: state.recordVolume, scope: scope.rawValue))
+                recordMuted: !state.isRecordEnabled, recordVolume: state.recordVolume, scope: scope.rawValue, by: by))
         var result = Self.controlFields(state)
         result["track"] = .string(track.name)
         result["scope"] = .string(scope.rawValue)
         result["room_time"] = .number(at)
+        if let by { result["by"] = .string(by) }
         announce(change, result)
         return .ok(.object(result))
     }
