@@ -112,7 +112,8 @@ struct OptionParserTests {
         #expect(
             listed == [
                 "record", "repair", "timeline", "export", "transcript", "upload", "tracks", "status", "mute", "unmute",
-                "volume", "solo", "unsolo", "watch", "agent", "list", "stop", "worker", "submit", "jobs", "cancel", "help",
+                "volume", "solo", "unsolo", "watch", "agent", "list", "stop", "worker", "submit", "jobs", "cancel",
+                "help",
                 "version",
             ], "listed: \(listed)")
         for command in listed {

@@ -470,18 +470,7 @@ public final class FakeRealtimeServer: Sendable {
                 var added = item
                 added["id"] = r.sessions[i].itemID()
                 added["status"] = "completed"
-                return (
-                    [
-                        [
-                            "type": "conversation.item.added", "event_id": r.sessions[i].eventID(),
-                            "previous_item_id": NSNull(), "item": added,
-                        ],
-                        [
-                            "type": "conversation.item.done", "event_id": r.sessions[i].eventID(),
-                            "previous_item_id": NSNull(), "item": added,
-                        ],
-                    ], nil
-                )
+                return (r.sessions[i].itemAddedAndDone(added), nil)
             }
             guard item["type"] as? String == "message", let role = item["role"] as? String,
                 let content = item["content"] as? [[String: Any]], !content.isEmpty
@@ -505,18 +494,7 @@ public final class FakeRealtimeServer: Sendable {
             var added = item
             added["id"] = id
             added["status"] = "completed"
-            return (
-                [
-                    [
-                        "type": "conversation.item.added", "event_id": r.sessions[i].eventID(),
-                        "previous_item_id": NSNull(), "item": added,
-                    ],
-                    [
-                        "type": "conversation.item.done", "event_id": r.sessions[i].eventID(),
-                        "previous_item_id": NSNull(), "item": added,
-                    ],
-                ], nil
-            )
+            return (r.sessions[i].itemAddedAndDone(added), nil)
         case "conversation.item.truncate":
             let id = object["item_id"] as? String ?? ""
             let end = object["audio_end_ms"] as? Int ?? -1

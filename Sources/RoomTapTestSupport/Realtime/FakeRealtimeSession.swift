@@ -45,6 +45,15 @@ struct FakeRealtimeSession {
         return "event_\(nextEvent)"
     }
 
+    /// The server's answer to an item the client created: `conversation.item.added`, then
+    /// `conversation.item.done`, each with `item`.
+    mutating func itemAddedAndDone(_ item: [String: Any]) -> [[String: Any]] {
+        [
+            ["type": "conversation.item.added", "event_id": eventID(), "previous_item_id": NSNull(), "item": item],
+            ["type": "conversation.item.done", "event_id": eventID(), "previous_item_id": NSNull(), "item": item],
+        ]
+    }
+
     mutating func itemID() -> String {
         nextItem += 1
         return "item_\(nextItem)"
