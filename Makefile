@@ -186,4 +186,5 @@ clean:
 fleet: deps
 	$(SWIFT) build -c release --build-tests
 	ROOMTAP_FLEET_WORKERS=4 ROOMTAP_FLEET_ROOMS=40 ROOMTAP_FLEET_KILL_EVERY=15 ROOMTAP_FLEET_LIVE_SECONDS=30 \
+	  ROOMTAP_FLEET_SENDERS=3 \
 	  $(SWIFT) test -c release --skip-build --filter FleetSoakTests 2>&1 | tee .build/fleet.log | grep -E 'fleet soak|✘|Test run'

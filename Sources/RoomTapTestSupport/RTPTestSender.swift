@@ -381,6 +381,13 @@ public final class RTPTestSender: Sendable {
         return state.withLock { $0.report ?? Report() }
     }
 
+    /// Makes a sender whose ``start(startNanos:)``ed run was ``wait()``ed for ready to send its
+    /// plan again (a test that repeats a run the host disturbed).
+    public func rearm() {
+        done.wait()
+        state.withLock { $0 = (nil, nil) }
+    }
+
     /// Seconds the stream lasts at this speed (packets × 20 ms / speed).
     public var duration: Double { Double(packets.count) * 0.02 / speed }
 

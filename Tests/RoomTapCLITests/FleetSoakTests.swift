@@ -8,8 +8,8 @@ import Testing
 /// one of them is killed with SIGKILL every few seconds and started again. Every room must end
 /// done, exactly once, with live rooms' gaps bounded. Sizes from the environment:
 /// ROOMTAP_FLEET_WORKERS (2), ROOMTAP_FLEET_ROOMS (6), ROOMTAP_FLEET_LIVE (1 in 3 rooms),
-/// ROOMTAP_FLEET_KILL_EVERY (6 s), ROOMTAP_FLEET_LIVE_SECONDS (8: live rooms last 1-2 times it,
-/// three senders each). The report goes to stderr.
+/// ROOMTAP_FLEET_KILL_EVERY (6 s), ROOMTAP_FLEET_LIVE_SECONDS (8: live rooms last 1-2 times it),
+/// ROOMTAP_FLEET_SENDERS (1 per live room). The report goes to stderr.
 @Suite("CLI: fleet soak (short form)", .serialized)
 struct FleetSoakTests {
     static func setting(_ name: String, _ fallback: Int) -> Int {
@@ -22,6 +22,9 @@ struct FleetSoakTests {
         let liveEvery = Self.setting("ROOMTAP_FLEET_LIVE", 3)
         let killEvery = Self.setting("ROOMTAP_FLEET_KILL_EVERY", 6)
         let liveSeconds = Self.setting("ROOMTAP_FLEET_LIVE_SECONDS", 8)
+        // Senders per live room: 3 in make fleet, 1 in make test's short form (the other suites
+        // run beside it on two cores and some of them measure timing).
+        let sendersPerRoom = Self.setting("ROOMTAP_FLEET_SENDERS", 1)
         let lease = 2.0
         let redis = try RedisTestServer()
         let root = try temporaryDirectory("fleet-soak")
@@ -53,8 +56,8 @@ struct FleetSoakTests {
             ])
         }
         var running = try (0..<workers).map(start)
-        // Live rooms: three senders per room (three speakers, one SSRC each, as an SFU forwards
-        // them) that follow the room to its new address.
+        // Live rooms: senders (speakers, one SSRC each, as an SFU forwards them) that follow the
+        // room to its new address.
         let liveRooms = live
         let followers = Locked<[String: (address: String, senders: [RTPTestSender], index: Int)]>([:])
         let stop = Locked(false)
@@ -72,7 +75,7 @@ struct FleetSoakTests {
                         guard table[id]?.address != listen else { return }
                         let index = (table[id]?.index ?? -1) + 1
                         let room = UInt32(id.dropFirst("room-".count)) ?? 0
-                        let senders = (0..<3).map { speaker in
+                        let senders = (0..<sendersPerRoom).map { speaker in
                             let sender = RTPTestSender(
                                 pcm: TestSignal.sine(
                                     frequency: 300 + 110 * Double(speaker), samples: 48_000 * (2 * liveSeconds + 4),

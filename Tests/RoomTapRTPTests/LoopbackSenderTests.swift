@@ -242,7 +242,28 @@ struct LoopbackRun {
     /// Where packet 0's audio is predicted to start: its send time in room samples + target delay.
     let predicted: Int
 
+    /// A run of `sender`'s plan, made again (at most twice more) when the host stalled past the
+    /// plan's own margin (10 ms: the sender or the room clock ran that late), which no receiver
+    /// could absorb: the tests judge the receiver, not the machine. The last run is judged
+    /// whatever happened.
     init(sender: RTPTestSender, oneStreamPerPort: Bool = false) throws {
+        var run = try LoopbackRun(once: sender, oneStreamPerPort: oneStreamPerPort)
+        for _ in 0..<2 where run.hostStalled {
+            print(
+                "loopback: the host stalled (sender \(run.report.maxLatenessNanos / 1_000_000) ms, clock "
+                    + "\(run.harness.clock.maxLatenessNanoseconds / 1_000_000) ms late); running again")
+            sender.rearm()
+            run = try LoopbackRun(once: sender, oneStreamPerPort: oneStreamPerPort)
+        }
+        self = run
+    }
+
+    /// The sender or the room clock ran more than 10 ms late.
+    var hostStalled: Bool {
+        report.maxLatenessNanos > 10_000_000 || harness.clock.maxLatenessNanoseconds > 10_000_000
+    }
+
+    private init(once sender: RTPTestSender, oneStreamPerPort: Bool) throws {
         self.sender = sender
         let harness = LoopbackRoom(oneStreamPerPort: oneStreamPerPort)
         harness.prepare(sender.ssrc)
