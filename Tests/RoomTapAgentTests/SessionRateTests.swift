@@ -39,11 +39,13 @@ import Testing
         let roomLength = Duration.seconds(15)
         var asked = 0
         while ContinuousClock.now - start < roomLength {
-            if rig.agent.statistics.saysWaiting == 0 {
-                rig.agent.say("Say something short.")
-                asked += 1
+            rig.agent.say("Say something short.")
+            asked += 1
+            // The next question once this one is answered and its reply played out (or the room ends).
+            _ = waitUntil(timeout: .seconds(5), every: .milliseconds(10)) {
+                rig.agent.statistics.responsesDone >= asked && !rig.agent.voice.isPlaying
+                    || ContinuousClock.now - start >= roomLength
             }
-            usleep(800_000)  // the test's own pacing: one question every 0.8 s
         }
         let elapsed = ContinuousClock.now - start
         #expect(rig.wait { !rig.agent.voice.isPlaying && !server.hasActiveResponse() })

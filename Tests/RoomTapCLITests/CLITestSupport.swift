@@ -38,3 +38,17 @@ func referenceDecode(of path: String, channels: Int = 1) throws -> [Int16] {
 func listing(_ directory: URL) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
 }
+
+/// `GET url` with curl: the HTTP status (0 when nothing answered) and the body.
+func httpGet(_ url: String) -> (status: Int, body: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    p.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", url]
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try? p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+    return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+}

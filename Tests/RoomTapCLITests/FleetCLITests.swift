@@ -47,19 +47,7 @@ struct FleetCLITests {
         return last
     }
 
-    func get(_ port: UInt16, _ path: String) -> (Int, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try? p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
-    }
+    func get(_ port: UInt16, _ path: String) -> (Int, String) { httpGet("http://127.0.0.1:\(port)\(path)") }
 
     /// The power of the 440 Hz test tone in `samples` (48 kHz mono) over `range` seconds.
     static func tonePower(_ samples: [Int16], _ range: Range<Double>) -> Double {

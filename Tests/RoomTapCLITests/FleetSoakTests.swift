@@ -89,7 +89,7 @@ struct FleetSoakTests {
                         table[id] = (listen, senders, index)
                     }
                 }
-                usleep(200_000)  // the poll interval of the SFU side, not a wait for a condition
+                _ = waitUntil(timeout: .milliseconds(200), every: .milliseconds(20)) { stop.withLock { $0 } }
             }
         }
         follower.start()

@@ -18,18 +18,7 @@ struct RecordMetricsCLITests {
         return found
     }
 
-    func get(_ url: String) -> (status: Int, body: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", url]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try? p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
-    }
+    func get(_ url: String) -> (status: Int, body: String) { httpGet(url) }
 
     /// The value of the sample `name` (with its labels, e.g. `roomtap_tracks` or
     /// `roomtap_packets_received_total{track="ssrc-abc"}`) in an exposition text.
