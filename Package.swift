@@ -33,8 +33,11 @@ let package = Package(
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev"])]),
-        // OpenSSL's libcrypto: MD5/SHA-256 digests and HMAC-SHA256 (S3 checksums, webhook signatures).
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL: libcrypto's MD5/SHA-256 digests and HMAC-SHA256 (S3 checksums, webhook signatures);
+        // libssl's DTLS with use_srtp and keying-material export (DTLS-SRTP for WebRTC joins).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libnice: ICE for WebRTC joins, on the GLib main loop.
+        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
@@ -97,12 +100,21 @@ let package = Package(
                 "RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage", "CHiredis", "CLinuxNet",
             ],
             swiftSettings: strict),
+        // Joining a room as a WebRTC participant: ICE (libnice), DTLS-SRTP (OpenSSL, libsrtp2), SDP
+        // offer/answer, and a signaling adapter per server kind (Janus VideoRoom, WHEP) feeding
+        // the live room's tracks.
+        .target(
+            name: "RoomTapWebRTC",
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "CNice", "COpenSSL",
+            ],
+            swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
             name: "RoomTap",
             dependencies: [
                 "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
-                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet",
+                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC",
             ],
             swiftSettings: strict),
         // The command-line tool.

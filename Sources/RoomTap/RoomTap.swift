@@ -7,6 +7,7 @@
 @_exported public import RoomTapControl
 @_exported public import RoomTapCore
 @_exported public import RoomTapFleet
+@_exported public import RoomTapWebRTC
 @_exported public import RoomTapIngest
 @_exported public import RoomTapRTP
 @_exported public import RoomTapSinks

@@ -5,29 +5,29 @@ import Foundation
 /// bytes in memory or a byte range of a file (read with pread as libcurl asks: bounded memory);
 /// the answer's body goes to memory (at most 4 MiB kept) or, for a 2xx answer, to a file
 /// descriptor. With `signing`, libcurl signs it with AWS Signature V4 (`CURLOPT_AWS_SIGV4`).
-struct HTTPTransfer {
-    enum Body {
+package struct HTTPTransfer {
+    package enum Body {
         case none
         case bytes([UInt8])
         case file(fd: Int32, offset: Int64, length: Int64)
     }
 
-    struct Signing {
+    package struct Signing {
         let region: String
         let credentials: S3Credentials
     }
 
-    struct Response {
-        let status: Int
-        /// Header names in lower case; the last value of a repeated header.
-        let headers: [String: String]
-        let body: [UInt8]
+    package struct Response {
+        package let status: Int
+        /// Header names in lower case; the last value of a repeated header (every `Link`, comma-joined).
+        package let headers: [String: String]
+        package let body: [UInt8]
     }
 
     /// A failure below HTTP (no answer): libcurl's code and message.
-    struct TransportError: Error {
-        let code: Int32
-        let message: String
+    package struct TransportError: Error {
+        package let code: Int32
+        package let message: String
         /// Worth another try: connect, DNS, timeout, a connection lost.
         var isRetryable: Bool {
             [
@@ -37,22 +37,33 @@ struct HTTPTransfer {
         }
     }
 
-    var method: String
-    var url: String
-    var headers: [(String, String)] = []
-    var body: Body = .none
+    package var method: String
+    package var url: String
+    package var headers: [(String, String)] = []
+    package var body: Body = .none
     /// A 2xx answer's body is written here instead of memory.
-    var output: Int32?
-    var signing: Signing?
+    package var output: Int32?
+    package var signing: Signing?
     /// Whole-transfer limit in seconds (0: none); connects time out after 10 s.
-    var timeoutSeconds = 0
+    package var timeoutSeconds = 0
     /// A transfer slower than 1 KiB/s for this long is abandoned (a stalled store).
-    var lowSpeedSeconds = 60
+    package var lowSpeedSeconds = 60
+
+    /// A request: `method` on `url` with `headers` and `body`, at most `timeoutSeconds` (0: none).
+    package init(
+        method: String, url: String, headers: [(String, String)] = [], body: Body = .none, timeoutSeconds: Int = 0
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeoutSeconds = timeoutSeconds
+    }
 
     private static let globalInit: CURLcode = roomtap_curl_global_init()
 
     /// Runs the request. Throws ``TransportError`` when no HTTP answer came.
-    func perform() throws(TransportError) -> Response {
+    package func perform() throws(TransportError) -> Response {
         _ = Self.globalInit
         guard let curl = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         defer { curl_easy_cleanup(curl) }
@@ -152,7 +163,13 @@ private let headerCallback: roomtap_curl_data_callback = { buffer, size, count, 
         state.headers = [:]
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].lowercased()
-        state.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        // A repeated Link is a list (RFC 8288 §3; WHEP's ICE servers): kept whole, comma-joined.
+        if name == "link", let earlier = state.headers[name] {
+            state.headers[name] = earlier + ", " + value
+        } else {
+            state.headers[name] = value
+        }
     }
     return n
 }

@@ -221,6 +221,16 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
 
     // MARK: - Tracks
 
+    /// A track fed by a transport of its own (a joined WebRTC publisher, see ``JoinedStream``),
+    /// named `name` (the caller makes it unique), counted against `maxTracks`. Nil when the room has
+    /// `maxTracks` tracks already or the jitter buffer cannot be made. Thread: a control thread.
+    public func addJoinedTrack(name: String) -> JoinedStream? {
+        guard lock.withLock({ everyone.count }) < options.maxTracks,
+            let participant = makeParticipant(name: name, port: 0, description: nil)
+        else { return nil }
+        return JoinedStream(participant: participant)
+    }
+
     /// The participant for a newly routed stream: a described one (created at init) or a new track.
     private func adopt(slot: Int, name: String, port: UInt16) -> LiveParticipant? {
         let description = directory.allSlots[slot].participant

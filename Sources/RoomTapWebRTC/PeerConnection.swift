@@ -1,0 +1,366 @@
+import CNice
+import Foundation
+public import RoomTapRTP
+import RoomTapSync
+
+/// One WebRTC peer connection for audio: ICE (libnice) → DTLS-SRTP (OpenSSL, libsrtp2) → RTP
+/// and RTCP, one Opus section, BUNDLE and rtcp-mux, so one ICE component carries everything. It
+/// answers a peer's offer (a Janus subscriber) or makes the offer (WHEP), waits until the media
+/// path is up, then hands every decrypted RTP packet, sender report and BYE to its handlers and
+/// sends an RTCP receiver report per stream every second (the SFU sees a healthy subscriber).
+///
+/// Datagrams are demultiplexed by their first byte (RFC 7983 §7): 20–63 DTLS, 128–191 RTP/RTCP
+/// (STUN never reaches us: libnice answers it). SRTP decrypts in place, in libnice's buffer; the
+/// packet handed on is a view of it (no copy before the jitter buffer's own).
+///
+/// Thread: `init`, the SDP calls, ``waitUntilConnected(timeout:)`` and ``close()`` on a control
+/// thread; the handlers run on the ``ICEContext``'s thread and must be set before the SDP calls.
+/// ``close()`` is idempotent; no handler runs after it returns.
+public final class PeerConnection: @unchecked Sendable {
+    /// Where the connection is.
+    public enum State: Sendable, Equatable {
+        case new, connecting, connected
+        case failed(WebRTCError)
+        case closed
+    }
+
+    /// Each decrypted RTP packet (valid during the call) and its arrival (CLOCK_MONOTONIC ns).
+    nonisolated(unsafe) public var onRTP: ((RTPPacket, UInt64) -> Void)?
+    /// Each RTCP sender report.
+    nonisolated(unsafe) public var onSenderReport: ((RTCPSenderReport, UInt64) -> Void)?
+    /// An RTCP BYE, a DTLS close_notify, or ICE lost after the connection was up: the peer is gone.
+    nonisolated(unsafe) public var onEnded: ((String) -> Void)?
+
+    private let context: ICEContext
+    private let certificate: DTLSCertificate
+    private let stun: ICEAgent.STUNServer?
+    private var agent: ICEAgent?
+    // ICE-thread state:
+    private var dtls: DTLSEndpoint?
+    private var srtpIn: SRTPContext?
+    private var srtpOut: SRTPSender?
+    private var streams: [ReceptionStatistics] = []
+    private var ticks = 0
+    private var timer: UnsafeMutablePointer<GSource>?
+    private let localSSRC = UInt32.random(in: 1...UInt32.max)
+    // Anywhere:
+    private let state = Locked<State>(.new)
+    private let changed = DispatchSemaphore(value: 0)
+    private let createdAt = monotonicNanoseconds()
+    private let connectedAt = Locked<UInt64?>(nil)
+    private let counters = Locked(Counters())
+
+    /// What crossed the connection.
+    public struct Counters: Sendable {
+        public var rtpPackets = 0
+        public var rtcpPackets = 0
+        public var dropped = 0
+        public var reportsSent = 0
+    }
+
+    /// A connection on `context` presenting `certificate`, with an optional STUN server.
+    public init(context: ICEContext, certificate: DTLSCertificate, stun: (host: String, port: UInt16)? = nil) {
+        self.context = context
+        self.certificate = certificate
+        self.stun = stun.map { ICEAgent.STUNServer(host: $0.host, port: $0.port) }
+    }
+
+    deinit { close() }
+
+    /// The state now.
+    public var currentState: State { state.withLock { $0 } }
+    /// Counters so far.
+    public var counts: Counters { counters.withLock { $0 } }
+    /// Seconds from `init` until DTLS was up; nil before.
+    public var setUpSeconds: Double? { connectedAt.withLock { $0 }.map { Double($0 - createdAt) / 1e9 } }
+
+    // MARK: - SDP
+
+    /// Answers `offer` (receiving its first Opus audio section, rejecting the rest): sets the
+    /// peer's ICE credentials and candidates, gathers ours, and returns the answer. The DTLS role
+    /// follows the offer's `a=setup` (actpass or passive: we are the client).
+    public func answer(offer text: String) throws(WebRTCError) -> String {
+        let offer = try WebRTCSessionDescription.parse(text)
+        let (index, audio) = try offer.audioSection()
+        let role: DTLSEndpoint.Role = audio.setup == "active" ? .server : .client
+        let agent = try startAgent(controlling: offer.iceLite, remote: audio, role: role)
+        let candidates = try agent.gather()
+        try agent.setRemote(ufrag: audio.iceUfrag!, password: audio.icePassword!, candidates: audio.candidates)
+        let credentials = agent.localCredentials
+        let local = SDPWriter.Local(
+            ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
+            candidates: candidates, setup: role == .client ? "active" : "passive", direction: "recvonly")
+        return SDPWriter.answer(to: offer, audioIndex: index, local: local, sessionID: UInt64.random(in: 1...1 << 62))
+    }
+
+    /// Makes an offer to receive one Opus stream (WHEP); ``accept(answer:)`` takes the reply.
+    public func makeOffer() throws(WebRTCError) -> String {
+        let agent = ICEAgent(context: context, controlling: true, stun: stun)
+        self.agent = agent
+        wire(agent)
+        let candidates = try agent.gather()
+        let credentials = agent.localCredentials
+        let local = SDPWriter.Local(
+            ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
+            candidates: candidates, setup: "actpass", direction: "recvonly")
+        return SDPWriter.offer(local: local, sessionID: UInt64.random(in: 1...1 << 62))
+    }
+
+    /// The answer to ``makeOffer()``: the peer's ICE and DTLS parameters (`a=setup:active` makes
+    /// us the DTLS server, `passive` the client).
+    public func accept(answer text: String) throws(WebRTCError) {
+        guard let agent else { throw .sdp("no offer was made") }
+        let answer = try WebRTCSessionDescription.parse(text)
+        let (_, audio) = try answer.audioSection()
+        guard audio.setup == "active" || audio.setup == "passive" else {
+            throw .sdp("the peer's answer has a=setup:\(audio.setup ?? "(none)"); an answer must say active or passive")
+        }
+        try makeDTLS(role: audio.setup == "active" ? .server : .client, fingerprint: audio.fingerprint!)
+        try agent.setRemote(ufrag: audio.iceUfrag!, password: audio.icePassword!, candidates: audio.candidates)
+    }
+
+    /// One trickled candidate of the peer (`candidate:...`).
+    public func addRemoteCandidate(_ candidate: String) { agent?.addRemoteCandidate(candidate) }
+
+    /// Waits until DTLS is up (or failed, or `timeout` seconds passed: then ICE or DTLS is named as
+    /// the part that did not finish). Throws the failure.
+    public func waitUntilConnected(timeout: Double) throws(WebRTCError) {
+        let deadline = DispatchTime.now() + timeout
+        while true {
+            switch currentState {
+            case .connected: return
+            case .failed(let error): throw error
+            case .closed: throw .ice("the connection was closed before it was up")
+            case .new, .connecting: break
+            }
+            if changed.wait(timeout: deadline) == .timedOut {
+                let iceUp = context.sync { self.dtls?.isConnected == false && self.iceConnected }
+                throw iceUp
+                    ? .dtls("the DTLS handshake did not finish within \(Int(timeout)) s")
+                    : .ice("ICE found no working candidate pair within \(Int(timeout)) s (is the server's media address reachable?)")
+            }
+        }
+    }
+
+    /// Sends close_notify, stops the timers, closes ICE. Idempotent.
+    public func close() {
+        let wasOpen = state.withLock { (current: inout State) -> Bool in
+            defer { if case .failed = current {} else { current = .closed } }
+            if case .closed = current { return false }
+            return true
+        }
+        guard wasOpen else { return }
+        if agent != nil {
+            context.sync {
+                self.dtls?.shutdown()
+                if let timer = self.timer {
+                    g_source_destroy(timer)
+                    g_source_unref(timer)
+                    self.timer = nil
+                }
+            }
+        }
+        agent?.close()
+        changed.signal()
+    }
+
+    // MARK: - Set-up
+
+    private var iceConnected = false
+
+    private func startAgent(
+        controlling: Bool, remote: WebRTCSessionDescription.Media, role: DTLSEndpoint.Role
+    ) throws(WebRTCError) -> ICEAgent {
+        let agent = ICEAgent(context: context, controlling: controlling, stun: stun)
+        self.agent = agent
+        try makeDTLS(role: role, fingerprint: remote.fingerprint!)
+        wire(agent)
+        return agent
+    }
+
+    private func makeDTLS(role: DTLSEndpoint.Role, fingerprint: String) throws(WebRTCError) {
+        dtls = try DTLSEndpoint(certificate: certificate, role: role, remoteFingerprint: fingerprint) {
+            [unowned self] datagram in
+            self.agent?.send(datagram)
+        }
+    }
+
+    private func wire(_ agent: ICEAgent) {
+        state.withLock { $0 = .connecting }
+        agent.onState = { [unowned self] state in self.iceStateChanged(state) }
+        agent.onReceive = { [unowned self] datagram, arrival in self.receive(datagram, arrival: arrival) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        context.sync {
+            self.timer = (
+                roomtap_g_timer(
+                    self.context.context, 100,
+                    { data in
+                        Unmanaged<PeerConnection>.fromOpaque(data!).takeUnretainedValue().tick()
+                        return 1
+                    }, me))
+        }
+    }
+
+    // MARK: - The ICE thread
+
+    private func iceStateChanged(_ iceState: ICEAgent.State) {
+        switch iceState {
+        case .connected, .ready:
+            guard !iceConnected else { return }
+            iceConnected = true
+            if let event = dtls?.start() { handle(event) }
+        case .failed:
+            if case .connected = currentState {
+                end("ICE lost the connection (consent expired)")
+            } else {
+                fail(.ice("ICE failed: no candidate pair between roomtap and the server worked"))
+            }
+        default:
+            break
+        }
+    }
+
+    private func receive(_ datagram: UnsafeMutableRawBufferPointer, arrival: UInt64) {
+        let first = datagram[0]
+        if (20...63).contains(first) {
+            if let event = dtls?.receive(UnsafeRawBufferPointer(datagram)) { handle(event) }
+            return
+        }
+        guard (128...191).contains(first), let srtpIn, let base = datagram.baseAddress else {
+            counters.withLock { $0.dropped += 1 }
+            return
+        }
+        if RTPDemux.isRTCP(UnsafeRawBufferPointer(datagram)) {
+            guard let length = srtpIn.unprotectRTCP(base, length: datagram.count) else {
+                counters.withLock { $0.dropped += 1 }
+                return
+            }
+            counters.withLock { $0.rtcpPackets += 1 }
+            handleRTCP(UnsafeRawBufferPointer(start: base, count: length), arrival: arrival)
+            return
+        }
+        guard let length = srtpIn.unprotectRTP(base, length: datagram.count),
+            case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(start: base, count: length))
+        else {
+            counters.withLock { $0.dropped += 1 }
+            return
+        }
+        counters.withLock { $0.rtpPackets += 1 }
+        if let index = streams.firstIndex(where: { $0.ssrc == packet.ssrc }) {
+            streams[index].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
+        } else if streams.count < 8 {
+            streams.append(ReceptionStatistics(ssrc: packet.ssrc))
+            streams[streams.count - 1].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
+        }
+        onRTP?(packet, arrival)
+    }
+
+    private func handleRTCP(_ datagram: UnsafeRawBufferPointer, arrival: UInt64) {
+        var iterator = RTCPCompoundPacket(datagram).makeIterator()
+        while let packet = iterator.next() {
+            switch packet.packetType {
+            case RTCPPacket.senderReport:
+                guard let report = RTCPSenderReport.parse(packet) else { continue }
+                if let index = streams.firstIndex(where: { $0.ssrc == report.ssrc }) {
+                    streams[index].note(senderReport: report, arrival: arrival)
+                }
+                onSenderReport?(report, arrival)
+            case RTCPPacket.bye:
+                end("the peer sent RTCP BYE")
+            default:
+                break
+            }
+        }
+    }
+
+    private func handle(_ event: DTLSEndpoint.Event) {
+        switch event {
+        case .connected(let keys):
+            do {
+                srtpIn = try SRTPContext(streams: [.init(ssrc: nil, keying: keys.remote)])
+                srtpOut = try SRTPSender(keying: keys.local)
+            } catch {
+                fail(.dtls("libsrtp2 refused the keys DTLS negotiated (\(keys.suite.name))"))
+                return
+            }
+            connectedAt.withLock { $0 = monotonicNanoseconds() }
+            state.withLock { $0 = .connected }
+            changed.signal()
+        case .failed(let message):
+            fail(.dtls(message))
+        case .closed:
+            end("the peer closed DTLS")
+        }
+    }
+
+    private func tick() {
+        if let event = dtls?.handleTimeout() { handle(event) }
+        ticks += 1
+        if ticks % 10 == 0 { sendReceiverReport() }
+    }
+
+    /// RTCP RR (RFC 3550 §6.4.2) with a block per stream, and SDES CNAME (§6.5, a compound packet
+    /// must carry one), protected as SRTCP.
+    private func sendReceiverReport() {
+        guard let srtpOut, !streams.isEmpty, let agent else { return }
+        var packet: [UInt8] = []
+        packet.reserveCapacity(512)
+        let now = monotonicNanoseconds()
+        let count = min(streams.count, 31)
+        packet += [0x80 | UInt8(count), RTCPPacket.receiverReport, 0, UInt8(1 + 6 * count)]
+        append(localSSRC, to: &packet)
+        for index in 0..<count { streams[index].writeReportBlock(to: &packet, now: now) }
+        let cname = Array("roomtap".utf8)
+        var chunk: [UInt8] = []
+        append(localSSRC, to: &chunk)
+        chunk += [1, UInt8(cname.count)] + cname + [0]
+        while chunk.count % 4 != 0 { chunk.append(0) }
+        packet += [0x81, RTCPPacket.sourceDescription, 0, UInt8(chunk.count / 4)]
+        packet += chunk
+        let length = packet.count
+        packet += [UInt8](repeating: 0, count: SRTPSender.overhead)
+        packet.withUnsafeMutableBytes { buffer in
+            guard let protected = srtpOut.protectRTCP(buffer.baseAddress!, length: length) else { return }
+            if agent.send(UnsafeRawBufferPointer(rebasing: buffer[..<protected])) {
+                counters.withLock { $0.reportsSent += 1 }
+            }
+        }
+    }
+
+    private func fail(_ error: WebRTCError) {
+        let first = state.withLock { (current: inout State) -> Bool in
+            switch current {
+            case .failed, .closed: return false
+            default:
+                current = .failed(error)
+                return true
+            }
+        }
+        if first { changed.signal() }
+    }
+
+    private func end(_ reason: String) {
+        let wasConnected = state.withLock { (current: inout State) -> Bool in
+            guard case .connected = current else { return false }
+            current = .failed(.ice(reason))
+            return true
+        }
+        if wasConnected { onEnded?(reason) } else { fail(.ice(reason)) }
+    }
+}
+
+extension ICEContext {
+    /// Runs `block` on the loop's thread and waits for it; its result.
+    func sync<T: Sendable>(_ block: @escaping () -> T) -> T {
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let box = UnsafeSendable(block)
+        run {
+            let value = box.value()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+}

@@ -1,0 +1,80 @@
+/// The SDP roomtap sends: an answer to a peer's offer (Janus's subscriber offer) or an offer of its
+/// own (WHEP), for one Opus audio section with BUNDLE and rtcp-mux; every other section of an offer
+/// rejected (port 0, RFC 8829 §5.3.1). Candidates are complete (gathered before the SDP is made),
+/// so the SDP ends with `a=end-of-candidates` and no trickle is needed.
+///
+/// Thread: pure functions.
+enum SDPWriter {
+    /// What the local side puts in its SDP.
+    struct Local {
+        var ufrag: String
+        var password: String
+        var fingerprint: String
+        var candidates: [String]
+        /// `active`, `passive` or `actpass`.
+        var setup: String
+        /// `recvonly` or `sendonly`.
+        var direction: String
+        /// Our SSRC when we send.
+        var ssrc: UInt32?
+        var cname = "roomtap"
+    }
+
+    /// The answer to `offer`, taking its section `audioIndex` (with Opus) and rejecting the others.
+    static func answer(to offer: WebRTCSessionDescription, audioIndex: Int, local: Local, sessionID: UInt64) -> String {
+        let audio = offer.media[audioIndex]
+        let mid = audio.mid ?? "0"
+        var lines = header(sessionID: sessionID)
+        if audio.mid != nil { lines.append("a=group:BUNDLE \(mid)") }
+        lines.append("a=msid-semantic: WMS")
+        for (index, section) in offer.media.enumerated() {
+            if index == audioIndex {
+                lines += audioSection(payloadType: audio.opusPayloadType ?? 111, parameters: audio.opusParameters,
+                    mid: mid, local: local)
+            } else {
+                lines.append("m=\(section.kind) 0 \(section.proto) \(section.formats.joined(separator: " "))")
+                lines.append("c=IN IP4 0.0.0.0")
+                if let mid = section.mid { lines.append("a=mid:\(mid)") }
+                lines.append("a=inactive")
+            }
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// An offer of one Opus section (payload type 111, mid `0`), setup `actpass`.
+    static func offer(local: Local, sessionID: UInt64) -> String {
+        var lines = header(sessionID: sessionID)
+        lines.append("a=group:BUNDLE 0")
+        lines.append("a=msid-semantic: WMS")
+        lines += audioSection(payloadType: 111, parameters: "minptime=10;useinbandfec=1", mid: "0", local: local)
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    private static func header(sessionID: UInt64) -> [String] {
+        ["v=0", "o=roomtap \(sessionID) 2 IN IP4 127.0.0.1", "s=-", "t=0 0"]
+    }
+
+    private static func audioSection(payloadType: UInt8, parameters: String?, mid: String, local: Local) -> [String] {
+        var lines = [
+            "m=audio 9 UDP/TLS/RTP/SAVPF \(payloadType)",
+            "c=IN IP4 0.0.0.0",
+            "a=rtcp:9 IN IP4 0.0.0.0",
+            "a=ice-ufrag:\(local.ufrag)",
+            "a=ice-pwd:\(local.password)",
+            "a=fingerprint:\(local.fingerprint)",
+            "a=setup:\(local.setup)",
+            "a=mid:\(mid)",
+            "a=\(local.direction)",
+            "a=rtcp-mux",
+            "a=rtpmap:\(payloadType) opus/48000/2",
+        ]
+        if let parameters { lines.append("a=fmtp:\(payloadType) \(parameters)") }
+        if let ssrc = local.ssrc {
+            lines.append("a=ssrc:\(ssrc) cname:\(local.cname)")
+            lines.append("a=ssrc:\(ssrc) msid:roomtap agent")
+        }
+        lines += local.candidates.map { "a=" + $0 }
+        lines.append("a=end-of-candidates")
+        return lines
+    }
+}
