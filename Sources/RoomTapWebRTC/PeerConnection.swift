@@ -34,6 +34,7 @@ public final class PeerConnection: @unchecked Sendable {
     private let context: ICEContext
     private let certificate: DTLSCertificate
     private let stun: ICEAgent.STUNServer?
+    private let hosts: [String]
     private var agent: ICEAgent?
     // ICE-thread state:
     private var dtls: DTLSEndpoint?
@@ -59,7 +60,12 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// A connection on `context` presenting `certificate`, with an optional STUN server.
-    public init(context: ICEContext, certificate: DTLSCertificate, stun: (host: String, port: UInt16)? = nil) {
+    /// `hosts`: the local addresses ICE may use (empty: every interface).
+    public init(
+        context: ICEContext, certificate: DTLSCertificate, stun: (host: String, port: UInt16)? = nil,
+        hosts: [String] = []
+    ) {
+        self.hosts = hosts
         self.context = context
         self.certificate = certificate
         self.stun = stun.map { ICEAgent.STUNServer(host: $0.host, port: $0.port) }
@@ -95,7 +101,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Makes an offer to receive one Opus stream (WHEP); ``accept(answer:)`` takes the reply.
     public func makeOffer() throws(WebRTCError) -> String {
-        let agent = ICEAgent(context: context, controlling: true, stun: stun)
+        let agent = ICEAgent(context: context, controlling: true, stun: stun, hosts: hosts)
         self.agent = agent
         wire(agent)
         let candidates = try agent.gather()
@@ -151,12 +157,15 @@ public final class PeerConnection: @unchecked Sendable {
         }
         guard wasOpen else { return }
         if agent != nil {
+            // Nothing here captures self: close also runs from deinit.
+            let parts = UnsafeSendable((dtls, timer))
+            timer = nil
             context.sync {
-                self.dtls?.shutdown()
-                if let timer = self.timer {
+                let (dtls, timer) = parts.value
+                dtls?.shutdown()
+                if let timer {
                     g_source_destroy(timer)
                     g_source_unref(timer)
-                    self.timer = nil
                 }
             }
         }
@@ -171,7 +180,7 @@ public final class PeerConnection: @unchecked Sendable {
     private func startAgent(
         controlling: Bool, remote: WebRTCSessionDescription.Media, role: DTLSEndpoint.Role
     ) throws(WebRTCError) -> ICEAgent {
-        let agent = ICEAgent(context: context, controlling: controlling, stun: stun)
+        let agent = ICEAgent(context: context, controlling: controlling, stun: stun, hosts: hosts)
         self.agent = agent
         try makeDTLS(role: role, fingerprint: remote.fingerprint!)
         wire(agent)

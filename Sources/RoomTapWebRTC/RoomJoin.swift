@@ -28,6 +28,8 @@ public final class RoomJoin: @unchecked Sendable {
     public struct Options: Sendable {
         /// A STUN server for server-reflexive candidates (host candidates are enough on one host).
         public var stun: (host: String, port: UInt16)?
+        /// The local addresses ICE may use (numeric); empty: every interface.
+        public var iceHosts: [String] = []
         /// Seconds a publisher's connection may take to come up.
         public var connectTimeout: Double = 10
         public init() {}
@@ -124,7 +126,8 @@ public final class RoomJoin: @unchecked Sendable {
 
     /// A connection for `publisher`, its packets routed to the publisher's track.
     func makeConnection(for publisher: JoinedPublisher) -> PeerConnection {
-        let connection = PeerConnection(context: context, certificate: certificate, stun: options.stun)
+        let connection = PeerConnection(
+            context: context, certificate: certificate, stun: options.stun, hosts: options.iceHosts)
         publisher.route(connection)
         return connection
     }

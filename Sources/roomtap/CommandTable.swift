@@ -173,6 +173,24 @@ enum CommandTable {
                 + "received/lost/late per track, bytes written, uploads) and /healthz\n"
                 + "while recording (port 0: any; the address is printed)."),
         OptionSpec(
+            "--join", .value, "URL", section: live,
+            help: "Join a room as a WebRTC participant and record every publisher:\n"
+                + "janus+http://HOST:PORT/janus?room=ID[&pin=PIN] (a Janus VideoRoom;\n"
+                + "tracks named by display name, following joins and leaves)."),
+        OptionSpec(
+            "--whep", .repeatable, "NAME=URL", section: live,
+            help: "Play a WHEP endpoint (WebRTC-HTTP egress) as track NAME.\n"
+                + "Repeatable. The bearer token: --whep-token or ROOMTAP_WHEP_TOKEN."),
+        OptionSpec("--whep-token", .value, "TOKEN", section: live, help: "Bearer token of the --whep endpoints."),
+        OptionSpec(
+            "--ice-host", .repeatable, "ADDR", section: live,
+            help: "Gather ICE host candidates only on this local address (e.g.\n"
+                + "127.0.0.1). Repeatable. Default: every interface."),
+        OptionSpec(
+            "--stun", .value, "HOST:PORT", section: live,
+            help: "STUN server for a --join/--whep connection (server-reflexive\n"
+                + "candidates); host candidates alone work on one network."),
+        OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
                 + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"

@@ -83,9 +83,15 @@ enum RecordCommand {
         var inputOrigins: [String: String] = [:]
         /// --metrics HOST:PORT: the recorder's Prometheus endpoint; nil: none.
         var metrics: String?
+        /// --join URL / --whep NAME=URL: a room joined over WebRTC; nil: none.
+        var join: RoomJoin.Target?
+        /// --stun HOST:PORT: the STUN server of a WebRTC join.
+        var stun: (host: String, port: UInt16)?
+        /// --ice-host ADDR: the local addresses a WebRTC join's ICE may use.
+        var iceHosts: [String] = []
 
         /// True when the room has network participants.
-        var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil }
+        var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil || join != nil }
         /// True when the room has live participants (network, microphone, an agent) and runs until
         /// stopped (SIGINT/SIGTERM or --duration), not until its files end.
         var isLive: Bool { hasNetwork || mic != nil || agent != nil }
@@ -112,6 +118,68 @@ enum RecordCommand {
     }
 
     /// The options of a parsed `record` command line, checked (ranges, combinations, names).
+    /// `--join`, `--whep`, `--whep-token`, `--stun`: a room joined over WebRTC.
+    private static func parseJoin(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
+        let whep = args.values("--whep")
+        if let url = args.value("--join") {
+            guard whep.isEmpty else {
+                throw UsageError(description: "give --join or --whep, not both", command: "record")
+            }
+            if url.hasPrefix("sora+") {
+                throw UsageError(
+                    description: "--join \(url): joining a Sora channel is not supported yet; "
+                        + "use janus+http://HOST:PORT/janus?room=ID or --whep NAME=URL", command: "record")
+            }
+            guard let target = JanusVideoRoomTarget(url: url) else {
+                throw UsageError(
+                    description: "--join '\(url)' must be janus+http://HOST:PORT/janus?room=ID[&pin=PIN] "
+                        + "(janus+https:// for TLS)", command: "record")
+            }
+            options.join = .janus(target)
+        } else if !whep.isEmpty {
+            var targets: [WHEPTarget] = []
+            for text in whep {
+                guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
+                    throw UsageError(description: "--whep '\(text)' must be NAME=URL", command: "record")
+                }
+                let name = String(text[..<equals])
+                let url = String(text[text.index(after: equals)...])
+                guard url.hasPrefix("http://") || url.hasPrefix("https://"), URL(string: url)?.host != nil else {
+                    throw UsageError(
+                        description: "--whep \(name)=\(url): the URL must be the WHEP endpoint's http:// or https:// URL",
+                        command: "record")
+                }
+                guard !targets.contains(where: { $0.name == name }) else {
+                    throw UsageError(description: "--whep \(name) is given twice; give each name once", command: "record")
+                }
+                targets.append(WHEPTarget(name: name, url: url))
+            }
+            let token = args.value("--whep-token") ?? ProcessInfo.processInfo.environment["ROOMTAP_WHEP_TOKEN"]
+            options.join = .whep(targets, token: token?.isEmpty == true ? nil : token)
+        }
+        for host in args.values("--ice-host") {
+            guard options.join != nil else {
+                throw UsageError(description: "--ice-host is for --join or --whep; give one of them too", command: "record")
+            }
+            guard ListenAddress(host.contains(":") ? "[\(host)]:0" : "\(host):0") != nil else {
+                throw UsageError(description: "--ice-host '\(host)' must be a numeric IP address (e.g. 127.0.0.1)", command: "record")
+            }
+            options.iceHosts.append(host)
+        }
+        if let stun = args.value("--stun") {
+            guard options.join != nil else {
+                throw UsageError(description: "--stun is for --join or --whep; give one of them too", command: "record")
+            }
+            let text = stun.hasPrefix("stun:") ? String(stun.dropFirst(5)) : stun
+            guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
+                colon != text.startIndex
+            else {
+                throw UsageError(description: "--stun '\(stun)' must be HOST:PORT (e.g. stun.example.net:3478)", command: "record")
+            }
+            options.stun = (String(text[..<colon]), port)
+        }
+    }
+
     static func parse(_ args: ParsedArguments) throws(UsageError) -> Options {
         var options = Options()
         var files: [FileSpec] = []
@@ -181,6 +249,7 @@ enum RecordCommand {
             options.allow.append(prefix)
         }
         options.discover = args.flag("--discover")
+        try parseJoin(args, into: &options)
         options.sdp = args.value("--sdp")
         options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {

@@ -56,8 +56,10 @@ extension RoomRecording {
             let s = participant.buffer.statistics
             let expected = s.packets + s.lost
             let ssrc = participant.ssrc.map { String(format: "ssrc 0x%08x ", $0) } ?? ""
+            let joined = roomJoin.withLock { $0 }?.publishers.first { $0.stream?.participant === participant }
             return .init(
-                source: "\(ssrc)port \(participant.port)", isLive: !participant.hasLeft,
+                source: joined.map { "webrtc \($0.publisherID)" } ?? "\(ssrc)port \(participant.port)",
+                isLive: !participant.hasLeft,
                 lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
         }
         if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }

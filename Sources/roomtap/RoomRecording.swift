@@ -72,6 +72,8 @@ final class RoomRecording: Sendable {
 
     let shared: Locked<Shared>
     let liveRoom = Locked<LiveRoom?>(nil)
+    /// `--join`/`--whep`: the room joined over WebRTC.
+    let roomJoin = Locked<RoomJoin?>(nil)
     let controlHandler = Locked<RoomControlHandler?>(nil)
     private let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
@@ -219,6 +221,24 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: error.description)
             }
         }
+        // A room joined over WebRTC: signaling and every publisher's connection up before DIR is
+        // touched (a room that does not exist, a wrong pin, ICE or DTLS failing cost nothing).
+        if let target = options.join {
+            do {
+                var joinOptions = RoomJoin.Options()
+                joinOptions.stun = options.stun
+                joinOptions.iceHosts = options.iceHosts
+                let join = try RoomJoin(target: target, options: joinOptions)
+                roomJoin.withLock { $0 = join }
+                try join.connect()
+            } catch {
+                roomJoin.withLock { $0 }?.stop()
+                for socket in sockets ?? [] { socket.close() }
+                microphone?.close()
+                abandon(room)
+                throw RuntimeError(description: error.description)
+            }
+        }
         // The control socket, the ports, --play and --mic are open (the plan checked the API key):
         // only now are DIR made and, with --force, the earlier recording removed, just before the
         // first file.
@@ -265,6 +285,7 @@ final class RoomRecording: Sendable {
             do {
                 let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions, sockets: sockets)
                 liveRoom.withLock { $0 = live }
+                roomJoin.withLock { $0 }?.attach(to: live)
             } catch {
                 abandon(room)
                 throw RuntimeError(description: error.description)
@@ -298,6 +319,7 @@ final class RoomRecording: Sendable {
         let progress = ProgressReporter(total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil)
         let agent = roomAgent.withLock { $0 }
         let live = liveRoom.withLock { $0 }
+        let join = roomJoin.withLock { $0 }
         let roomJSON = RoomJSONWriter(path: plan.roomJSONPath)
         let currentReport = { (state: RoomReport.State) in
             self.report(
@@ -310,6 +332,7 @@ final class RoomRecording: Sendable {
         live?.start()
         // room.json as the clock starts: from now on DIR says which file is whose. A room that cannot have it does not record.
         do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
+            join?.stop()
             live?.stop()
             microphone?.close()
             agent?.stop()
@@ -332,6 +355,7 @@ final class RoomRecording: Sendable {
         while room.isRunning {
             progress.update(room.position, tracks: room.tracks.count)
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
+                join?.stop()
                 live?.stop()  // draining: nothing more is received
                 receptionEnd = receptionEnd ?? min(room.position, receiveUntil ?? .max)
             }
@@ -341,6 +365,7 @@ final class RoomRecording: Sendable {
             }
             if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
                 lastFailureCheck = .now
+                for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
                 noteFailedFiles(announce: options.isLive)
             }
             let controls = server == nil ? 0 : controlLog.all.count
@@ -363,6 +388,7 @@ final class RoomRecording: Sendable {
             _ = room.waitForClockToStop(seconds: Double(pause) / 1e6)  // an offline room's end, at once
         }
         handler?.noteStopping()
+        join?.stop()
         live?.stop()
         microphone?.close()
         agent?.stop()
@@ -447,10 +473,12 @@ final class RoomRecording: Sendable {
                 device: plan.options.play ?? "default", track: plan.options.playTrack ?? "mix",
                 underruns: player.underruns, droppedFrames: player.dropped)
         }
-        return RoomReport.make(
+        var report = RoomReport.make(
             plan: plan, state: state, startTime: startTime, roomSamples: room.position,
             outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: clock, live: live,
             controls: controls ? controlLog.all : nil, playback: playback, agent: agent?.report, errors: s.errors)
+        report.join = roomJoin.withLock { $0 }.map(RoomReport.JoinReport.init)
+        return report
     }
 
     /// Speakers first, then derived tracks (the mix), each by id.

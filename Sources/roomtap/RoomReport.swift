@@ -263,6 +263,53 @@ struct RoomReport: Codable {
     var export: Export? = nil
     /// With `record --upload` or after `roomtap upload`: what is uploaded, pending, failed.
     var upload: UploadReport? = nil
+    /// With `--join`/`--whep`: the room joined over WebRTC and each publisher's connection.
+    var join: JoinReport? = nil
+
+    /// A room joined over WebRTC (never a pin or token).
+    struct JoinReport: Codable {
+        /// `janus` or `whep`.
+        var kind: String
+        /// Janus's API base, or nil for WHEP (each publisher's id is its URL).
+        var server: String?
+        var room: String?
+        var publishers: [Publisher]
+
+        struct Publisher: Codable {
+            /// The track name.
+            var name: String
+            /// Janus's feed id or the WHEP URL.
+            var publisherID: String
+            var present: Bool
+            var connections: Int
+            /// Each connection's set-up time (request to DTLS up), ms.
+            var setUpMs: [Double]
+            var rtpPackets: Int
+            var rtcpPackets: Int
+            var droppedDatagrams: Int
+            var receiverReportsSent: Int
+        }
+
+        init(_ join: RoomJoin) {
+            switch join.target {
+            case .janus(let target):
+                kind = "janus"
+                server = target.base
+                room = target.room
+            case .whep:
+                kind = "whep"
+            }
+            publishers = join.publishers.map { publisher in
+                let counts = publisher.connection?.counts
+                return Publisher(
+                    name: publisher.name, publisherID: publisher.publisherID, present: publisher.isPresent,
+                    connections: publisher.connections,
+                    setUpMs: publisher.setUpSeconds.map { ($0 * 10_000).rounded() / 10 },
+                    rtpPackets: counts?.rtpPackets ?? 0, rtcpPackets: counts?.rtcpPackets ?? 0,
+                    droppedDatagrams: counts?.dropped ?? 0, receiverReportsSent: counts?.reportsSent ?? 0)
+            }
+        }
+    }
 
     static func make(
         plan: RecordingPlan, state: State, startTime: Date, roomSamples: Int64,

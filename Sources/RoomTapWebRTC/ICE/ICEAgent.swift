@@ -42,7 +42,9 @@ final class ICEAgent: @unchecked Sendable {
 
     /// An agent on `context`, controlling or not (the offerer controls, RFC 8445 §6.1.1; libnice
     /// resolves a role conflict by itself).
-    init(context: ICEContext, controlling: Bool, stun: STUNServer?) {
+    /// `hosts`: the only local addresses to gather host candidates on (numeric; empty: every
+    /// interface libnice finds, loopback only when there is nothing else).
+    init(context: ICEContext, controlling: Bool, stun: STUNServer?, hosts: [String] = []) {
         self.context = context
         let options = NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue | NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue
         let agent = nice_agent_new_full(
@@ -54,6 +56,11 @@ final class ICEAgent: @unchecked Sendable {
         if let stun {
             roomtap_nice_set_string(agent, "stun-server", stun.host)
             roomtap_nice_set_uint(agent, "stun-server-port", UInt32(stun.port))
+        }
+        for host in hosts {
+            var address = NiceAddress()
+            nice_address_init(&address)
+            if nice_address_set_from_string(&address, host) != 0 { nice_agent_add_local_address(agent, &address) }
         }
         streamID = nice_agent_add_stream(agent, 1)
     }
