@@ -182,6 +182,9 @@ let package = Package(
             name: "RoomTapStorageTests", dependencies: ["RoomTapSync", "RoomTapStorage", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "RoomTapWebRTCTests",
+            dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
             swiftSettings: strict),
     ]

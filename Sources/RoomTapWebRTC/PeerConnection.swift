@@ -2,6 +2,7 @@ import CNice
 import Foundation
 public import RoomTapRTP
 import RoomTapSync
+import Synchronization
 
 /// One WebRTC peer connection for audio: ICE (libnice) → DTLS-SRTP (OpenSSL, libsrtp2) → RTP
 /// and RTCP, one Opus section, BUNDLE and rtcp-mux, so one ICE component carries everything. It
@@ -40,6 +41,9 @@ public final class PeerConnection: @unchecked Sendable {
     private var dtls: DTLSEndpoint?
     private var srtpIn: SRTPContext?
     private var srtpOut: SRTPSender?
+    /// The media sender's own SRTP session (its thread is not the ICE thread); set once, when DTLS
+    /// is up, before `state` says connected.
+    nonisolated(unsafe) private var srtpMedia: SRTPSender?
     private var streams: [ReceptionStatistics] = []
     private var ticks = 0
     private var timer: UnsafeMutablePointer<GSource>?
@@ -50,6 +54,7 @@ public final class PeerConnection: @unchecked Sendable {
     private let createdAt = monotonicNanoseconds()
     private let connectedAt = Locked<UInt64?>(nil)
     private let counters = Locked(Counters())
+    private let isClosed = Atomic<Bool>(false)
 
     /// What crossed the connection.
     public struct Counters: Sendable {
@@ -140,7 +145,7 @@ public final class PeerConnection: @unchecked Sendable {
             case .new, .connecting: break
             }
             if changed.wait(timeout: deadline) == .timedOut {
-                let iceUp = context.sync { self.dtls?.isConnected == false && self.iceConnected }
+                let iceUp = context.sync { self.dtls?.isConnected == false && self.iceConnected } ?? false
                 throw iceUp
                     ? .dtls("the DTLS handshake did not finish within \(Int(timeout)) s")
                     : .ice("ICE found no working candidate pair within \(Int(timeout)) s (is the server's media address reachable?)")
@@ -150,12 +155,10 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Sends close_notify, stops the timers, closes ICE. Idempotent.
     public func close() {
-        let wasOpen = state.withLock { (current: inout State) -> Bool in
-            defer { if case .failed = current {} else { current = .closed } }
-            if case .closed = current { return false }
-            return true
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.withLock { current in
+            if case .failed = current {} else { current = .closed }
         }
-        guard wasOpen else { return }
         if agent != nil {
             // Nothing here captures self: close also runs from deinit.
             let parts = UnsafeSendable((dtls, timer))
@@ -171,6 +174,19 @@ public final class PeerConnection: @unchecked Sendable {
         }
         agent?.close()
         changed.signal()
+    }
+
+    // MARK: - Sending
+
+    /// Protects the RTP packet of `length` bytes at the start of `buffer` (which has room for
+    /// ``SRTPSender/overhead`` more bytes) in place and sends it. False before the connection is up
+    /// or when it failed. Thread: one media-sending thread (not the ICE thread); allocates nothing.
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool {
+        guard case .connected = currentState, let srtpMedia, let agent, let base = buffer.baseAddress,
+            length + SRTPSender.overhead <= buffer.count,
+            let protected = srtpMedia.protectRTP(base, length: length)
+        else { return false }
+        return agent.send(UnsafeRawBufferPointer(start: base, count: protected))
     }
 
     // MARK: - Set-up
@@ -288,6 +304,7 @@ public final class PeerConnection: @unchecked Sendable {
             do {
                 srtpIn = try SRTPContext(streams: [.init(ssrc: nil, keying: keys.remote)])
                 srtpOut = try SRTPSender(keying: keys.local)
+                srtpMedia = try SRTPSender(keying: keys.local)
             } catch {
                 fail(.dtls("libsrtp2 refused the keys DTLS negotiated (\(keys.suite.name))"))
                 return
@@ -359,8 +376,11 @@ public final class PeerConnection: @unchecked Sendable {
 }
 
 extension ICEContext {
-    /// Runs `block` on the loop's thread and waits for it; its result.
-    func sync<T: Sendable>(_ block: @escaping () -> T) -> T {
+    /// Runs `block` on the loop's thread and waits for it; its result (nil, not run, once the loop
+    /// has stopped). Not from the loop's thread.
+    @discardableResult
+    func sync<T: Sendable>(_ block: @escaping () -> T) -> T? {
+        guard !isStopped else { return nil }
         let result = Locked<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let box = UnsafeSendable(block)
@@ -370,6 +390,11 @@ extension ICEContext {
             done.signal()
         }
         done.wait()
-        return result.withLock { $0! }
+        return result.withLock { $0 }
     }
+}
+
+extension PeerConnection: RTPPacketTransport {
+    /// ``sendRTP(_:length:)``: an ``RTPOpusSender`` through this connection.
+    public func send(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool { sendRTP(buffer, length: length) }
 }

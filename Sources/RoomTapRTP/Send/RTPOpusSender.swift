@@ -3,9 +3,11 @@ import Foundation
 public import RoomTapCore
 import Synchronization
 
-/// Sends a track as Opus over RTP (RFC 3550, payload per RFC 7587) to one UDP destination: how the
-/// agent's voice goes back into a call (an SFU's or PBX's RTP input, e.g. Janus `rtp_forward`'s
-/// counterpart, mediasoup PlainTransport, Asterisk ExternalMedia).
+/// Sends a track as Opus over RTP (RFC 3550, payload per RFC 7587) through an ``RTPPacketTransport``:
+/// plain UDP to one destination (an SFU's or PBX's RTP input, e.g. Janus `rtp_forward`'s
+/// counterpart, mediasoup PlainTransport, Asterisk ExternalMedia), or a WebRTC connection that
+/// protects it as SRTP (the agent published into a joined room): how the agent's voice goes back
+/// into a call.
 ///
 /// Every 20 ms of the track (two frames) becomes one packet: 12-byte RTP header (version 2, the
 /// given payload type, a random SSRC, sequence number and timestamp starting at random values per
@@ -32,8 +34,8 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
         public let description: String
     }
 
-    /// Where packets go.
-    public let destination: ListenAddress
+    /// Where packets go (nil: a transport other than UDP).
+    public let destination: ListenAddress?
     /// The RTP payload type (dynamic, 96...127; 111 is what browsers use for Opus).
     public let payloadType: UInt8
     /// The stream's SSRC.
@@ -43,7 +45,7 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
 
     /// Opens a UDP socket toward `destination` and an Opus encoder for `channels` (the track's).
     /// `bitrate` in bits per second; `policy` `.wait` only for offline rooms on a virtual clock.
-    public init(
+    public convenience init(
         destination: ListenAddress, channels: Int = 1, payloadType: UInt8 = 111, bitrate: Int = 32_000,
         policy: OverflowPolicy = .drop
     ) throws(SetupError) {
@@ -53,11 +55,33 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
         guard let address = SocketAddress(destination) else {
             throw SetupError(description: "cannot send RTP to \(destination): not a numeric IP address and port")
         }
+        try self.init(
+            transport: UDPPacketTransport(address: address), destination: destination, channels: channels,
+            payloadType: payloadType, bitrate: bitrate, policy: policy)
+    }
+
+    /// A sender through `transport` (e.g. a WebRTC connection), otherwise as above.
+    public convenience init(
+        transport: any RTPPacketTransport, channels: Int = 1, payloadType: UInt8 = 111, bitrate: Int = 32_000,
+        policy: OverflowPolicy = .drop
+    ) throws(SetupError) {
+        guard (96...127).contains(payloadType) else {
+            throw SetupError(description: "RTP payload type \(payloadType) is not dynamic (96-127)")
+        }
+        try self.init(
+            transport: transport, destination: nil, channels: channels, payloadType: payloadType, bitrate: bitrate,
+            policy: policy)
+    }
+
+    private init(
+        transport: any RTPPacketTransport, destination: ListenAddress?, channels: Int, payloadType: UInt8,
+        bitrate: Int, policy: OverflowPolicy
+    ) throws(SetupError) {
         self.destination = destination
         self.payloadType = payloadType
         self.ssrc = UInt32.random(in: 1...UInt32.max)
         encoder = try Encoder(
-            address: address, channels: channels, payloadType: payloadType, ssrc: ssrc, bitrate: bitrate)
+            transport: transport, channels: channels, payloadType: payloadType, ssrc: ssrc, bitrate: bitrate)
         queued = QueuedSink(
             consumer: encoder, channels: channels, capacity: 64, policy: policy, threadName: "roomtap.rtp-out")
     }
@@ -80,8 +104,7 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
 private final class Encoder: FrameConsumer, @unchecked Sendable {
     let packets = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
-    private let address: SocketAddress
-    private let fd: Int32
+    private let transport: any RTPPacketTransport
     private let channels: Int
     private let payloadType: UInt8
     private let ssrc: UInt32
@@ -91,24 +114,20 @@ private final class Encoder: FrameConsumer, @unchecked Sendable {
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var first = true
-    private var packet = [UInt8](repeating: 0, count: 12 + 1_500)
+    /// Header, the largest Opus packet, and room for SRTP's tag.
+    private var packet = [UInt8](repeating: 0, count: 12 + 1_500 + SRTPSender.overhead)
 
     static let packetSamples = 960  // 20 ms at 48 kHz
 
-    init(address: SocketAddress, channels: Int, payloadType: UInt8, ssrc: UInt32, bitrate: Int) throws(RTPOpusSender
-        .SetupError)
-    {
-        self.address = address
+    init(
+        transport: any RTPPacketTransport, channels: Int, payloadType: UInt8, ssrc: UInt32, bitrate: Int
+    ) throws(RTPOpusSender.SetupError) {
+        self.transport = transport
         self.channels = channels
         self.payloadType = payloadType
         self.ssrc = ssrc
-        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw RTPOpusSender.SetupError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))")
-        }
         var error: Int32 = 0
         guard let encoder = opus_encoder_create(48_000, Int32(channels), OPUS_APPLICATION_VOIP, &error) else {
-            Glibc.close(fd)
             throw RTPOpusSender.SetupError(description: "cannot create an Opus encoder (libopus error \(error))")
         }
         opus = encoder
@@ -118,10 +137,7 @@ private final class Encoder: FrameConsumer, @unchecked Sendable {
         pcm = [Int16](repeating: 0, count: Self.packetSamples * channels)
     }
 
-    deinit {
-        opus_encoder_destroy(opus)
-        Glibc.close(fd)
-    }
+    deinit { opus_encoder_destroy(opus) }
 
     func consume(_ frame: AudioFrame) throws {
         let count = AudioFrame.samplesPerChannel * channels
@@ -165,9 +181,38 @@ private final class Encoder: FrameConsumer, @unchecked Sendable {
             packet[8 + i] = UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(i)))
         }
         let length = 12 + Int(encoded)
-        let sent = packet.withUnsafeBytes { bytes in
-            address.withSockaddr { sa, len in sendto(fd, bytes.baseAddress, length, Int32(MSG_NOSIGNAL), sa, len) }
+        let sent = packet.withUnsafeMutableBytes { bytes in transport.send(bytes, length: length) }
+        if sent { packets.add(1, ordering: .relaxed) } else { errors.add(1, ordering: .relaxed) }
+    }
+}
+
+/// Where an ``RTPOpusSender``'s packets go.
+///
+/// Thread: `send` on the sender's one thread.
+public protocol RTPPacketTransport: Sendable {
+    /// Sends the RTP packet of `length` bytes at the start of `buffer`, which has
+    /// ``SRTPSender/overhead`` bytes of room after it (a transport may protect it in place). True
+    /// when it went out. Allocates nothing.
+    func send(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool
+}
+
+/// Plain RTP over UDP to one address, from a socket of its own (closed at deinit).
+final class UDPPacketTransport: RTPPacketTransport, @unchecked Sendable {
+    private let address: SocketAddress
+    private let fd: Int32
+
+    init(address: SocketAddress) throws(RTPOpusSender.SetupError) {
+        self.address = address
+        fd = socket(address.family, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw RTPOpusSender.SetupError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))")
         }
-        if sent == length { packets.add(1, ordering: .relaxed) } else { errors.add(1, ordering: .relaxed) }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func send(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool {
+        address.withSockaddr { sa, len in sendto(fd, buffer.baseAddress, length, Int32(MSG_NOSIGNAL), sa, len) }
+            == length
     }
 }

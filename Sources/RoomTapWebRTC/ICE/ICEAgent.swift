@@ -161,6 +161,7 @@ final class ICEAgent: @unchecked Sendable {
     /// or comes after this returns). Idempotent.
     func close() {
         guard closed.withLock({ (done: inout Bool) -> Bool in defer { done = true }; return !done }) else { return }
+        guard !context.isStopped else { return }
         let finished = DispatchSemaphore(value: 0)
         let box = UnsafeSendable(self)
         context.run {

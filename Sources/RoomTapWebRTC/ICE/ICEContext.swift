@@ -41,6 +41,7 @@ public final class ICEContext: @unchecked Sendable {
 
     /// Runs `block` on the loop's thread, once, soon. Dropped after ``stop()``.
     public func run(_ block: @escaping @Sendable () -> Void) {
+        guard !isStopped else { return }
         let box = Unmanaged.passRetained(Block(block)).toOpaque()
         roomtap_g_invoke(
             context,
@@ -49,6 +50,9 @@ public final class ICEContext: @unchecked Sendable {
                 return 0
             }, box)
     }
+
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { stopped.withLock { $0 } }
 
     /// Ends the loop and joins its thread. Idempotent; not from the loop's thread.
     public func stop() {

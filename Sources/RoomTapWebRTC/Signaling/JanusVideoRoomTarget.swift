@@ -31,7 +31,7 @@ public struct JanusVideoRoomTarget: Sendable, Equatable, CustomStringConvertible
         guard let room = items.first(where: { $0.name == "room" })?.value, !room.isEmpty else { return nil }
         let port = components.port.map { ":\($0)" } ?? ""
         let path = components.path.isEmpty ? "/janus" : components.path
-        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         base = scheme + bracketed + port + path
         self.room = room
         pin = items.first(where: { $0.name == "pin" })?.value
