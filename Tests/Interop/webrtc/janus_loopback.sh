@@ -33,7 +33,7 @@ cat >"$work/conf/janus.plugin.videoroom.jcfg" <<JCFG
 general: { }
 room-$room: { description = "roomtap test room", publishers = 6, audiocodec = "opus", videocodec = "vp8"$pinline }
 JCFG
-LD_PRELOAD="$work/loopback_ice.so" janus -F "$work/conf" -P "$work/plugins" -T "$work/transports" \
+LD_PRELOAD="$work/loopback_ice.so" janus -F "$work/conf" -P "$work/plugins" \
   >"$work/janus.log" 2>&1 &
 janus_pid=$!
 trap 'kill "$janus_pid" 2>/dev/null || true; wait' EXIT INT TERM
