@@ -26,6 +26,10 @@ from aiortc import RTCPeerConnection, RTCSessionDescription
 from janus_http import JanusError, JanusSession
 from wav_audio import WavAudioTrack
 
+# A parent may have SIGTERM and SIGINT blocked (a Swift test binary's children inherit its
+# threads' mask), and a blocked signal never reaches the handlers that make this leave cleanly.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description="aiortc publisher into a Janus VideoRoom")

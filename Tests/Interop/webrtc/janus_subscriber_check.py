@@ -31,6 +31,10 @@ from aiortc.sdp import candidate_from_sdp
 from janus_http import JanusError, JanusSession
 from wav_audio import WavRecorder
 
+# A parent may have SIGTERM and SIGINT blocked (a Swift test binary's children inherit its
+# threads' mask), and a blocked signal never reaches the handlers that make this leave cleanly.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description="aiortc subscriber of a Janus VideoRoom (records each feed)")

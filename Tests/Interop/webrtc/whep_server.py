@@ -31,6 +31,10 @@ import loopback
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from wav_audio import WavAudioTrack
 
+# A parent may have SIGTERM and SIGINT blocked (a Swift test binary's children inherit its
+# threads' mask), and a blocked signal never reaches the handlers that make this leave cleanly.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
 REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
            404: "Not Found", 405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
            415: "Unsupported Media Type", 500: "Internal Server Error"}
