@@ -3,7 +3,8 @@
 # HTTP API on 127.0.0.1 and a port the kernel gave out, ICE on 127.0.0.1 only (loopback_ice.c),
 # room ROOM (default 1234, Opus, 6 publishers) with pin PIN when given. Prints
 # `janus http://127.0.0.1:PORT/janus` once Janus answers, then runs Janus in the foreground
-# (Ctrl-C stops it; its log is janus.log in the printed directory).
+# (Ctrl-C stops it; its log is janus.log in the printed directory). JANUS_SESSION_TIMEOUT (seconds,
+# default 60) and JANUS_DEBUG_LEVEL (default 4) change those settings.
 #
 #   bash Tests/Interop/webrtc/janus_loopback.sh [ROOM] [PIN]
 # The same configuration as Sources/RoomTapTestSupport/WebRTC/JanusTestServer.swift.
@@ -20,7 +21,8 @@ port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 cat >"$work/conf/janus.jcfg" <<JCFG
 general: { configs_folder = "$work/conf", plugins_folder = "$work/plugins",
   transports_folder = "$work/transports", events_folder = "$work/none", loggers_folder = "$work/none",
-  debug_level = ${JANUS_DEBUG_LEVEL:-4}, admin_secret = "roomtap-test", interface = "127.0.0.1" }
+  debug_level = ${JANUS_DEBUG_LEVEL:-4}, admin_secret = "roomtap-test", interface = "127.0.0.1",
+  session_timeout = ${JANUS_SESSION_TIMEOUT:-60} }
 nat: { ice_enforce_list = "127.0.0.1", ice_tcp = false, nice_debug = false }
 media: { ipv6 = false }
 JCFG
