@@ -11,8 +11,9 @@ answer's `publishers` list, then `event`s with `publishers`, `unpublished` and `
 prints `joined <own id>`. For each publisher it attaches one more handle, joins it as a
 subscriber (`ptype: subscriber`, `streams: [{feed: ID}]`, with the watcher's `private_id`),
 answers Janus's offer, sends `start`, and records the feed's audio (mono 48 kHz, the first
-channel of what Opus decodes) to DIR/<feed id>.wav from the first decoded frame on, printing
-`subscribed <feed id> <display>`. A feed that leaves is closed. After S seconds (without
+channel of what Opus decodes) to DIR/<feed id>.wav, printing `subscribed <feed id> <display>`.
+Sample 0 of every WAV is the moment `joined` was printed (silence until the feed's first frame
+arrives), so the feeds share one timeline (to within the path's delay, tens of ms). A feed that leaves is closed. After S seconds (without
 --seconds: when stdin closes; or on SIGTERM/SIGINT) it prints `recorded <feed id> <samples>
 <path>` for each feed, leaves and destroys the session. Janus's messages go to stderr as JSON
 lines (--quiet: none). Failure: one line on stderr and exit 1.
@@ -24,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import loopback
 from aiortc import RTCPeerConnection, RTCSessionDescription
@@ -81,6 +83,7 @@ class Oracle:
         self.janus = JanusSession(args.janus, quiet=args.quiet)
         self.feeds: dict[int, Feed] = {}
         self.private_id = None
+        self.joined_at = None
 
     def pinned(self, body: dict) -> dict:
         if self.args.pin is not None:
@@ -97,7 +100,7 @@ class Oracle:
         @feed.pc.on("track")
         def on_track(track):
             if track.kind == "audio" and feed.recorder is None:
-                feed.recorder = WavRecorder(track, feed.path)
+                feed.recorder = WavRecorder(track, feed.path, origin=self.joined_at)
 
         feed.handle = await self.janus.attach("janus.plugin.videoroom")
         feed.events_task = asyncio.ensure_future(self.trickled(feed))
@@ -130,7 +133,11 @@ class Oracle:
 
     async def publishers_changed(self, data: dict):
         for publisher in data.get("publishers", []):
-            await self.subscribe(publisher)
+            try:
+                await self.subscribe(publisher)
+            except JanusError as error:  # the feed left before we subscribed (428): go on with the others
+                print(f"janus_subscriber_check: cannot subscribe to feed {publisher['id']}: {error}",
+                      file=sys.stderr, flush=True)
         for key in ("unpublished", "leaving"):
             gone = data.get(key)
             if isinstance(gone, int) and gone in self.feeds:
@@ -159,6 +166,7 @@ class Oracle:
             joined, _ = await self.janus.request(watcher, self.pinned(
                 {"request": "join", "ptype": "publisher", "room": self.args.room, "display": self.args.display}))
             self.private_id = joined.get("private_id")
+            self.joined_at = time.time()
             print(f"joined {joined['id']}", flush=True)
             await self.publishers_changed(joined)
             watching = asyncio.ensure_future(self.watch(watcher))

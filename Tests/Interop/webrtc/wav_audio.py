@@ -74,14 +74,17 @@ class WavAudioTrack(AudioStreamTrack):
 
 
 class WavRecorder:
-    """Writes what a received audio track decodes to a mono 48 kHz 16-bit WAV (the first channel),
-    from its first frame on; `samples` counts what was written. Stops at the track's end or at
-    `stop()`, which closes the file (idempotent).
+    """Writes what a received audio track decodes to a mono 48 kHz 16-bit WAV (the first channel);
+    `samples` counts what was written. Sample 0 is wall-clock time `origin` when given (silence is
+    written from then until the first frame arrives, so recordings of several tracks share one
+    timeline), else the first frame. Stops at the track's end or at `stop()`, which closes the
+    file (idempotent).
     """
 
-    def __init__(self, track, path: str):
+    def __init__(self, track, path: str, origin: float | None = None):
         self.track = track
         self.path = path
+        self.origin = origin
         self.samples = 0
         self.first_frame_at: float | None = None
         self.wav = wave.open(path, "wb")
@@ -97,6 +100,10 @@ class WavRecorder:
                 frame = await self.track.recv()
                 if self.first_frame_at is None:
                     self.first_frame_at = time.time()
+                    if self.origin is not None and self.first_frame_at > self.origin:
+                        pad = round((self.first_frame_at - self.origin) * 48000)
+                        self.wav.writeframes(bytes(2 * pad))
+                        self.samples += pad
                 for out in self.resampler.resample(frame):
                     interleaved = memoryview(bytes(out.planes[0])[: out.samples * 4]).cast("h")
                     self.wav.writeframes(array.array("h", interleaved[0::2]).tobytes())
