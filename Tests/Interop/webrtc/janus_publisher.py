@@ -69,7 +69,11 @@ async def wait_until_receiving(janus: JanusSession, handle: int, pc: RTCPeerConn
 
 
 async def run(args) -> int:
-    track = WavAudioTrack(args.wav, start_at=args.start_at_unix)
+    try:
+        track = WavAudioTrack(args.wav, start_at=args.start_at_unix)
+    except ValueError as error:
+        print(f"janus_publisher: {error}", file=sys.stderr, flush=True)
+        return 1
     janus = JanusSession(args.janus, quiet=args.quiet)
     pc = RTCPeerConnection(loopback.configuration())
     loop = asyncio.get_running_loop()
@@ -77,7 +81,7 @@ async def run(args) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     handle = None
-    published = False
+    joined_room = published = False
     try:
         await janus.create()
         handle = await janus.attach("janus.plugin.videoroom")
@@ -85,6 +89,7 @@ async def run(args) -> int:
         if args.pin is not None:
             join["pin"] = args.pin
         joined, _ = await janus.request(handle, join)
+        joined_room = True
         feed = joined["id"]
         pc.addTransceiver(track, direction="sendonly")
         await pc.setLocalDescription(await pc.createOffer())
@@ -108,7 +113,7 @@ async def run(args) -> int:
         print(f"janus_publisher: {what}", file=sys.stderr, flush=True)
         return 1
     finally:
-        if handle is not None and janus.session_id is not None and not janus.closed:
+        if joined_room and not janus.closed:
             for body in ([{"request": "unpublish"}] if published else []) + [{"request": "leave"}]:
                 try:
                     await janus.request(handle, body, timeout=5)

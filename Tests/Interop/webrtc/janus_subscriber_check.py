@@ -195,7 +195,7 @@ class Oracle:
                 print(f"recorded {feed.feed_id} {samples} {feed.path}", flush=True)
             if self.janus.session_id is not None:
                 try:
-                    if watcher is not None:
+                    if self.joined_at is not None:
                         await self.janus.request(watcher, {"request": "leave"}, timeout=5)
                     await self.janus.destroy()
                 except Exception as error:  # noqa: BLE001

@@ -26,14 +26,17 @@ class WavAudioTrack(AudioStreamTrack):
 
     def __init__(self, path: str, start_at: float | None = None):
         super().__init__()
-        with wave.open(path, "rb") as w:
-            if w.getsampwidth() != 2:
-                raise ValueError(f"{path}: {8 * w.getsampwidth()}-bit samples; give a 16-bit PCM WAV")
-            self.rate = w.getframerate()
-            self.channels = w.getnchannels()
-            if self.channels not in (1, 2):
-                raise ValueError(f"{path}: {self.channels} channels; give a mono or stereo WAV")
-            self.pcm = w.readframes(w.getnframes())
+        try:
+            with wave.open(path, "rb") as w:
+                if w.getsampwidth() != 2:
+                    raise ValueError(f"{path}: {8 * w.getsampwidth()}-bit samples; give a 16-bit PCM WAV")
+                self.rate = w.getframerate()
+                self.channels = w.getnchannels()
+                if self.channels not in (1, 2):
+                    raise ValueError(f"{path}: {self.channels} channels; give a mono or stereo WAV")
+                self.pcm = w.readframes(w.getnframes())
+        except (wave.Error, EOFError, OSError) as error:
+            raise ValueError(f"{path}: not a readable 16-bit PCM WAV ({str(error) or "the file ends early"})") from None
         self.bytes_per_frame = 2 * self.channels
         self.samples_per_frame = int(self.rate * FRAME_SECONDS)
         self.total_samples = len(self.pcm) // self.bytes_per_frame
