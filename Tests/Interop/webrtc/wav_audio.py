@@ -36,7 +36,7 @@ class WavAudioTrack(AudioStreamTrack):
                     raise ValueError(f"{path}: {self.channels} channels; give a mono or stereo WAV")
                 self.pcm = w.readframes(w.getnframes())
         except (wave.Error, EOFError, OSError) as error:
-            raise ValueError(f"{path}: not a readable 16-bit PCM WAV ({str(error) or "the file ends early"})") from None
+            raise ValueError(f"{path}: not a readable 16-bit PCM WAV ({str(error) or 'the file ends early'})") from None
         self.bytes_per_frame = 2 * self.channels
         self.samples_per_frame = int(self.rate * FRAME_SECONDS)
         self.total_samples = len(self.pcm) // self.bytes_per_frame
