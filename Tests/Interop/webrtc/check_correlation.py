@@ -48,15 +48,21 @@ def best_lag_numpy(source, recorded):
 
 
 def best_lag_plain(source, recorded):
-    step = 48  # coarse: every 48th sample (1 ms at 48 kHz), then refine around the best
-    coarse_source = source[::step]
-    best = (-2.0, 0)
-    for lag in range(0, len(recorded) - len(source) + 1, step):
-        c = pearson(coarse_source, recorded[lag : lag + len(source) : step])
-        best = max(best, (c, lag))
-    lo, hi = max(0, best[1] - step), min(len(recorded) - len(source), best[1] + step)
-    fine = max((pearson(source, recorded[lag : lag + len(source)]), lag) for lag in range(lo, hi + 1))
-    return fine[1], fine[0]
+    """The lag on 1 ms envelopes (mean |x| of 48-sample blocks), then to the sample within ±1 ms
+    on the source's loudest second; the correlation over the whole source at that lag."""
+    block = 48
+
+    def envelope(x):
+        return [sum(abs(v) for v in x[i : i + block]) / block for i in range(0, len(x) - block + 1, block)]
+
+    se, re_ = envelope(source), envelope(recorded)
+    coarse = max((pearson(se, re_[lag : lag + len(se)]), lag) for lag in range(len(re_) - len(se) + 1))[1] * block
+    second = min(48000, len(source))
+    loud = max(range(0, len(source) - second + 1, 4800), key=lambda i: sum(abs(v) for v in source[i : i + second : 16]))
+    window = source[loud : loud + second]
+    lo, hi = max(0, coarse - block), min(len(recorded) - len(source), coarse + block)
+    lag = max((pearson(window, recorded[lag + loud : lag + loud + second]), lag) for lag in range(lo, hi + 1))[1]
+    return lag, pearson(source, recorded[lag : lag + len(source)])
 
 
 def main():
