@@ -15,7 +15,8 @@ import itertools
 import json
 import sys
 import threading
-import urllib.error
+import http.client
+import urllib.parse
 import urllib.request
 
 
@@ -43,6 +44,7 @@ class JanusSession:
         self.pending: dict[str, asyncio.Future] = {}
         self.events: dict[int, asyncio.Queue] = {}
         self.closed = False
+        self.poll_lock = threading.Lock()
         self.keepalive_task = None
 
     # --- transport
@@ -67,15 +69,31 @@ class JanusSession:
         return reply
 
     def _poll(self):
-        while not self.closed:
-            try:
-                with urllib.request.urlopen(f"{self.base}/{self.session_id}?maxev=10", timeout=40) as response:
-                    events = json.load(response)
-            except Exception as error:  # noqa: BLE001 - the loop decides whether it matters
+        url = urllib.parse.urlsplit(f"{self.base}/{self.session_id}?maxev=10")
+        while True:
+            # Sending a poll and `destroy` closing the session exclude each other, so no poll reaches
+            # Janus after its session is gone (Janus would log "Couldn't find any session" as an error).
+            with self.poll_lock:
                 if self.closed:
                     return
-                self.loop.call_soon_threadsafe(self._poll_failed, error)
+                connection = http.client.HTTPConnection(url.hostname, url.port, timeout=40)
+                try:
+                    connection.request("GET", f"{url.path}?{url.query}")
+                except OSError as error:
+                    self.loop.call_soon_threadsafe(self._poll_failed, error)
+                    return
+            try:
+                response = connection.getresponse()
+                body = response.read()
+                if response.status != 200:
+                    raise ConnectionError(f"HTTP {response.status} from the long poll")
+                events = json.loads(body)
+            except Exception as error:  # noqa: BLE001 - the loop decides whether it matters
+                if not self.closed:
+                    self.loop.call_soon_threadsafe(self._poll_failed, error)
                 return
+            finally:
+                connection.close()
             if isinstance(events, dict):
                 events = [events]
             for event in events:
@@ -170,7 +188,8 @@ class JanusSession:
         if self.closed or self.session_id is None:
             self.closed = True
             return
-        self.closed = True
+        with self.poll_lock:
+            self.closed = True
         if self.keepalive_task is not None:
             self.keepalive_task.cancel()
         await self._post(f"/{self.session_id}", {"janus": "destroy"})
