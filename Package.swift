@@ -187,5 +187,7 @@ let package = Package(
         .testTarget(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
             swiftSettings: strict),
+        // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
+        .testTarget(name: "RoomTapWebRTCPeerTests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
     ]
 )
