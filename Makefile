@@ -5,11 +5,11 @@ SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev pkg-config python3-venv
-APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad chromium
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -175,6 +175,11 @@ lint:
 
 samples:
 	bash Samples/room/generate.sh
+
+# The review page's files (Resources/view/*.html, .css, .js) into the binary, as Swift string
+# literals (Sources/roomtap/View/ViewPageAssets.swift). Run after editing them; commit both.
+view-assets:
+	bash Resources/view/embed.sh
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-valgrind out

@@ -75,6 +75,11 @@
     $('meta').textContent = [when, clock(room.duration), `${speakers} speaker(s)`, room.state]
       .filter(Boolean).join(' · ');
     if (lanes.length > 16) $('timeline').classList.add('small');
+    if (room.state === 'recording') {
+      showBanner('room.json says this room is still recording: it is, or its recorder was stopped by force. '
+        + 'The page shows what the files held when roomtap view ran; after roomtap repair DIR, run roomtap view '
+        + 'DIR again.');
+    }
     const container = $('lanes');
     for (const l of lanes) {
       const row = element('div', { class: 'row lane', 'data-lane': l.name });
@@ -527,7 +532,7 @@
     if (!state.errors.includes(text)) state.errors.push(text);
     showBanner(location.protocol === 'file:'
       ? `Cannot play ${l.file}: this browser does not let a page opened from disk read the files next to it. `
-        + 'Serve the directory (python3 -m http.server --directory DIR, then http://localhost:8000/) or start '
+        + 'Serve the directory (python3 -m http.server --directory DIR, then open localhost:8000) or start '
         + 'Chromium with --allow-file-access-from-files.'
       : `Cannot play ${text}`);
   }

@@ -201,6 +201,7 @@ def main():
             out["searchHits"] = page.evaluate("window.roomtap.transcript()")
         if a.click:
             lane, seconds = a.click.rsplit(":", 1)
+            page.evaluate(f"document.querySelector('[data-lane={json.dumps(lane)}]').scrollIntoView({{block: 'center'}})")
             point = page.evaluate(f"window.roomtap.point({json.dumps(lane)}, {float(seconds)})")
             page.click(point["x"], point["y"])
             page.wait_for("window.roomtap.playing()", a.timeout, "playback to start")
@@ -212,8 +213,9 @@ def main():
             out["currentTimeLater"] = page.evaluate("window.roomtap.currentTime()")
         if a.solo:
             box = page.evaluate(
-                f"(() => {{ const r = document.querySelector('[data-lane={json.dumps(a.solo)}] button.solo')"
-                ".getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+                f"(() => {{ const b = document.querySelector('[data-lane={json.dumps(a.solo)}] button.solo');"
+                "b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect();"
+                " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
             page.click(box["x"], box["y"])
             page.wait_for(f"window.roomtap.gains()[{json.dumps(a.solo)}] > 0 && Object.entries("
                           f"window.roomtap.gains()).every(([n, g]) => n === {json.dumps(a.solo)} || g === 0)",

@@ -24,7 +24,6 @@ struct TimelineRoom: Decodable {
         var reason: String?
     }
 
-
     /// One track control applied during the recording (`controls` in room.json).
     struct Control: Decodable {
         /// Where the change is in the files, in seconds of room time (room.json's `recordTime`

@@ -107,7 +107,8 @@ struct LaneAudio {
         let perFrame = AudioFrame.samplesPerChannel * channels
         let framesPerChunk = 100
         var samples = [Int16](repeating: 0, count: perFrame * framesPerChunk)
-        let total = (source.durationSamples + Int64(AudioFrame.samplesPerChannel) - 1)
+        let total =
+            (source.durationSamples + Int64(AudioFrame.samplesPerChannel) - 1)
             / Int64(AudioFrame.samplesPerChannel)
         var frame: Int64 = 0
         while frame < total {

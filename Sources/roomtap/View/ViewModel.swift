@@ -78,8 +78,9 @@ struct ViewModel: Encodable {
             room.tracks.filter { kind(of: $0, in: room) == "speaker" }
             + room.tracks.filter { kind(of: $0, in: room) == "agent" }
             + room.tracks.filter { kind(of: $0, in: room) == "mix" }
-        let duration0 = room.durationSeconds ?? 0
-        let marks = TimelineSVG(lanes: [], duration: duration0, controls: room.controls)
+        // Stretches still open at the end run to the end of the room (a cut-short room.json's
+        // duration lags its files: the end is then the longest file's, see below).
+        let marks = TimelineSVG(lanes: [], duration: .greatestFiniteMagnitude, controls: room.controls)
         for track in ordered {
             var lane = Lane(
                 name: track.name, kind: kind(of: track, in: room), file: track.file,
@@ -119,6 +120,11 @@ struct ViewModel: Encodable {
             }
             lanes.append(lane)
         }
+        let duration = max(room.durationSeconds ?? 0, longest)
+        for i in lanes.indices {
+            lanes[i].heardMuted = lanes[i].heardMuted.map { [$0[0], min($0[1], ms(duration))] }
+            lanes[i].recordMuted = lanes[i].recordMuted.map { [$0[0], min($0[1], ms(duration))] }
+        }
         let names = Set(lanes.map(\.name))
         let controls = room.controls.map { c in
             Control(
@@ -139,7 +145,7 @@ struct ViewModel: Encodable {
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         return ViewModel(
             title: name, state: room.state ?? "unknown", startTime: room.startTime ?? "",
-            duration: ms(room.durationSeconds ?? longest), peaksPerSecond: LanePeaks.perSecond, lanes: lanes,
+            duration: ms(duration), peaksPerSecond: LanePeaks.perSecond, lanes: lanes,
             controls: controls,
             gaps: room.gaps.map { Gap(from: ms($0.from), to: ms($0.to), reason: $0.reason ?? "gap") },
             transcript: transcript, transcriptNote: transcriptNote)

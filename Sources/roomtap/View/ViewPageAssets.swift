@@ -10,6 +10,7 @@ extension ViewPage {
         <meta charset="utf-8">
         <meta name="generator" content="roomtap view">
         <meta name="viewport" content="width=device-width, initial-scale=1">
+        <link rel="icon" href="data:,">
         <title>{{TITLE}} · roomtap</title>
         <style>
         {{STYLE}}
@@ -64,6 +65,7 @@ extension ViewPage {
           --accent: #1f6feb;
         }
         * { box-sizing: border-box; }
+        [hidden] { display: none !important; }
         body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
         header { position: sticky; top: 0; z-index: 5; background: var(--bg); border-bottom: 1px solid var(--line);
           padding: 8px 12px; display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; }
@@ -192,6 +194,11 @@ extension ViewPage {
             $('meta').textContent = [when, clock(room.duration), `${speakers} speaker(s)`, room.state]
               .filter(Boolean).join(' · ');
             if (lanes.length > 16) $('timeline').classList.add('small');
+            if (room.state === 'recording') {
+              showBanner('room.json says this room is still recording: it is, or its recorder was stopped by force. '
+                + 'The page shows what the files held when roomtap view ran; after roomtap repair DIR, run roomtap view '
+                + 'DIR again.');
+            }
             const container = $('lanes');
             for (const l of lanes) {
               const row = element('div', { class: 'row lane', 'data-lane': l.name });
@@ -644,7 +651,7 @@ extension ViewPage {
             if (!state.errors.includes(text)) state.errors.push(text);
             showBanner(location.protocol === 'file:'
               ? `Cannot play ${l.file}: this browser does not let a page opened from disk read the files next to it. `
-                + 'Serve the directory (python3 -m http.server --directory DIR, then http://localhost:8000/) or start '
+                + 'Serve the directory (python3 -m http.server --directory DIR, then open localhost:8000) or start '
                 + 'Chromium with --allow-file-access-from-files.'
               : `Cannot play ${text}`);
           }
