@@ -453,9 +453,13 @@
       request.responseType = 'arraybuffer';
       if (range) request.setRequestHeader('Range', `bytes=${range[0]}-${range[1]}`);
       request.onload = () => {
-        if (request.status === 206) resolve({ bytes: request.response, partial: true });
-        else if ((request.status === 200 || request.status === 0) && request.response) {
-          resolve({ bytes: request.response, partial: false });
+        const bytes = request.response;
+        // Chromium answers a file: range with status 0 and just the range; a whole file is never
+        // as long as a range (which starts past the header).
+        const partial = request.status === 206
+          || (range && bytes && bytes.byteLength === range[1] - range[0] + 1);
+        if (request.status === 206 || ((request.status === 200 || request.status === 0) && bytes)) {
+          resolve({ bytes, partial: Boolean(partial) });
         } else reject(new Error(`${url}: HTTP ${request.status}`));
       };
       request.onerror = () => reject(new Error(`${url} cannot be read from here`));
@@ -661,6 +665,14 @@
       return { x: r.left + ((t - view.start) / (view.end - view.start)) * r.width, y: r.top + r.height / 2 };
     },
     transcript: () => lines.filter((x) => x.match).map((x) => ({ start: x.start, speaker: x.speaker, text: x.text })),
+    /// `count` samples (first channel, as 16-bit values) of lane `name` from room time `t`, read
+    /// as playback reads them (one piece: `count` must not cross a 10 s boundary of a WAV lane).
+    samples: async (name, t, count) => {
+      audioContext();
+      const piece = await chunk(byName.get(name), Math.floor(t / CHUNK));
+      const first = Math.round((t - piece.start) * piece.buffer.sampleRate);
+      return Array.from(piece.buffer.getChannelData(0).slice(first, first + count), (v) => Math.round(v * 32768));
+    },
     play, pause, seek, search,
     mute: (name, on = true) => setMuted(byName.get(name), on),
     solo: (name, on = true) => setSolo(byName.get(name), on),

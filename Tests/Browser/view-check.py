@@ -165,6 +165,7 @@ def main():
     p.add_argument("--click", help="LANE:SECONDS: click that lane at that time")
     p.add_argument("--solo", help="LANE: click its solo button")
     p.add_argument("--search", help="type TEXT into the transcript's search box")
+    p.add_argument("--samples", help="LANE:SECONDS:COUNT: the samples playback reads there")
     p.add_argument("--screenshot")
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=720)
@@ -199,6 +200,10 @@ def main():
             page.evaluate("document.getElementById('search').focus()")
             page.call("Input.insertText", text=a.search)
             out["searchHits"] = page.evaluate("window.roomtap.transcript()")
+        if a.samples:
+            lane, seconds, count = a.samples.rsplit(":", 2)
+            out["samples"] = page.evaluate(
+                f"window.roomtap.samples({json.dumps(lane)}, {float(seconds)}, {int(count)})")
         if a.click:
             lane, seconds = a.click.rsplit(":", 1)
             page.evaluate(f"document.querySelector('[data-lane={json.dumps(lane)}]').scrollIntoView({{block: 'center'}})")

@@ -31,6 +31,20 @@ struct ViewTests {
         return try #require(json as? [String: Any])
     }
 
+    /// `count` samples of a mono 16-bit WAV from sample `first`.
+    static func wavSamples(_ path: String, from first: Int, count: Int) throws -> [Int] {
+        let wav = try WAVFile.inspect(path: path)
+        let handle = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(wav.dataOffset) + UInt64(2 * first))
+        let data = try #require(try handle.read(upToCount: 2 * count))
+        return data.withUnsafeBytes { raw in
+            (0..<(data.count / 2)).map {
+                Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * $0, as: Int16.self)))
+            }
+        }
+    }
+
     static func lanes(_ data: [String: Any]) -> [[String: Any]] { data["lanes"] as? [[String: Any]] ?? [] }
 
     /// An agent's transcript of the sample room (the format RoomTapAgent's TranscriptWriter writes).
@@ -62,7 +76,11 @@ struct ViewTests {
 
         let shot = room.appendingPathComponent("view.png")
         let seen = try Self.browse(
-            page, ["--search", "soup", "--click", "alice:5.0", "--solo", "bob", "--screenshot", shot.path])
+            page,
+            [
+                "--search", "soup", "--samples", "bob:5.0:4800", "--click", "alice:5.0", "--solo", "bob",
+                "--screenshot", shot.path,
+            ])
         #expect((seen["consoleErrors"] as? [String]) == [], "console: \(seen["consoleErrors"] ?? "")")
         #expect((seen["pageErrors"] as? [String]) == [], "page: \(seen["pageErrors"] ?? "")")
         let lanes = try #require(seen["lanes"] as? [[String: Any]])
@@ -76,6 +94,12 @@ struct ViewTests {
         #expect((seen["transcript"] as? [Any])?.count == 3)
         let hits = try #require(seen["searchHits"] as? [[String: Any]])
         #expect(hits.map { $0["speaker"] as? String } == ["alice"], "searching 'soup' finds alice's line: \(hits)")
+
+        // What playback reads is the file, to the sample: bob.wav from 5.0 s (room sample 240000).
+        let played = try #require(seen["samples"] as? [Int])
+        #expect(played.count == 4800 && played.contains { $0 != 0 }, "\(played.prefix(8))")
+        #expect(
+            played == (try Self.wavSamples(room.appendingPathComponent("bob.wav").path, from: 240_000, count: 4800)))
 
         // Clicking alice's lane at 5.0 s plays the room from there (one pixel is 10 ms here).
         let startedAt = try #require(seen["startedAt"] as? Double)
