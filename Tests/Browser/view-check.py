@@ -184,6 +184,8 @@ def main():
         page = Page(page_ws)
         for domain in ("Runtime", "Log", "Page"):
             page.call(f"{domain}.enable")
+        page.call("Emulation.setDeviceMetricsOverride", width=a.width, height=a.height, deviceScaleFactor=1,
+                  mobile=False)
         out = {}
         started = time.monotonic()
         page.call("Page.navigate", url=a.url)

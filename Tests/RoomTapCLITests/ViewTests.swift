@@ -47,11 +47,14 @@ struct ViewTests {
 
     static func lanes(_ data: [String: Any]) -> [[String: Any]] { data["lanes"] as? [[String: Any]] ?? [] }
 
-    /// An agent's transcript of the sample room (the format RoomTapAgent's TranscriptWriter writes).
+    /// An agent's transcript of the sample room, as RoomTapAgent's TranscriptWriter writes one:
+    /// what each speaker says, at the room times of Samples/room/README.md.
     static let transcript = """
-        {"start": 0.300, "end": 3.700, "speaker": "alice", "text": "Good morning, the soup is ready."}
-        {"start": 3.000, "end": 5.980, "speaker": "bob", "text": "I will taste it <now> & tell you."}
-        {"start": 5.200, "end": 8.610, "speaker": "alice+bob", "text": "Tell me about the bread too."}
+        {"start": 0.100, "end": 3.800, "speaker": "carol", "text": "Morning, all. Staging is green. I have to leave early."}
+        {"start": 0.300, "end": 3.700, "speaker": "alice", "text": "Good morning. Yesterday I finished the login page refactor."}
+        {"start": 3.000, "end": 5.980, "speaker": "bob", "text": "Sorry I'm late. I'm still fixing the flaky build."}
+        {"start": 5.200, "end": 8.610, "speaker": "alice", "text": "Today I'm writing tests for the payment flow. No blockers."}
+        {"start": 6.500, "end": 10.200, "speaker": "bob", "text": "Should be done by lunch. Alice, can you review my pull request?"}
 
         """
 
@@ -62,7 +65,7 @@ struct ViewTests {
         let outcome = try roomtap(["view", room.path], expect: 0)
         let page = room.appendingPathComponent("index.html")
         #expect(
-            outcome.stdout.hasPrefix(page.path + ": 3 speaker lane(s), mix, 3 transcript line(s)"), "\(outcome.stdout)")
+            outcome.stdout.hasPrefix(page.path + ": 3 speaker lane(s), mix, 5 transcript line(s)"), "\(outcome.stdout)")
         #expect(outcome.stderr.isEmpty, "\(outcome.stderr)")
 
         // The page carries Resources/view/ as it is (ViewPageAssets.swift is up to date: make view-assets).
@@ -78,7 +81,7 @@ struct ViewTests {
         let seen = try Self.browse(
             page,
             [
-                "--search", "soup", "--samples", "bob:5.0:4800", "--click", "alice:5.0", "--solo", "bob",
+                "--search", "lunch", "--samples", "bob:5.0:4800", "--click", "alice:5.0", "--solo", "bob",
                 "--screenshot", shot.path,
             ])
         #expect((seen["consoleErrors"] as? [String]) == [], "console: \(seen["consoleErrors"] ?? "")")
@@ -91,9 +94,9 @@ struct ViewTests {
         #expect(lanes.map { $0["kind"] as? String } == ["speaker", "speaker", "speaker", "mix"])
         // 10.5 s at 100 peaks a second; talk spans found in every speaker's lane.
         #expect(lanes.allSatisfy { $0["peaks"] as? Int == 1050 && ($0["spans"] as? Int ?? 0) > 0 }, "\(lanes)")
-        #expect((seen["transcript"] as? [Any])?.count == 3)
+        #expect((seen["transcript"] as? [Any])?.count == 5)
         let hits = try #require(seen["searchHits"] as? [[String: Any]])
-        #expect(hits.map { $0["speaker"] as? String } == ["alice"], "searching 'soup' finds alice's line: \(hits)")
+        #expect(hits.map { $0["start"] as? Double } == [6.5], "searching 'lunch' finds bob's last line: \(hits)")
 
         // What playback reads is the file, to the sample: bob.wav from 5.0 s (room sample 240000).
         let played = try #require(seen["samples"] as? [Int])
@@ -141,7 +144,8 @@ struct ViewTests {
         ]
         object["gaps"] = [["from": 9.0, "to": 9.5, "reason": "worker died"]]
         try JSONSerialization.data(withJSONObject: object).write(to: json)
-        try Self.transcript.write(
+        let odd = #"{"start": 3.000, "end": 5.980, "speaker": "bob", "text": "I will taste it <now> & tell you."}"#
+        try (Self.transcript + odd + "\n").write(
             to: room.appendingPathComponent("transcript.jsonl"), atomically: true, encoding: .utf8)
         try roomtap(["view", room.path], expect: 0)
         let page = room.appendingPathComponent("index.html")

@@ -156,7 +156,16 @@ extension ViewPage {
             gain: null, analyser: null, sources: [], next: 0, loading: false, whole: null, decoded: null,
           }));
           const byName = new Map(lanes.map((l) => [l.name, l]));
-          const lines = room.transcript.map((line, i) => ({ ...line, index: i, match: true }));
+          const lines = room.transcript.map((line, i) => ({ ...line, index: i, match: true, row: 0 }));
+          // Overlapping lines (people talking at once) get rows of their own in the transcript strip.
+          const rowEnds = [];
+          for (const line of [...lines].sort((a, b) => a.start - b.start)) {
+            let row = rowEnds.findIndex((end) => end <= line.start);
+            if (row < 0) { row = rowEnds.length; rowEnds.push(0); }
+            rowEnds[row] = line.end;
+            line.row = row;
+          }
+          const stripRows = Math.max(1, rowEnds.length);
 
           // ---- Words and numbers ---------------------------------------------------------------------
 
@@ -238,6 +247,7 @@ extension ViewPage {
               $('strip').title = line ? `${clock(line.start)} ${line.speaker}: ${line.text}` : clock(t);
             });
             if (!lines.length) $('strip-row').hidden = true;
+            $('strip-row').style.height = `${Math.min(90, 12 + 10 * stripRows)}px`;
             buildTranscript();
             $('play').addEventListener('click', () => (player.playing ? pause() : play(currentTime())));
             $('zoom-in').addEventListener('click', () => zoom(0.5, currentTime()));
@@ -411,11 +421,12 @@ extension ViewPage {
             const span = view.end - view.start;
             const x = (t) => ((t - view.start) / span) * w;
             g.clearRect(0, 0, w, h);
+            const rowHeight = (h - 4 * ratio) / stripRows;
             for (const line of lines) {
               if (line.end < view.start || line.start > view.end) continue;
               g.fillStyle = line.match ? speakerColor(line.speaker) : '#dddddd';
               const x0 = x(line.start);
-              g.fillRect(x0, 4 * ratio, Math.max(2, x(line.end) - x0 - ratio), h - 8 * ratio);
+              g.fillRect(x0, 2 * ratio + line.row * rowHeight, Math.max(2, x(line.end) - x0 - ratio), rowHeight - ratio);
             }
           }
 
