@@ -14,6 +14,9 @@
   const player = {
     ctx: null, master: null, playing: false, origin: 0, ctxStart: 0, pausedAt: 0, gen: 0,
     startedAt: null, pump: null,
+    /// 'graph' (Web Audio: buffers through a gain per lane) or 'media' (an <audio> per lane, for a
+    /// page opened from disk that may not read the files: the browser plays them, volume at most 1).
+    mode: null, clock: null,
   };
 
   // ---- Data ----------------------------------------------------------------------------------
@@ -417,6 +420,7 @@
     for (const l of lanes) {
       paintButtons(l);
       if (l.gain) l.gain.gain.setValueAtTime(effectiveGain(l), player.ctx.currentTime);
+      if (l.media) l.media.volume = Math.min(1, effectiveGain(l));
     }
   }
 
@@ -535,6 +539,7 @@
 
   function stopSources() {
     for (const l of lanes) {
+      if (l.media) l.media.pause();
       for (const s of l.sources) { try { s.stop(); } catch (e) { void e; } }
       l.sources = [];
       l.loading = false;
@@ -561,9 +566,12 @@
     player.pausedAt = t;
     player.startedAt = t;
     drawHead();
+    $('status').textContent = 'loading…';
+    await chooseMode();
+    if (gen !== player.gen) return;
+    if (player.mode === 'media') { await playMedia(t, gen); return; }
     const ctx = audioContext();
     if (ctx.state !== 'running') await ctx.resume();
-    $('status').textContent = 'loading…';
     const k = Math.floor(t / CHUNK);
     const playable = lanes.filter((l) => !l.missing);
     const pieces = await Promise.all(playable.map((l) => chunk(l, k).catch((error) => { failed(l, error); return null; })));
@@ -578,6 +586,72 @@
     });
     $('play').textContent = 'Pause';
     player.pump = setInterval(() => pump(gen), 250);
+    requestAnimationFrame(frame);
+  }
+
+  /// Web Audio when the page may read its files (always over HTTP; from disk, when the browser
+  /// lets it: one read of two bytes tells), else media elements.
+  async function chooseMode() {
+    if (player.mode) return;
+    const first = lanes.find((l) => !l.missing);
+    if (location.protocol !== 'file:' || !first) { player.mode = 'graph'; return; }
+    try {
+      await read(encodeURI(first.file), [0, 1]);
+      player.mode = 'graph';
+    } catch (error) {
+      void error;
+      player.mode = 'media';
+      showBanner('This browser does not let a page opened from disk read the files beside it, so each lane '
+        + 'plays through its own audio element: lanes are steered to within tens of ms of each other and volume '
+        + 'stops at 100%. For sample-exact playback serve the directory (python3 -m http.server --directory '
+        + 'DIR) or start Chromium with --allow-file-access-from-files.');
+    }
+  }
+
+  function once(target, names) {
+    return new Promise((resolve) => {
+      const done = () => { for (const n of names) target.removeEventListener(n, done); resolve(); };
+      for (const n of names) target.addEventListener(n, done);
+    });
+  }
+
+  async function seekMedia(media, t) {
+    if (media.readyState === 0) await once(media, ['loadedmetadata', 'error']);
+    if (Math.abs(media.currentTime - t) < 0.0005) return;
+    const seeked = once(media, ['seeked', 'error']);
+    media.currentTime = t;
+    await seeked;
+  }
+
+  /// Plays from `t` through one <audio> per lane: all seek, then all start; every 250 ms the
+  /// others are steered towards the first lane's time (rate ±5%, a seek past 250 ms).
+  async function playMedia(t, gen) {
+    const playable = lanes.filter((l) => !l.missing);
+    for (const l of playable) {
+      if (!l.media) {
+        l.media = new Audio(encodeURI(l.file));
+        l.media.preload = 'auto';
+      }
+    }
+    applyGains();
+    await Promise.all(playable.map((l) => seekMedia(l.media, t)));
+    if (gen !== player.gen) return;
+    await Promise.all(playable.map((l) => l.media.play().catch((error) => failed(l, error))));
+    if (gen !== player.gen) return;
+    $('status').textContent = '';
+    player.clock = playable[0].media;
+    player.origin = t;
+    player.playing = true;
+    $('play').textContent = 'Pause';
+    player.pump = setInterval(() => {
+      const now = player.clock.currentTime;
+      for (const l of playable) {
+        if (l.media === player.clock) continue;
+        const drift = l.media.currentTime - now;
+        if (Math.abs(drift) > 0.25) l.media.currentTime = now;
+        else l.media.playbackRate = Math.abs(drift) > 0.005 ? 1 - Math.max(-0.05, Math.min(0.05, drift)) : 1;
+      }
+    }, 250);
     requestAnimationFrame(frame);
   }
 
@@ -616,6 +690,7 @@
 
   function currentTime() {
     if (!player.playing) return player.pausedAt;
+    if (player.mode === 'media') return Math.min(duration, player.clock.currentTime);
     return Math.min(duration, player.origin + Math.max(0, player.ctx.currentTime - player.ctxStart));
   }
 
@@ -666,7 +741,15 @@
     /// Each lane's effective gain, as set on its gain node.
     gains: () => Object.fromEntries(lanes.map((l) => [l.name, effectiveGain(l)])),
     /// The gain nodes' own values (null before the first play made the audio graph).
-    graphGains: () => Object.fromEntries(lanes.map((l) => [l.name, l.gain ? l.gain.gain.value : null])),
+    graphGains: () => Object.fromEntries(lanes.map((l) => [
+      l.name, l.gain ? l.gain.gain.value : l.media ? l.media.volume : null,
+    ])),
+    /// 'graph' (Web Audio), 'media' (<audio> elements) or null before the first play.
+    mode: () => player.mode,
+    /// Media elements: the largest distance of a lane's time from the first lane's, seconds.
+    drift: () => (player.mode === 'media' && player.clock
+      ? Math.max(...lanes.filter((l) => l.media).map((l) => Math.abs(l.media.currentTime - player.clock.currentTime)))
+      : 0),
     /// RMS of what each lane sends to the output now (after its gain), 0...1.
     levels,
     /// Where, in the window's CSS pixels, time `t` is on lane `name` (its vertical middle).

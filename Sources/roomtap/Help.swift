@@ -170,9 +170,10 @@ enum Help {
         files next to it, every lane in sync (Web Audio): click a lane to play from there; mute,
         solo and volume per lane while it plays; space, arrows, Home/End, + and - for zoom.
 
-        Browsers do not let a page opened from disk read the files beside it: serve DIR (python3 -m
-        http.server --directory DIR) or start Chromium with --allow-file-access-from-files. Run it
-        again after repair or export to bring the page up to date.
+        Opened from disk, where browsers forbid a page to read the files beside it, each lane plays
+        through an audio element (in sync within tens of ms); for sample-exact playback serve DIR
+        (python3 -m http.server --directory DIR) or start Chromium with
+        --allow-file-access-from-files. Run it again after repair to bring the page up to date.
 
         USAGE: roomtap view DIR [--force] [--open]
 

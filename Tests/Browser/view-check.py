@@ -140,11 +140,11 @@ class Page:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
 
-def launch(chromium, profile, width, height):
+def launch(chromium, profile, width, height, file_access=True):
     args = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
             "--no-default-browser-check", "--remote-debugging-port=0", f"--user-data-dir={profile}",
-            "--allow-file-access-from-files", "--autoplay-policy=no-user-gesture-required",
-            f"--window-size={width},{height}", "about:blank"]
+            "--autoplay-policy=no-user-gesture-required",
+            f"--window-size={width},{height}"] + (["--allow-file-access-from-files"] if file_access else []) + ["about:blank"]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seen = []
     for line in process.stderr:
@@ -170,6 +170,7 @@ def main():
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=720)
     p.add_argument("--timeout", type=float, default=30)
+    p.add_argument("--no-file-access", action="store_true", help="start Chromium as a user would: file: pages may not read")
     a = p.parse_args()
     if not os.path.exists(a.chromium):
         print(f"no Chromium at {a.chromium}: apt-get install chromium (make deps does)", file=sys.stderr)
@@ -177,7 +178,7 @@ def main():
     profile = tempfile.mkdtemp(prefix="roomtap-chromium-")
     process = None
     try:
-        process, browser_ws = launch(a.chromium, profile, a.width, a.height)
+        process, browser_ws = launch(a.chromium, profile, a.width, a.height, not a.no_file_access)
         port = urlparse(browser_ws).port
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30))
         page_ws = next(t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page")
@@ -215,6 +216,7 @@ def main():
             out["startedAt"] = page.evaluate("window.roomtap.startedAt()")
             out["currentTimeAtStart"] = page.evaluate("window.roomtap.currentTime()")
             out["audioState"] = page.evaluate("window.roomtap.audioState()")
+            out["mode"] = page.evaluate("window.roomtap.mode()")
             page.wait_for(f"window.roomtap.currentTime() > {out['startedAt']} + 0.2", a.timeout,
                           "the play head to move")
             out["currentTimeLater"] = page.evaluate("window.roomtap.currentTime()")
@@ -233,11 +235,14 @@ def main():
                     f"(() => {{ const g = window.roomtap.graphGains(); return Object.entries(g).every(([n, v]) =>"
                     f" n === {json.dumps(a.solo)} ? v > 0 : v === 0) && g; }})()", a.timeout,
                     "the gain nodes to follow the solo")
+            if a.click and not a.no_file_access:
                 out["levels"] = page.wait_for(
                     f"(() => {{ const l = window.roomtap.levels(); return Object.entries(l).every(([n, v]) =>"
                     f" n === {json.dumps(a.solo)} ? v > 0.001 : v === 0) && l; }})()",
                     a.timeout, "sound from the soloed lane")
+            if a.click:
                 out["currentTimeAfterSolo"] = page.evaluate("window.roomtap.currentTime()")
+                out["drift"] = page.evaluate("window.roomtap.drift()")
         if a.screenshot:
             shot = page.call("Page.captureScreenshot", format="png")
             with open(a.screenshot, "wb") as f:

@@ -125,6 +125,23 @@ struct ViewTests {
             png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "a PNG screenshot: \(png.count) bytes")
     }
 
+    /// Opened from disk in a browser that forbids such a page to read files (Chromium as a user
+    /// starts it): one probe of alice.wav is refused, and each lane plays through an <audio>
+    /// element instead, with mute and solo as its volume.
+    @Test func fromDiskWithoutFileAccessItPlaysThroughMediaElements() throws {
+        let room = try TimelineTests.recordSampleRoom()
+        try roomtap(["view", room.path], expect: 0)
+        let seen = try Self.browse(
+            room.appendingPathComponent("index.html"), ["--no-file-access", "--click", "bob:4.0", "--solo", "bob"])
+        #expect(seen["mode"] as? String == "media")
+        let errors = try #require(seen["consoleErrors"] as? [String])
+        #expect(errors.count <= 2 && errors.allSatisfy { $0.contains("alice.wav") }, "only the probe: \(errors)")
+        #expect(abs((seen["startedAt"] as? Double ?? -1) - 4.0) < 0.03)
+        #expect((seen["currentTimeLater"] as? Double ?? 0) > 4.2, "the play head moves")
+        #expect(seen["graphGains"] as? [String: Double] == ["alice": 0, "bob": 1, "carol": 0, "mix": 0])
+        #expect((seen["drift"] as? Double ?? 1) < 0.25, "lanes kept together: \(seen["drift"] ?? "")")
+    }
+
     /// The data the page is drawn from: mutes and volume changes as a live recorder logs them in
     /// room.json's `controls` (recordTime), a failover's `gaps`, and an HTML-looking transcript
     /// line kept as text, not markup.
