@@ -139,6 +139,10 @@
     $('zoom-all').addEventListener('click', () => { view.start = 0; view.end = duration; drawAll(); });
     $('timeline').addEventListener('wheel', onWheel, { passive: false });
     document.addEventListener('keydown', onKey);
+    // Space is play/pause everywhere: it must not also press the button last clicked (on keyup).
+    document.addEventListener('keyup', (e) => {
+      if (e.key === ' ' && !(e.target instanceof HTMLInputElement && e.target.type !== 'range')) e.preventDefault();
+    });
     window.addEventListener('resize', drawAll);
     for (const l of lanes) paintButtons(l);
   }

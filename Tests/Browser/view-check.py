@@ -135,6 +135,11 @@ class Page:
                 raise TimeoutError(f"waited {timeout} s for {what} ({expression})")
             time.sleep(0.02)
 
+    def key(self, key, code, keycode):
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", type=kind, key=key, code=code, windowsVirtualKeyCode=keycode,
+                      text=key if kind == "keyDown" and len(key) == 1 else "")
+
     def click(self, x, y):
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
@@ -166,6 +171,7 @@ def main():
     p.add_argument("--solo", help="LANE: click its solo button")
     p.add_argument("--search", help="type TEXT into the transcript's search box")
     p.add_argument("--samples", help="LANE:SECONDS:COUNT: the samples playback reads there")
+    p.add_argument("--keys", action="store_true", help="after the click: space, ArrowLeft, space")
     p.add_argument("--screenshot")
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=720)
@@ -243,6 +249,18 @@ def main():
             if a.click:
                 out["currentTimeAfterSolo"] = page.evaluate("window.roomtap.currentTime()")
                 out["drift"] = page.evaluate("window.roomtap.drift()")
+        if a.keys:
+            page.evaluate("document.activeElement && document.activeElement.blur && document.activeElement.blur()")
+            before = page.evaluate("window.roomtap.gains()")
+            page.key(" ", "Space", 32)
+            page.wait_for("!window.roomtap.playing()", a.timeout, "space to pause")
+            out["pausedAt"] = page.evaluate("window.roomtap.currentTime()")
+            page.key("ArrowLeft", "ArrowLeft", 37)
+            out["afterArrowLeft"] = page.evaluate("window.roomtap.currentTime()")
+            page.key(" ", "Space", 32)
+            page.wait_for("window.roomtap.playing()", a.timeout, "space to play again")
+            out["playingAgainFrom"] = page.evaluate("window.roomtap.startedAt()")
+            out["gainsKeptBySpace"] = page.evaluate("window.roomtap.gains()") == before
         if a.screenshot:
             shot = page.call("Page.captureScreenshot", format="png")
             with open(a.screenshot, "wb") as f:

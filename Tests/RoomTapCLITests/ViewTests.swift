@@ -82,7 +82,7 @@ struct ViewTests {
             page,
             [
                 "--search", "lunch", "--samples", "bob:5.0:4800", "--click", "alice:5.0", "--solo", "bob",
-                "--screenshot", shot.path,
+                "--keys", "--screenshot", shot.path,
             ])
         #expect((seen["consoleErrors"] as? [String]) == [], "console: \(seen["consoleErrors"] ?? "")")
         #expect((seen["pageErrors"] as? [String]) == [], "page: \(seen["pageErrors"] ?? "")")
@@ -119,6 +119,12 @@ struct ViewTests {
         #expect(graph == ["alice": 0, "bob": 1, "carol": 0, "mix": 0], "\(graph)")
         let levels = try #require(seen["levels"] as? [String: Double])
         #expect((levels["bob"] ?? 0) > 0.001 && levels["alice"] == 0 && levels["carol"] == 0, "\(levels)")
+
+        // Keys: space pauses, ArrowLeft goes back 5 s, space plays from there (and presses no button).
+        let pausedAt = try #require(seen["pausedAt"] as? Double)
+        #expect(abs((seen["afterArrowLeft"] as? Double ?? -1) - max(0, pausedAt - 5)) < 0.001)
+        #expect(abs((seen["playingAgainFrom"] as? Double ?? -1) - max(0, pausedAt - 5)) < 0.001)
+        #expect(seen["gainsKeptBySpace"] as? Bool == true, "space did not press the solo button again")
 
         let png = try Data(contentsOf: shot)
         #expect(
@@ -160,6 +166,18 @@ struct ViewTests {
             ["roomTime": 8.0, "change": "solo", "tracks": ["bob"]],
         ]
         object["gaps"] = [["from": 9.0, "to": 9.5, "reason": "worker died"]]
+        // An agent's voice is the track `agent` of a room with an `agent` report: a lane after the
+        // speakers, before the mix (bob's audio stands in for its voice here).
+        try FileManager.default.copyItem(
+            at: room.appendingPathComponent("bob.wav"), to: room.appendingPathComponent("agent.wav"))
+        var tracks = try #require(object["tracks"] as? [[String: Any]])
+        var agent = tracks[1]
+        agent["name"] = "agent"
+        agent["file"] = "agent.wav"
+        agent["id"] = 99
+        tracks.insert(agent, at: 0)
+        object["tracks"] = tracks
+        object["agent"] = ["model": "gpt-realtime"]
         try JSONSerialization.data(withJSONObject: object).write(to: json)
         let odd = #"{"start": 3.000, "end": 5.980, "speaker": "bob", "text": "I will taste it <now> & tell you."}"#
         try (Self.transcript + odd + "\n").write(
@@ -167,6 +185,8 @@ struct ViewTests {
         try roomtap(["view", room.path], expect: 0)
         let page = room.appendingPathComponent("index.html")
         let data = try Self.embeddedData(page)
+        #expect(Self.lanes(data).map { $0["name"] as? String } == ["alice", "bob", "carol", "agent", "mix"])
+        #expect(Self.lanes(data).map { $0["kind"] as? String } == ["speaker", "speaker", "speaker", "agent", "mix"])
         let lanes = Dictionary(uniqueKeysWithValues: Self.lanes(data).map { ($0["name"] as? String ?? "", $0) })
         #expect(lanes["alice"]?["heardMuted"] as? [[Double]] == [[3.0, 6.0]], "\(lanes["alice"] ?? [:])")
         #expect(lanes["bob"]?["recordMuted"] as? [[Double]] == [[5.0, 10.5]])
