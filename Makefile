@@ -42,7 +42,8 @@ demo: build
 	  --file carol=Samples/room/carol.opus \
 	  --out out/demo --mix --force
 	$(ROOMTAP_RELEASE) timeline out/demo --force
-	@echo "room.json, WAVs and timeline.svg (who spoke when) in out/demo/"
+	$(ROOMTAP_RELEASE) view out/demo
+	@echo "room.json, WAVs, timeline.svg (who spoke when) and index.html (look and listen) in out/demo/"
 
 # The sample room with an agent on the OpenAI Realtime API (needs OPENAI_API_KEY; AGENT picks the
 # instructions in Samples/agents/, default echo: it repeats what it hears).

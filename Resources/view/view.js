@@ -4,7 +4,9 @@
 // FLAC and Opus lanes are decoded whole by the browser (decodeAudioData) on first play.
 'use strict';
 (() => {
+  const started = performance.now();
   const room = JSON.parse(document.getElementById('roomtap-data').textContent);
+  const parsed = performance.now();
   const CHUNK = 10; // seconds of audio per read of a WAV lane
   const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759', '#76b7b2', '#edc948', '#9c755f'];
   const duration = Math.max(room.duration, 0.01);
@@ -40,6 +42,7 @@
     gain: null, analyser: null, sources: [], next: 0, loading: false, whole: null, decoded: null,
   }));
   const byName = new Map(lanes.map((l) => [l.name, l]));
+  const decoded = performance.now();
   const lines = room.transcript.map((line, i) => ({ ...line, index: i, match: true, row: 0 }));
   // Overlapping lines (people talking at once) get rows of their own in the transcript strip.
   const rowEnds = [];
@@ -115,7 +118,7 @@
       if (facts.length) head.append(element('span', { class: 'note', title: facts.join('; ') }, facts.join('; ')));
       l.canvas = element('canvas', { 'aria-label': `${l.name}: level over time` });
       l.canvas.addEventListener('click', (e) => play(timeAt(e, l.canvas)));
-      l.canvas.addEventListener('mousemove', (e) => { l.canvas.title = describeAt(l, timeAt(e, l.canvas), e); });
+      l.canvas.addEventListener('mousemove', (e) => { l.canvas.title = describeAt(l, timeAt(e, l.canvas)); });
       row.append(head, l.canvas);
       container.append(row);
       l.row = row;
@@ -330,7 +333,7 @@
     return view.start + ((event.clientX - r.left) / r.width) * (view.end - view.start);
   }
 
-  function describeAt(l, t, event) {
+  function describeAt(l, t) {
     const r = l.canvas.getBoundingClientRect();
     const tolerance = (4 / r.width) * (view.end - view.start);
     const near = room.controls.filter((c) => Math.abs(c.time - t) <= tolerance
@@ -345,7 +348,6 @@
     const gap = room.gaps.find((gp) => gp.from <= t && t < gp.to);
     if (gap) parts.push(`gap: ${gap.reason}`);
     else if (inside(l.silent)) parts.push('no sound in the file');
-    void event;
     return parts.join(' · ');
   }
 
@@ -733,6 +735,7 @@
   window.roomtap = {
     ready: () => state.rendered,
     firstRenderMs: () => state.firstRenderMs,
+    timings: () => state.timings,
     errors: () => state.errors.slice(),
     currentTime,
     playing: () => player.playing,
@@ -778,7 +781,13 @@
   };
 
   build();
+  const built = performance.now();
   drawAll();
   state.rendered = true;
   state.firstRenderMs = performance.now();
+  // Where the first render's time went, ms (the script's start is after the HTML was parsed).
+  state.timings = {
+    scriptStart: started, parse: parsed - started, peaks: decoded - parsed, build: built - decoded,
+    draw: state.firstRenderMs - built,
+  };
 })();

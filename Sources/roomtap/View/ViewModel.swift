@@ -69,8 +69,9 @@ struct ViewModel: Encodable {
     var transcriptNote: String?
 
     /// Reads the recording in `directory` (its room.json already read as `room`): every track's
-    /// file once, and transcript.jsonl if there is one. A track whose file is missing or unreadable
-    /// becomes a lane with a ``Lane/note``; only an unreadable directory throws.
+    /// file once, start to end, and transcript.jsonl if there is one. Never fails: a track whose
+    /// file is missing or unreadable becomes a lane with a ``Lane/note``, an unreadable transcript
+    /// a ``transcriptNote``.
     static func make(directory: String, room: TimelineRoom) -> ViewModel {
         var lanes: [Lane] = []
         var longest = 0.0

@@ -123,7 +123,9 @@ extension ViewPage {
         // FLAC and Opus lanes are decoded whole by the browser (decodeAudioData) on first play.
         'use strict';
         (() => {
+          const started = performance.now();
           const room = JSON.parse(document.getElementById('roomtap-data').textContent);
+          const parsed = performance.now();
           const CHUNK = 10; // seconds of audio per read of a WAV lane
           const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759', '#76b7b2', '#edc948', '#9c755f'];
           const duration = Math.max(room.duration, 0.01);
@@ -159,6 +161,7 @@ extension ViewPage {
             gain: null, analyser: null, sources: [], next: 0, loading: false, whole: null, decoded: null,
           }));
           const byName = new Map(lanes.map((l) => [l.name, l]));
+          const decoded = performance.now();
           const lines = room.transcript.map((line, i) => ({ ...line, index: i, match: true, row: 0 }));
           // Overlapping lines (people talking at once) get rows of their own in the transcript strip.
           const rowEnds = [];
@@ -234,7 +237,7 @@ extension ViewPage {
               if (facts.length) head.append(element('span', { class: 'note', title: facts.join('; ') }, facts.join('; ')));
               l.canvas = element('canvas', { 'aria-label': `${l.name}: level over time` });
               l.canvas.addEventListener('click', (e) => play(timeAt(e, l.canvas)));
-              l.canvas.addEventListener('mousemove', (e) => { l.canvas.title = describeAt(l, timeAt(e, l.canvas), e); });
+              l.canvas.addEventListener('mousemove', (e) => { l.canvas.title = describeAt(l, timeAt(e, l.canvas)); });
               row.append(head, l.canvas);
               container.append(row);
               l.row = row;
@@ -449,7 +452,7 @@ extension ViewPage {
             return view.start + ((event.clientX - r.left) / r.width) * (view.end - view.start);
           }
 
-          function describeAt(l, t, event) {
+          function describeAt(l, t) {
             const r = l.canvas.getBoundingClientRect();
             const tolerance = (4 / r.width) * (view.end - view.start);
             const near = room.controls.filter((c) => Math.abs(c.time - t) <= tolerance
@@ -464,7 +467,6 @@ extension ViewPage {
             const gap = room.gaps.find((gp) => gp.from <= t && t < gp.to);
             if (gap) parts.push(`gap: ${gap.reason}`);
             else if (inside(l.silent)) parts.push('no sound in the file');
-            void event;
             return parts.join(' · ');
           }
 
@@ -852,6 +854,7 @@ extension ViewPage {
           window.roomtap = {
             ready: () => state.rendered,
             firstRenderMs: () => state.firstRenderMs,
+            timings: () => state.timings,
             errors: () => state.errors.slice(),
             currentTime,
             playing: () => player.playing,
@@ -897,9 +900,15 @@ extension ViewPage {
           };
 
           build();
+          const built = performance.now();
           drawAll();
           state.rendered = true;
           state.firstRenderMs = performance.now();
+          // Where the first render's time went, ms (the script's start is after the HTML was parsed).
+          state.timings = {
+            scriptStart: started, parse: parsed - started, peaks: decoded - parsed, build: built - decoded,
+            draw: state.firstRenderMs - built,
+          };
         })();
         """#
 }
