@@ -6,7 +6,7 @@ import Testing
 /// `roomtap view DIR`: the review page, written by the CLI and driven in real headless Chromium
 /// (Tests/Browser/view-check.py, the DevTools protocol): lanes, transcript, playback from a
 /// click, solo through the page's audio graph, a screenshot.
-@Suite("CLI: view")
+@Suite("CLI: view", .serialized)
 struct ViewTests {
     /// What view-check.py saw (its JSON), or the test fails with its stderr.
     static func browse(_ page: URL, _ arguments: [String] = [], timeout: Double = 180) throws -> [String: Any] {
