@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 
 /// What the review page shows, as the JSON embedded in it (`<script id="roomtap-data">`): the
 /// room, one lane per track (speakers in room.json order, then the agent, then the mix), each
@@ -73,8 +74,6 @@ struct ViewModel: Encodable {
     /// file is missing or unreadable becomes a lane with a ``Lane/note``, an unreadable transcript
     /// a ``transcriptNote``.
     static func make(directory: String, room: TimelineRoom) -> ViewModel {
-        var lanes: [Lane] = []
-        var longest = 0.0
         let ordered =
             room.tracks.filter { kind(of: $0, in: room) == "speaker" }
             + room.tracks.filter { kind(of: $0, in: room) == "agent" }
@@ -82,45 +81,24 @@ struct ViewModel: Encodable {
         // Stretches still open at the end run to the end of the room (a cut-short room.json's
         // duration lags its files: the end is then the longest file's, see below).
         let marks = TimelineSVG(lanes: [], duration: .greatestFiniteMagnitude, controls: room.controls)
-        for track in ordered {
-            var lane = Lane(
+        let made = ordered.map { track in
+            Lane(
                 name: track.name, kind: kind(of: track, in: room), file: track.file,
                 format: AudioFileFormat.fromExtension(of: track.file)?.rawValue ?? "wav", sampleRate: 48_000,
                 channels: track.channels ?? 1, wav: nil, peaks: "", spans: [], silent: [],
                 heardMuted: marks.stretches(of: track.name, muted: \.leavesHeardMuted).map { [ms($0.0), ms($0.1)] },
                 recordMuted: marks.stretches(of: track.name, muted: \.leavesRecordMuted).map { [ms($0.0), ms($0.1)] },
                 concealedMs: track.concealedMs ?? 0, holes: track.holes ?? 0, note: nil)
-            let path = RecordingPlan.join(directory, track.file)
-            do {
-                guard FileManager.default.fileExists(atPath: path) else {
-                    throw RuntimeError(description: "file missing: \(track.file)")
-                }
-                let audio = try LaneAudio(path: path, channels: track.channels ?? 1)
-                lane.format = audio.format
-                lane.sampleRate = audio.sampleRate
-                lane.channels = audio.channels
-                lane.wav = audio.wav
-                longest = max(longest, audio.duration)
-                if audio.readable {
-                    var peaks = LanePeaks(sampleRate: audio.sampleRate, channels: audio.channels)
-                    var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
-                    try audio.forEachChunk { chunk in
-                        peaks.feed(chunk)
-                        detector.feed(chunk)
-                    }
-                    lane.peaks = Data(peaks.finish()).base64EncodedString()
-                    lane.spans = detector.finish().map { [ms($0.start), ms($0.end)] }
-                    lane.silent = detector.silentRuns.filter { $0.end - $0.start >= 0.1 }.map {
-                        [ms($0.start), ms($0.end)]
-                    }
-                } else {
-                    lane.note = "level not drawn for \(audio.format.uppercased()) files (it plays)"
-                }
-            } catch {
-                lane.note = "\(error)"
-            }
-            lanes.append(lane)
         }
+        // Every file is read start to end, one per core at a time (the reads are CPU-bound).
+        let read = Locked([Int: (Lane, Double)]())
+        DispatchQueue.concurrentPerform(iterations: made.count) { i in
+            let result = readFile(of: made[i], in: directory)
+            read.withLock { $0[i] = result }
+        }
+        let results = read.withLock { all in made.indices.map { all[$0] ?? (made[$0], 0) } }
+        var lanes = results.map(\.0)
+        let longest = results.map(\.1).max() ?? 0
         let duration = max(room.durationSeconds ?? 0, longest)
         for i in lanes.indices {
             lanes[i].heardMuted = lanes[i].heardMuted.map { [$0[0], min($0[1], ms(duration))] }
@@ -150,6 +128,42 @@ struct ViewModel: Encodable {
             controls: controls,
             gaps: room.gaps.map { Gap(from: ms($0.from), to: ms($0.to), reason: $0.reason ?? "gap") },
             transcript: transcript, transcriptNote: transcriptNote)
+    }
+
+    /// `lane` with what its file holds: format and layout, level, talk spans, stretches of
+    /// zeros (or a ``Lane/note`` saying why not), and the file's length in seconds (0 unread).
+    /// Any thread; reads the file from start to end.
+    private static func readFile(of lane: Lane, in directory: String) -> (Lane, Double) {
+        var lane = lane
+        let path = RecordingPlan.join(directory, lane.file)
+        guard FileManager.default.fileExists(atPath: path) else {
+            lane.note = "file missing: \(lane.file)"
+            return (lane, 0)
+        }
+        do {
+            let audio = try LaneAudio(path: path, channels: lane.channels)
+            lane.format = audio.format
+            lane.sampleRate = audio.sampleRate
+            lane.channels = audio.channels
+            lane.wav = audio.wav
+            guard audio.readable else {
+                lane.note = "level not drawn for \(audio.format.uppercased()) files (it plays)"
+                return (lane, audio.duration)
+            }
+            var peaks = LanePeaks(sampleRate: audio.sampleRate, channels: audio.channels)
+            var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
+            try audio.forEachChunk { chunk in
+                peaks.feed(chunk)
+                detector.feed(chunk)
+            }
+            lane.peaks = Data(peaks.finish()).base64EncodedString()
+            lane.spans = detector.finish().map { [ms($0.start), ms($0.end)] }
+            lane.silent = detector.silentRuns.filter { $0.end - $0.start >= 0.1 }.map { [ms($0.start), ms($0.end)] }
+            return (lane, audio.duration)
+        } catch {
+            lane.note = "\(error)"
+            return (lane, 0)
+        }
     }
 
     /// "mix" for mixes, "agent" for the agent's voice (the track named `agent` of a room with an
