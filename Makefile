@@ -5,11 +5,11 @@ SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev libnice-dev pkg-config python3-venv
-APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus
+APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus chromium
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -47,7 +47,8 @@ demo: build
 	  --file carol=Samples/room/carol.opus \
 	  --out out/demo --mix --force
 	$(ROOMTAP_RELEASE) timeline out/demo --force
-	@echo "room.json, WAVs and timeline.svg (who spoke when) in out/demo/"
+	$(ROOMTAP_RELEASE) view out/demo
+	@echo "room.json, WAVs, timeline.svg (who spoke when) and index.html (look and listen) in out/demo/"
 
 # The sample room with an agent on the OpenAI Realtime API (needs OPENAI_API_KEY; AGENT picks the
 # instructions in Samples/agents/, default echo: it repeats what it hears).
@@ -180,6 +181,11 @@ lint:
 
 samples:
 	bash Samples/room/generate.sh
+
+# The review page's files (Resources/view/*.html, .css, .js) into the binary, as Swift string
+# literals (Sources/roomtap/View/ViewPageAssets.swift). Run after editing them; commit both.
+view-assets:
+	bash Resources/view/embed.sh
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-valgrind out

@@ -25,6 +25,10 @@ enum CommandTable {
                 OptionSpec("--force", short: "f", .flag, help: "Overwrite FILE if it exists."),
             ], takesPositionals: true, helpIntro: Help.timelineIntro, run: { try TimelineCommand.run($0) }),
         CommandSpec(
+            "view", group: .main, summary: "Write a recording's review page: lanes, transcript, playback",
+            options: ViewCommand.options, takesPositionals: true, helpIntro: Help.viewIntro,
+            run: { try ViewCommand.run($0) }),
+        CommandSpec(
             "export", group: .main,
             summary: "Convert a recording: FLAC, Opus, any rate, multichannel, normalized mix",
             options: ExportCommand.options, takesPositionals: true, helpIntro: Help.exportIntro,

@@ -159,6 +159,27 @@ enum Help {
 
         """
 
+    static let viewIntro = """
+        OVERVIEW: Write the review page of a recording: DIR/index.html.
+
+        Reads DIR/room.json, every track's file and DIR/transcript.jsonl (when the room had an
+        agent) and writes one self-contained page (no network): a lane per speaker, then the agent
+        and the mix, with the level over time (100 peaks a second, computed here, so hours-long
+        rooms open at once), talk spans, mutes and volume changes from room.json, stretches without
+        sound and gaps; the transcript under the lanes, searchable. The page plays the room's own
+        files next to it, every lane in sync (Web Audio): click a lane to play from there; mute,
+        solo and volume per lane while it plays; space, arrows, Home/End, + and - for zoom.
+
+        Opened from disk, where browsers forbid a page to read the files beside it, each lane plays
+        through an audio element (in sync within tens of ms); for sample-exact playback serve DIR
+        (python3 -m http.server --directory DIR) or start Chromium with
+        --allow-file-access-from-files. Run it again after repair to bring the page up to date.
+
+        USAGE: roomtap view DIR [--force] [--open]
+
+
+        """
+
     static let controlIntro = """
         OVERVIEW: Control a running recorder (roomtap record) from another terminal.
 

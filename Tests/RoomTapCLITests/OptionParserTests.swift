@@ -111,7 +111,8 @@ struct OptionParserTests {
         }
         #expect(
             listed == [
-                "record", "repair", "timeline", "export", "transcript", "upload", "tracks", "status", "mute", "unmute",
+                "record", "repair", "timeline", "view", "export", "transcript", "upload", "tracks", "status", "mute",
+                "unmute",
                 "volume", "solo", "unsolo", "watch", "agent", "list", "stop", "worker", "submit", "jobs", "cancel",
                 "help",
                 "version",

@@ -8,6 +8,20 @@ struct TimelineRoom: Decodable {
         var name: String
         var kind: String?
         var file: String
+        /// Channels of the file (1 when room.json does not say).
+        var channels: Int?
+        /// Audio that stands in for lost or undecodable input, ms (room.json's `concealedMs`).
+        var concealedMs: Int?
+        /// Damaged places in the input (CRC-rejected pages, holes in the page sequence).
+        var holes: Int?
+    }
+
+    /// A span of room time no part of a failover-joined recording covers (room.json's `gaps`,
+    /// written by the fleet's worker), in seconds of room time.
+    struct Gap: Decodable {
+        var from: Double
+        var to: Double
+        var reason: String?
     }
 
     /// One track control applied during the recording (`controls` in room.json).
@@ -67,8 +81,15 @@ struct TimelineRoom: Decodable {
     var durationSeconds: Double?
     var tracks: [Track]
     var controls: [Control]
+    /// "recording" (cut short, or still running), "complete" or "repaired"; nil in old files.
+    var state: String?
+    /// When the room started (ISO 8601), as room.json says it.
+    var startTime: String?
+    var gaps: [Gap]
+    /// Whether the room had an agent (its track is then the one named `agent`).
+    var hasAgent: Bool
 
-    private enum Key: String, CodingKey { case durationSeconds, tracks, controls }
+    private enum Key: String, CodingKey { case durationSeconds, tracks, controls, state, startTime, gaps, agent }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
@@ -76,6 +97,10 @@ struct TimelineRoom: Decodable {
         tracks = try c.decode([Track].self, forKey: .tracks)
         let lenient = (try? c.decode([Lenient<Control>].self, forKey: .controls)) ?? []
         controls = lenient.compactMap(\.value).sorted { $0.roomTime < $1.roomTime }
+        state = try? c.decode(String.self, forKey: .state)
+        startTime = try? c.decode(String.self, forKey: .startTime)
+        gaps = ((try? c.decode([Lenient<Gap>].self, forKey: .gaps)) ?? []).compactMap(\.value)
+        hasAgent = c.contains(.agent) && (try? c.decodeNil(forKey: .agent)) == false
     }
 
     /// The speakers: every track but mixes.

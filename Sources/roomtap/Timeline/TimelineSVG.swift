@@ -125,7 +125,7 @@ struct TimelineSVG {
     /// Where the control log says `track` was in a state (`muted` of a change says whether the
     /// state holds after it, nil: unchanged): from the change that entered it to the one that left
     /// it, or the end of the room.
-    private func stretches(of track: String, muted: (TimelineRoom.Control) -> Bool?) -> [(Double, Double)] {
+    func stretches(of track: String, muted: (TimelineRoom.Control) -> Bool?) -> [(Double, Double)] {
         var open: Double?
         var out: [(Double, Double)] = []
         for c in controls where c.track == track && ["mute", "unmute", "volume"].contains(c.change) {
