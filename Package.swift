@@ -188,6 +188,7 @@ let package = Package(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
             swiftSettings: strict),
         // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
+        // Real WebRTC peers (Janus, aiortc) against their harness and against `roomtap record --join/--whep`.
         .testTarget(name: "RoomTapWebRTCPeerTests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
     ]
 )

@@ -20,6 +20,8 @@ public final class JoinedPublisher: Sendable {
         var setUpSeconds: [Double] = []
         var connections = 0
         var present = true
+        /// The counts of connections already replaced or closed.
+        var earlier = PeerConnection.Counters()
     }
 
     init(name: String, publisherID: String) {
@@ -35,6 +37,12 @@ public final class JoinedPublisher: Sendable {
     public var connections: Int { state.withLock { $0.connections } }
     /// The connection now, if any.
     public var connection: PeerConnection? { state.withLock { $0.connection } }
+    /// What every connection of the publisher carried, together.
+    public var counts: PeerConnection.Counters {
+        let (earlier, connection) = state.withLock { ($0.earlier, $0.connection) }
+        guard let now = connection?.counts else { return earlier }
+        return earlier + now
+    }
     /// Whether the publisher is in the room now.
     public var isPresent: Bool { state.withLock { $0.present } }
     /// The track's stream once the room runs.
@@ -47,6 +55,7 @@ public final class JoinedPublisher: Sendable {
     func use(_ connection: PeerConnection, publisherID: String, setUpSeconds: Double) {
         let earlier = state.withLock { s -> PeerConnection? in
             defer {
+                if let old = s.connection, old !== connection { s.earlier = s.earlier + old.counts }
                 s.connection = connection
                 s.publisherID = publisherID
                 s.setUpSeconds.append(setUpSeconds)
@@ -68,6 +77,7 @@ public final class JoinedPublisher: Sendable {
     func left() {
         let connection = state.withLock { s -> PeerConnection? in
             defer {
+                if let old = s.connection { s.earlier = s.earlier + old.counts }
                 s.connection = nil
                 s.present = false
             }

@@ -62,6 +62,13 @@ public final class PeerConnection: @unchecked Sendable {
         public var rtcpPackets = 0
         public var dropped = 0
         public var reportsSent = 0
+
+        /// Two connections' counts together.
+        public static func + (a: Counters, b: Counters) -> Counters {
+            Counters(
+                rtpPackets: a.rtpPackets + b.rtpPackets, rtcpPackets: a.rtcpPackets + b.rtcpPackets,
+                dropped: a.dropped + b.dropped, reportsSent: a.reportsSent + b.reportsSent)
+        }
     }
 
     /// A connection on `context` presenting `certificate`, with an optional STUN server.

@@ -300,7 +300,7 @@ struct RoomReport: Codable {
                 kind = "whep"
             }
             publishers = join.publishers.map { publisher in
-                let counts = publisher.connection?.counts
+                let counts = Optional(publisher.counts)
                 return Publisher(
                     name: publisher.name, publisherID: publisher.publisherID, present: publisher.isPresent,
                     connections: publisher.connections,

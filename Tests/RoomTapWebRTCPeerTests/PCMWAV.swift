@@ -1,4 +1,25 @@
 import Foundation
+import RoomTapTestSupport
+import Testing
+
+/// The first `seconds` of the sample room's `speaker` (real speech), mono 48 kHz, in a fresh file.
+/// Real speech, not TestSignal.speechLike: aiortc encodes Opus with application "voip", whose
+/// high-pass filter removes speechLike's strong content below 100 Hz (correlation about 0.85
+/// after any lossless path; real speech keeps about 0.975).
+func speechWAV(_ label: String, speaker: String, seconds: Int = 3) throws -> (path: String, samples: [Int16]) {
+    let path = try TestScratch.directory(label).appendingPathComponent("\(speaker).wav").path
+    let opus = WebRTCPeers.packageRoot.appendingPathComponent("Samples/room/\(speaker).opus").path
+    let ffmpeg = try #require(WAVFixtures.tool("ffmpeg"), "ffmpeg is not installed: run make deps")
+    let decoded = try WAVFixtures.run(
+        ffmpeg,
+        [
+            "-loglevel", "error", "-y", "-i", opus, "-t", String(seconds), "-ar", "48000", "-ac", "1", "-c:a",
+            "pcm_s16le", path,
+        ])
+    #expect(decoded.status == 0, "\(decoded.output)")
+    let source = try #require(pcmWAVFirstChannel(path))
+    return (path, source.samples)
+}
 
 /// The first channel of a 16-bit PCM WAV as written by Python's `wave` (the peers' recordings):
 /// nil when the file is not one. A data chunk whose size was never patched (a recording still

@@ -6,20 +6,8 @@ import Testing
 /// (JanusTestServer) with an aiortc publisher and the reference aiortc subscriber, and the WHEP
 /// server with the reference WHEP client. All on 127.0.0.1.
 @Suite struct WebRTCPeerHarnessTests {
-    /// The first 3 s of the sample room's alice (real speech), mono 48 kHz, in a fresh file.
-    /// Real speech, not TestSignal.speechLike: aiortc encodes Opus with application "voip", whose
-    /// high-pass filter removes speechLike's strong content below 100 Hz (correlation about 0.85
-    /// after any lossless path; real speech keeps about 0.975).
     private func sourceWAV(_ label: String) throws -> (path: String, samples: [Int16]) {
-        let path = try TestScratch.directory(label).appendingPathComponent("source.wav").path
-        let alice = WebRTCPeers.packageRoot.appendingPathComponent("Samples/room/alice.opus").path
-        let ffmpeg = try #require(WAVFixtures.tool("ffmpeg"), "ffmpeg is not installed: run make deps")
-        let decoded = try WAVFixtures.run(
-            ffmpeg,
-            ["-loglevel", "error", "-y", "-i", alice, "-t", "3", "-ar", "48000", "-ac", "1", "-c:a", "pcm_s16le", path])
-        #expect(decoded.status == 0, "\(decoded.output)")
-        let source = try #require(pcmWAVFirstChannel(path))
-        return (path, source.samples)
+        try speechWAV(label, speaker: "alice")
     }
 
     @Test func publishedWAVComesBackThroughJanus() throws {

@@ -35,7 +35,6 @@ public final class JanusSession: @unchecked Sendable {
     private let mailbox = Locked<[UInt64: [Event]]>([:])
     private let arrived = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
-    private let pollDone = DispatchSemaphore(value: 0)
     private let lastKeepalive = Locked(Date())
     private let pollFailure = Locked<String?>(nil)
     private let transactionCounter = Atomic<Int>(0)
@@ -116,11 +115,11 @@ public final class JanusSession: @unchecked Sendable {
         }
     }
 
-    /// Ends the long poll and destroys the session on the server. Idempotent.
+    /// Destroys the session on the server and ends the long poll. Idempotent. Does not wait for
+    /// the poll's pending GET (Janus holds it up to 30 s): that thread ends when it returns.
     public func destroy() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = try? post(["janus": "destroy"])
-        pollDone.wait()
     }
 
     // MARK: - HTTP
@@ -164,7 +163,6 @@ public final class JanusSession: @unchecked Sendable {
     // MARK: - The long poll
 
     private func pollLoop() {
-        defer { pollDone.signal() }
         var failures = 0
         while !stopped.load(ordering: .acquiring) {
             if lastKeepalive.withLock({ $0.timeIntervalSinceNow < -25 }) {
