@@ -29,6 +29,8 @@ flags=(--scratch-path "$scratch" -c debug --sanitize=fuzzer -Xswiftc -DFUZZING)
 bin="$("$swift" build "${flags[@]}" --show-bin-path)/roomtap-fuzz"
 
 mkdir -p "$corpus" "$artifacts"
+# A Janus subscriber offer, Janus long-poll events and a WHEP Link header (WebRTCFuzz).
+for f in Fuzz/seeds/*; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 for f in Tests/RoomTapRTPTests/Fixtures/*.sdp; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 # RTP with a one-byte header extension (RFC 8285) and an Opus TOC; an RTCP SR followed by a BYE.
 printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85\x00\x00\xf8\xff\xfe' \

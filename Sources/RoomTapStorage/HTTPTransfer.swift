@@ -22,6 +22,12 @@ package struct HTTPTransfer {
         /// Header names in lower case; the last value of a repeated header (every `Link`, comma-joined).
         package let headers: [String: String]
         package let body: [UInt8]
+
+        package init(status: Int, headers: [String: String], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
     }
 
     /// A failure below HTTP (no answer): libcurl's code and message.

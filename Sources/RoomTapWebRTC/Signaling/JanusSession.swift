@@ -43,7 +43,7 @@ public final class JanusSession: @unchecked Sendable {
     public init(base: String) throws(WebRTCError) {
         self.base = base.hasSuffix("/") ? String(base.dropLast()) : base
         let reply = try Self.post(self.base, ["janus": "create", "transaction": "create"], server: self.base)
-        guard let id = reply["data"]?["id"]?.doubleValue.map({ UInt64($0) }) else {
+        guard let id = reply["data"]?["id"].flatMap(Self.id) else {
             throw .signaling("\(self.base) did not answer like a Janus server (no session id in its reply)")
         }
         self.id = id
@@ -55,7 +55,7 @@ public final class JanusSession: @unchecked Sendable {
     /// Attaches a handle to `plugin`; its id.
     public func attach(plugin: String = "janus.plugin.videoroom") throws(WebRTCError) -> UInt64 {
         let reply = try post(["janus": "attach", "plugin": .string(plugin)])
-        guard let handle = reply["data"]?["id"]?.doubleValue.map({ UInt64($0) }) else {
+        guard let handle = reply["data"]?["id"].flatMap(Self.id) else {
             throw .signaling("Janus at \(base) gave no handle id when attaching \(plugin)")
         }
         return handle
@@ -188,10 +188,20 @@ public final class JanusSession: @unchecked Sendable {
         }
     }
 
-    private func file(_ message: JSONValue) {
+    /// A Janus id (session, handle): a whole number 0 ..< 2^53 (JSON's safe integers); nil otherwise.
+    static func id(_ value: JSONValue) -> UInt64? {
+        guard let number = value.doubleValue, number >= 0, number < 0x1p53, number.rounded() == number else {
+            return nil
+        }
+        return UInt64(number)
+    }
+
+    /// One message of the long poll as the event of a handle: nil for keepalives and messages
+    /// without a kind or a sender (ignored). Pure.
+    static func event(from message: JSONValue) -> (sender: UInt64, event: Event)? {
         guard let kind = message["janus"]?.stringValue, kind != "keepalive",
-            let sender = message["sender"]?.doubleValue.map({ UInt64($0) })
-        else { return }
+            let sender = message["sender"].flatMap(Self.id)
+        else { return nil }
         var jsep: (type: String, sdp: String)?
         if let type = message["jsep"]?["type"]?.stringValue, let sdp = message["jsep"]?["sdp"]?.stringValue {
             jsep = (type, sdp)
@@ -199,6 +209,11 @@ public final class JanusSession: @unchecked Sendable {
         let event = Event(
             kind: kind, transaction: message["transaction"]?.stringValue,
             data: message["plugindata"]?["data"] ?? message, jsep: jsep)
+        return (sender, event)
+    }
+
+    private func file(_ message: JSONValue) {
+        guard let (sender, event) = Self.event(from: message) else { return }
         mailbox.withLock { box in
             var queue = box[sender] ?? []
             if queue.count < 256 { queue.append(event) }

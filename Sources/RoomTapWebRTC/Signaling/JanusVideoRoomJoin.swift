@@ -209,8 +209,11 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
     }
 
     /// Feed ids are numbers, or strings on a server with string ids.
-    private static func feedID(_ value: JSONValue) -> String? {
-        if let number = value.doubleValue { return String(UInt64(number)) }
+    static func feedID(_ value: JSONValue) -> String? {
+        if let number = value.doubleValue {
+            guard number >= 0, number < 0x1p64 else { return nil }
+            return String(UInt64(number))
+        }
         return value.stringValue
     }
 

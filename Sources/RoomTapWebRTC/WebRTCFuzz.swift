@@ -1,0 +1,37 @@
+import RoomTapJSON
+import RoomTapStorage
+
+/// The fuzz entry of what a WebRTC join reads from outside: the peer's SDP (parsed, its audio
+/// section chosen, answered, and the answer read back), a Janus long-poll message (as an event,
+/// its feed ids), and a WHEP reply (status and Link header). Traps when an invariant fails: an
+/// answer roomtap wrote must parse and keep the chosen audio section's payload type.
+///
+/// Thread: any; pure.
+package enum WebRTCFuzz {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let offer = try? WebRTCSessionDescription.parse(text), let (index, audio) = try? offer.audioSection() {
+            let local = SDPWriter.Local(
+                ufrag: "fuzz", password: "0123456789012345678901", fingerprint: "sha-256 AA:BB",
+                candidates: ["candidate:1 1 UDP 1 127.0.0.1 9 typ host"], setup: "active", direction: "recvonly")
+            let answer = SDPWriter.answer(to: offer, audioIndex: index, local: local, sessionID: 1)
+            guard let back = try? WebRTCSessionDescription.parse(answer), let (_, section) = try? back.audioSection(),
+                section.opusPayloadType == audio.opusPayloadType
+            else { fatalError("WebRTCFuzz: roomtap's own answer does not read back") }
+        }
+        if let message = try? JSONValue(parsing: bytes) {
+            for item in message.arrayValue ?? [message] {
+                if let (_, event) = JanusSession.event(from: item) {
+                    _ = try? JanusSession.checkPluginError(event.data, server: "fuzz")
+                    for key in ["unpublished", "leaving", "id"] { _ = event.data[key].flatMap(JanusVideoRoomJoin.feedID) }
+                    for entry in event.data["publishers"]?.arrayValue ?? [] { _ = entry["id"].flatMap(JanusVideoRoomJoin.feedID) }
+                }
+            }
+        }
+        _ = WHEPJoin.iceServers(text)
+        _ = WHEPJoin.resolve(text, against: "http://127.0.0.1:9/whep/x")
+        let status = bytes.count >= 2 ? Int(bytes[0]) << 8 | Int(bytes[1]) : 0
+        _ = try? WHEPJoin.check(
+            HTTPTransfer.Response(status: status, headers: [:], body: Array(bytes)), url: "http://127.0.0.1:9/whep/x")
+    }
+}
