@@ -155,7 +155,9 @@ public final class PeerConnection: @unchecked Sendable {
                 let iceUp = context.sync { self.dtls?.isConnected == false && self.iceConnected } ?? false
                 throw iceUp
                     ? .dtls("the DTLS handshake did not finish within \(Int(timeout)) s")
-                    : .ice("ICE found no working candidate pair within \(Int(timeout)) s (is the server's media address reachable?)")
+                    : .ice(
+                        "ICE found no working candidate pair within \(Int(timeout)) s (is the server's media address reachable?)"
+                    )
             }
         }
     }
@@ -223,8 +225,8 @@ public final class PeerConnection: @unchecked Sendable {
         agent.onReceive = { [unowned self] datagram, arrival in self.receive(datagram, arrival: arrival) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         context.sync {
-            self.timer = (
-                roomtap_g_timer(
+            self.timer =
+                (roomtap_g_timer(
                     self.context.context, 100,
                     { data in
                         Unmanaged<PeerConnection>.fromOpaque(data!).takeUnretainedValue().tick()
@@ -282,7 +284,8 @@ public final class PeerConnection: @unchecked Sendable {
             streams[index].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
         } else if streams.count < 8 {
             streams.append(ReceptionStatistics(ssrc: packet.ssrc))
-            streams[streams.count - 1].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
+            streams[streams.count - 1].note(
+                sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
         }
         onRTP?(packet, arrival)
     }

@@ -98,7 +98,12 @@ public final class RoomJoin: @unchecked Sendable {
 
     /// Problems the join survived (a publisher that could not be reached, a reconnect), for the
     /// report; taken once each.
-    public func takeWarnings() -> [String] { state.withLock { s in defer { s.warnings = [] }; return s.warnings } }
+    public func takeWarnings() -> [String] {
+        state.withLock { s in
+            defer { s.warnings = [] }
+            return s.warnings
+        }
+    }
 
     // MARK: - For the adapters
 

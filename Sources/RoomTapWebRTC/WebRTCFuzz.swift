@@ -23,8 +23,12 @@ package enum WebRTCFuzz {
             for item in message.arrayValue ?? [message] {
                 if let (_, event) = JanusSession.event(from: item) {
                     _ = try? JanusSession.checkPluginError(event.data, server: "fuzz")
-                    for key in ["unpublished", "leaving", "id"] { _ = event.data[key].flatMap(JanusVideoRoomJoin.feedID) }
-                    for entry in event.data["publishers"]?.arrayValue ?? [] { _ = entry["id"].flatMap(JanusVideoRoomJoin.feedID) }
+                    for key in ["unpublished", "leaving", "id"] {
+                        _ = event.data[key].flatMap(JanusVideoRoomJoin.feedID)
+                    }
+                    for entry in event.data["publishers"]?.arrayValue ?? [] {
+                        _ = entry["id"].flatMap(JanusVideoRoomJoin.feedID)
+                    }
                 }
             }
         }

@@ -146,11 +146,13 @@ enum RecordCommand {
                 let url = String(text[text.index(after: equals)...])
                 guard url.hasPrefix("http://") || url.hasPrefix("https://"), URL(string: url)?.host != nil else {
                     throw UsageError(
-                        description: "--whep \(name)=\(url): the URL must be the WHEP endpoint's http:// or https:// URL",
+                        description:
+                            "--whep \(name)=\(url): the URL must be the WHEP endpoint's http:// or https:// URL",
                         command: "record")
                 }
                 guard !targets.contains(where: { $0.name == name }) else {
-                    throw UsageError(description: "--whep \(name) is given twice; give each name once", command: "record")
+                    throw UsageError(
+                        description: "--whep \(name) is given twice; give each name once", command: "record")
                 }
                 targets.append(WHEPTarget(name: name, url: url))
             }
@@ -159,10 +161,13 @@ enum RecordCommand {
         }
         for host in args.values("--ice-host") {
             guard options.join != nil else {
-                throw UsageError(description: "--ice-host is for --join or --whep; give one of them too", command: "record")
+                throw UsageError(
+                    description: "--ice-host is for --join or --whep; give one of them too", command: "record")
             }
             guard ListenAddress(host.contains(":") ? "[\(host)]:0" : "\(host):0") != nil else {
-                throw UsageError(description: "--ice-host '\(host)' must be a numeric IP address (e.g. 127.0.0.1)", command: "record")
+                throw UsageError(
+                    description: "--ice-host '\(host)' must be a numeric IP address (e.g. 127.0.0.1)", command: "record"
+                )
             }
             options.iceHosts.append(host)
         }
@@ -174,7 +179,8 @@ enum RecordCommand {
             guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
                 colon != text.startIndex
             else {
-                throw UsageError(description: "--stun '\(stun)' must be HOST:PORT (e.g. stun.example.net:3478)", command: "record")
+                throw UsageError(
+                    description: "--stun '\(stun)' must be HOST:PORT (e.g. stun.example.net:3478)", command: "record")
             }
             options.stun = (String(text[..<colon]), port)
         }

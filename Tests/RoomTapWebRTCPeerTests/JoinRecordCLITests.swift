@@ -31,7 +31,8 @@ import Testing
         // longer; Alice leaves first.
         let alicePeer = try publish("Alice Smith", alice.path, seconds: 13)
         let recorder = try CLIRunner.start([
-            "record", "--join", "janus+http://127.0.0.1:\(janus.port)/janus?room=1234&pin=pw", "--ice-host", "127.0.0.1",
+            "record", "--join", "janus+http://127.0.0.1:\(janus.port)/janus?room=1234&pin=pw", "--ice-host",
+            "127.0.0.1",
             "--duration", "18", "--out", out, "--quiet",
         ])
         #expect(waitUntil(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: out + "/room.json") })
@@ -113,7 +114,10 @@ import Testing
         for (args, environment, message) in [
             (["--whep", "bob=\(url)"], [String: String](), "refused the token (HTTP 401)"),
             (["--whep", "bob=\(url)", "--whep-token", "wrong"], [:], "refused the token (HTTP 401)"),
-            (["--whep", "x=http://127.0.0.1:\(port)/whep/nobody", "--whep-token", "T0k"], [:], "does not exist (HTTP 404)"),
+            (
+                ["--whep", "x=http://127.0.0.1:\(port)/whep/nobody", "--whep-token", "T0k"], [:],
+                "does not exist (HTTP 404)"
+            ),
         ] {
             let dir = scratch.appendingPathComponent("refused").path
             let refused = try CLIRunner.run(

@@ -1,5 +1,6 @@
-@testable import RoomTapWebRTC
 import Testing
+
+@testable import RoomTapWebRTC
 
 /// Track names from display names, `--join` URLs and WHEP headers.
 @Suite struct JoinNamingTests {
@@ -27,10 +28,13 @@ import Testing
     }
 
     @Test func whepLinkHeadersAndLocations() {
-        let link = #"<stun:127.0.0.1:3478>; rel="ice-server", <turn:t.example:3478?transport=udp>; rel="ice-server"; username="u", <https://x/y>; rel="next""#
+        let link =
+            #"<stun:127.0.0.1:3478>; rel="ice-server", <turn:t.example:3478?transport=udp>; rel="ice-server"; username="u", <https://x/y>; rel="next""#
         #expect(WHEPJoin.iceServers(link) == ["stun:127.0.0.1:3478", "turn:t.example:3478?transport=udp"])
         #expect(WHEPJoin.iceServers(nil) == [])
-        #expect(WHEPJoin.resolve("/whep/bob/42", against: "http://127.0.0.1:9/whep/bob") == "http://127.0.0.1:9/whep/bob/42")
+        #expect(
+            WHEPJoin.resolve("/whep/bob/42", against: "http://127.0.0.1:9/whep/bob") == "http://127.0.0.1:9/whep/bob/42"
+        )
         #expect(WHEPJoin.resolve("http://other/s", against: "http://127.0.0.1:9/whep/bob") == "http://other/s")
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import RoomTapRTP
 import RoomTapSync
 import RoomTapTestSupport
-@testable import RoomTapWebRTC
 import Testing
+
+@testable import RoomTapWebRTC
 
 /// Two roomtap peer connections on loopback: libnice ICE, OpenSSL DTLS-SRTP and libsrtp2 for real,
 /// each side checking the other's certificate against its SDP.
@@ -59,8 +60,10 @@ import Testing
                 $0.hasPrefix("a=fingerprint:") ? "a=fingerprint:\(stranger)" : String($0)
             }.joined(separator: "\r\n") + "\r\n"
         }
-        #expect(throws: WebRTCError.dtls(
-            "the peer's DTLS certificate does not match the fingerprint in its SDP: refusing the media")) {
+        #expect(
+            throws: WebRTCError.dtls(
+                "the peer's DTLS certificate does not match the fingerprint in its SDP: refusing the media")
+        ) {
             try offerer.waitUntilConnected(timeout: 20)
         }
         offerer.close()
@@ -74,9 +77,10 @@ import Testing
         let answerer = PeerConnection(context: context, certificate: try DTLSCertificate(), hosts: ["127.0.0.1"])
         let offer = try offerer.makeOffer()
         // The answerer's candidates replaced by a port nobody listens on (192.0.2.0/24: TEST-NET-1).
-        let answer = try answerer.answer(offer: offer).split(separator: "\r\n").map { line -> String in
-            line.hasPrefix("a=candidate:") ? "a=candidate:1 1 UDP 2015363327 192.0.2.254 9 typ host" : String(line)
-        }.joined(separator: "\r\n") + "\r\n"
+        let answer =
+            try answerer.answer(offer: offer).split(separator: "\r\n").map { line -> String in
+                line.hasPrefix("a=candidate:") ? "a=candidate:1 1 UDP 2015363327 192.0.2.254 9 typ host" : String(line)
+            }.joined(separator: "\r\n") + "\r\n"
         answerer.close()
         try offerer.accept(answer: answer)
         do {

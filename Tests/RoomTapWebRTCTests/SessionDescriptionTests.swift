@@ -1,5 +1,6 @@
-@testable import RoomTapWebRTC
 import Testing
+
+@testable import RoomTapWebRTC
 
 /// The SDP roomtap reads from Janus and WHEP servers, and what it answers, with hostile inputs.
 @Suite struct SessionDescriptionTests {
@@ -56,7 +57,8 @@ import Testing
     @Test func theAnswerReceivesAudioAndRejectsVideoOutOfTheBundle() throws {
         let offer = try WebRTCSessionDescription.parse(Self.janusOffer)
         let local = SDPWriter.Local(
-            ufrag: "abcd", password: "0123456789012345678901", fingerprint: "sha-256 AA:BB", candidates: [
+            ufrag: "abcd", password: "0123456789012345678901", fingerprint: "sha-256 AA:BB",
+            candidates: [
                 "candidate:1 1 UDP 2015363327 127.0.0.1 5000 typ host"
             ], setup: "active", direction: "recvonly")
         let text = SDPWriter.answer(to: offer, audioIndex: 0, local: local, sessionID: 7)
@@ -77,7 +79,10 @@ import Testing
         ("<html>502 Bad Gateway</html>", "the peer's answer is not SDP (it does not start with v=0)"),
         ("v=0\r\ns=-\r\n", "the peer's SDP has no media section"),
         ("v=0\r\nm=audio x RTP\r\n", "the peer's SDP has a malformed m= line: audio x RTP"),
-        ("v=0\r\nm=audio 99999 UDP/TLS/RTP/SAVPF 111\r\n", "the peer's SDP has a malformed m= line: audio 99999 UDP/TLS/RTP/SAVPF 111"),
+        (
+            "v=0\r\nm=audio 99999 UDP/TLS/RTP/SAVPF 111\r\n",
+            "the peer's SDP has a malformed m= line: audio 99999 UDP/TLS/RTP/SAVPF 111"
+        ),
     ])
     func textThatIsNotUsableSDPIsOneLine(text: String, message: String) {
         #expect(throws: WebRTCError.sdp(message)) { try WebRTCSessionDescription.parse(text) }
@@ -96,7 +101,8 @@ import Testing
         #expect(throws: WebRTCError.sdp("the peer's SDP has no DTLS fingerprint (a=fingerprint)")) {
             try WebRTCSessionDescription.parse(noFingerprint).audioSection()
         }
-        let plain = "v=0\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ice-ufrag:a\r\na=ice-pwd:b\r\n"
+        let plain =
+            "v=0\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ice-ufrag:a\r\na=ice-pwd:b\r\n"
             + "a=fingerprint:sha-256 AA\r\n"
         #expect(throws: WebRTCError.sdp("the peer's audio is not DTLS-SRTP (m=audio 9 RTP/AVP)")) {
             try WebRTCSessionDescription.parse(plain).audioSection()
@@ -108,9 +114,13 @@ import Testing
 
     @Test func hugeOrFloodedSDPIsBounded() throws {
         let long = "v=0\r\n" + String(repeating: "a=x\r\n", count: 20_000)
-        #expect(throws: WebRTCError.sdp("the peer's SDP is longer than 64 KiB")) { try WebRTCSessionDescription.parse(long) }
+        #expect(throws: WebRTCError.sdp("the peer's SDP is longer than 64 KiB")) {
+            try WebRTCSessionDescription.parse(long)
+        }
         var many = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
-        for i in 0..<500 { many += "a=candidate:\(i) 1 udp 1 127.0.0.1 \(1000 + i) typ host\r\na=ssrc:\(i) cname:x\r\n" }
+        for i in 0..<500 {
+            many += "a=candidate:\(i) 1 udp 1 127.0.0.1 \(1000 + i) typ host\r\na=ssrc:\(i) cname:x\r\n"
+        }
         let parsed = try WebRTCSessionDescription.parse(many)
         #expect(parsed.media[0].candidates.count == WebRTCSessionDescription.maxCandidates)
         #expect(parsed.media[0].ssrcs.count == 16)

@@ -12,7 +12,9 @@ public final class SRTPSender: @unchecked Sendable {
 
     /// A session for `keying`. Throws when libsrtp refuses.
     public init(keying: SRTPKeying) throws(SRTPContext.SetupError) {
-        guard SRTPContext.libraryReady else { throw SRTPContext.SetupError(status: Int(srtp_err_status_init_fail.rawValue)) }
+        guard SRTPContext.libraryReady else {
+            throw SRTPContext.SetupError(status: Int(srtp_err_status_init_fail.rawValue))
+        }
         var session: srtp_t?
         let status = keying.keyAndSalt.withUnsafeBufferPointer { key in
             roomtap_srtp_add_stream(&session, keying.suite.rawValue, 1, 0, 1, key.baseAddress)

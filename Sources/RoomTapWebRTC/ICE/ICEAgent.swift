@@ -15,7 +15,8 @@ import RoomTapSync
 final class ICEAgent: @unchecked Sendable {
     /// libnice's component states (NiceComponentState).
     enum State: UInt32, Sendable {
-        case disconnected = 0, gathering, connecting, connected, ready, failed
+        case disconnected = 0
+        case gathering, connecting, connected, ready, failed
     }
 
     /// A STUN server for server-reflexive candidates (host, port).
@@ -160,7 +161,12 @@ final class ICEAgent: @unchecked Sendable {
     /// Detaches the handlers and removes the stream, on the ICE thread (so no callback is running
     /// or comes after this returns). Idempotent.
     func close() {
-        guard closed.withLock({ (done: inout Bool) -> Bool in defer { done = true }; return !done }) else { return }
+        guard
+            closed.withLock({ (done: inout Bool) -> Bool in
+                defer { done = true }
+                return !done
+            })
+        else { return }
         guard !context.isStopped else { return }
         let finished = DispatchSemaphore(value: 0)
         let box = UnsafeSendable(self)

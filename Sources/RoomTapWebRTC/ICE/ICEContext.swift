@@ -56,7 +56,12 @@ public final class ICEContext: @unchecked Sendable {
 
     /// Ends the loop and joins its thread. Idempotent; not from the loop's thread.
     public func stop() {
-        guard stopped.withLock({ (done: inout Bool) -> Bool in defer { done = true }; return !done }) else { return }
+        guard
+            stopped.withLock({ (done: inout Bool) -> Bool in
+                defer { done = true }
+                return !done
+            })
+        else { return }
         g_main_loop_quit(loop)
         g_main_context_wakeup(context)
         finished.wait()

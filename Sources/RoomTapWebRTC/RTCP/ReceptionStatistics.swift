@@ -69,10 +69,12 @@ public struct ReceptionStatistics: Sendable {
         receivedPrior = received
         let lostInterval = Int64(expectedInterval) - Int64(receivedInterval)
         let fraction: UInt8 =
-            expectedInterval == 0 || lostInterval <= 0 ? 0 : UInt8(min(255, (lostInterval << 8) / Int64(expectedInterval)))
+            expectedInterval == 0 || lostInterval <= 0
+            ? 0 : UInt8(min(255, (lostInterval << 8) / Int64(expectedInterval)))
         let lost = UInt32(bitPattern: Int32(clamping: max(-0x80_0000, min(0x7F_FFFF, cumulativeLost)))) & 0xFF_FFFF
         let delay: UInt32 =
-            lastSenderReportArrival == 0 ? 0 : UInt32(clamping: (now &- lastSenderReportArrival) * 65_536 / 1_000_000_000)
+            lastSenderReportArrival == 0
+            ? 0 : UInt32(clamping: (now &- lastSenderReportArrival) * 65_536 / 1_000_000_000)
         append(ssrc, to: &out)
         append(UInt32(fraction) << 24 | lost, to: &out)
         append(extendedHighest, to: &out)

@@ -29,7 +29,8 @@ enum SDPWriter {
         lines.append("a=msid-semantic: WMS")
         for (index, section) in offer.media.enumerated() {
             if index == audioIndex {
-                lines += audioSection(payloadType: audio.opusPayloadType ?? 111, parameters: audio.opusParameters,
+                lines += audioSection(
+                    payloadType: audio.opusPayloadType ?? 111, parameters: audio.opusParameters,
                     mid: mid, local: local)
             } else {
                 lines.append("m=\(section.kind) 0 \(section.proto) \(section.formats.joined(separator: " "))")

@@ -96,7 +96,8 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
                 guard fields.count >= 3, let port = Int(fields[1].split(separator: "/")[0]), (0...65535).contains(port)
                 else { throw .sdp("the peer's SDP has a malformed m= line: \(value.prefix(80))") }
                 current = Media(
-                    kind: String(fields[0]), port: port, proto: String(fields[2]), formats: fields.dropFirst(3).map(String.init))
+                    kind: String(fields[0]), port: port, proto: String(fields[2]),
+                    formats: fields.dropFirst(3).map(String.init))
                 continue
             }
             guard type == "a" else { continue }
@@ -138,7 +139,9 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
         case "setup": section.setup = argument
         case "rtcp-mux": section.rtcpMux = true
         case "candidate":
-            if let argument, section.candidates.count < maxCandidates { section.candidates.append("candidate:" + argument) }
+            if let argument, section.candidates.count < maxCandidates {
+                section.candidates.append("candidate:" + argument)
+            }
         case "ssrc":
             if let argument, let ssrc = UInt32(argument.prefix { $0 != " " }), !section.ssrcs.contains(ssrc),
                 section.ssrcs.count < 16

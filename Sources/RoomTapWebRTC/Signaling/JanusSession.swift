@@ -146,10 +146,14 @@ public final class JanusSession: @unchecked Sendable {
             throw .signaling("cannot reach the Janus server at \(server): \(error.message)")
         }
         guard (200..<300).contains(response.status) else {
-            throw .signaling("the Janus server at \(server) answered HTTP \(response.status) (is the URL its /janus API?)")
+            throw .signaling(
+                "the Janus server at \(server) answered HTTP \(response.status) (is the URL its /janus API?)")
         }
         let reply: JSONValue
-        do { reply = try response.body.withUnsafeBytes { (bytes) throws(JSONParseError) in try JSONValue(parsing: bytes) } } catch {
+        do {
+            reply = try response.body.withUnsafeBytes { (bytes) throws(JSONParseError) in try JSONValue(parsing: bytes)
+            }
+        } catch {
             throw .signaling("the Janus server at \(server) answered something that is not JSON (\(error))")
         }
         if reply["janus"]?.stringValue == "error" {

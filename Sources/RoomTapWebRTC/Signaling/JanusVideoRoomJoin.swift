@@ -41,7 +41,8 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
                 "request": "join", "ptype": "publisher", "room": roomValue, "display": .string(target.display),
             ]
             if let pin = target.pin { body["pin"] = .string(pin) }
-            let joined = try reply(to: .object(body), on: watcher, expecting: "joined", timeout: join.options.connectTimeout)
+            let joined = try reply(
+                to: .object(body), on: watcher, expecting: "joined", timeout: join.options.connectTimeout)
             for entry in joined["publishers"]?.arrayValue ?? [] {
                 try subscribe(entry, join: join)
             }
@@ -165,7 +166,9 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
                 $0[feed]?.attempts = attempts
                 $0[feed]?.retryAt = now.addingTimeInterval(delay)
             }
-            join.warn("roomtap: the connection to \(subscription.publisher.name) broke; subscribing again in \(String(format: "%.1f", delay)) s")
+            join.warn(
+                "roomtap: the connection to \(subscription.publisher.name) broke; subscribing again in \(String(format: "%.1f", delay)) s"
+            )
             if let handle = subscription.handle { session?.detach(handle: handle) }
             subscriptions.withLock { $0[feed]?.handle = nil }
             return
@@ -187,11 +190,15 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         }
         let deadline = Date().addingTimeInterval(timeout)
         while deadline.timeIntervalSinceNow > 0 {
-            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else { break }
+            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else {
+                break
+            }
             try JanusSession.checkPluginError(event.data, server: session.base)
             if event.data["videoroom"]?.stringValue == expecting { return event.data }
         }
-        throw .signaling("Janus at \(session.base) did not answer the \(body["request"]?.stringValue ?? "") request within \(Int(timeout)) s")
+        throw .signaling(
+            "Janus at \(session.base) did not answer the \(body["request"]?.stringValue ?? "") request within \(Int(timeout)) s"
+        )
     }
 
     private func replyWithJSEP(
@@ -201,7 +208,9 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         try session.message(handle: handle, body)
         let deadline = Date().addingTimeInterval(timeout)
         while deadline.timeIntervalSinceNow > 0 {
-            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else { break }
+            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else {
+                break
+            }
             try JanusSession.checkPluginError(event.data, server: session.base)
             if let jsep = event.jsep, jsep.type == "offer" { return (event.data, jsep.sdp) }
         }

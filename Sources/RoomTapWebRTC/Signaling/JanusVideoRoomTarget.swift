@@ -35,7 +35,9 @@ public struct JanusVideoRoomTarget: Sendable, Equatable, CustomStringConvertible
         base = scheme + bracketed + port + path
         self.room = room
         pin = items.first(where: { $0.name == "pin" })?.value
-        if let display = items.first(where: { $0.name == "display" })?.value, !display.isEmpty { self.display = display }
+        if let display = items.first(where: { $0.name == "display" })?.value, !display.isEmpty {
+            self.display = display
+        }
     }
 
     public var description: String { "Janus room \(room) at \(base)" }

@@ -115,7 +115,9 @@ final class WHEPJoin: JoinAdapter, @unchecked Sendable {
             session.publisher.left()
             if let location = session.location { delete(location) }
             sessions.withLock { $0[index].location = nil }
-            join.warn("roomtap: the WHEP session of \(session.publisher.name) broke; requesting it again in \(String(format: "%.1f", delay)) s")
+            join.warn(
+                "roomtap: the WHEP session of \(session.publisher.name) broke; requesting it again in \(String(format: "%.1f", delay)) s"
+            )
             return
         }
         guard now >= retryAt else { return }
@@ -136,13 +138,17 @@ final class WHEPJoin: JoinAdapter, @unchecked Sendable {
         switch response.status {
         case 201: break
         case 401, 403:
-            throw .signaling("the WHEP endpoint \(url) refused the token (HTTP \(response.status)); give --whep-token or ROOMTAP_WHEP_TOKEN")
+            throw .signaling(
+                "the WHEP endpoint \(url) refused the token (HTTP \(response.status)); give --whep-token or ROOMTAP_WHEP_TOKEN"
+            )
         case 404:
             throw .signaling("the WHEP endpoint \(url) does not exist (HTTP 404)")
         default:
-            let reason = String(decoding: response.body.prefix(200), as: UTF8.self)
+            let reason =
+                String(decoding: response.body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            throw .signaling("the WHEP endpoint \(url) answered HTTP \(response.status)\(reason.isEmpty ? "" : ": \(reason)")")
+            throw .signaling(
+                "the WHEP endpoint \(url) answered HTTP \(response.status)\(reason.isEmpty ? "" : ": \(reason)")")
         }
     }
 
