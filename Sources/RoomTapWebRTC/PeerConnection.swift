@@ -62,12 +62,18 @@ public final class PeerConnection: @unchecked Sendable {
         public var rtcpPackets = 0
         public var dropped = 0
         public var reportsSent = 0
+        /// RTP packets sent (a publishing connection).
+        public var rtpSent = 0
+        /// RTP packets not sent: the connection was not up, SRTP or ICE failed.
+        public var rtpUnsent = 0
 
         /// Two connections' counts together.
         public static func + (a: Counters, b: Counters) -> Counters {
             Counters(
                 rtpPackets: a.rtpPackets + b.rtpPackets, rtcpPackets: a.rtcpPackets + b.rtcpPackets,
-                dropped: a.dropped + b.dropped, reportsSent: a.reportsSent + b.reportsSent)
+                dropped: a.dropped + b.dropped, reportsSent: a.reportsSent + b.reportsSent,
+                rtpSent: a.rtpSent + b.rtpSent,
+                rtpUnsent: a.rtpUnsent + b.rtpUnsent)
         }
     }
 
@@ -111,8 +117,10 @@ public final class PeerConnection: @unchecked Sendable {
         return SDPWriter.answer(to: offer, audioIndex: index, local: local, sessionID: UInt64.random(in: 1...1 << 62))
     }
 
-    /// Makes an offer to receive one Opus stream (WHEP); ``accept(answer:)`` takes the reply.
-    public func makeOffer() throws(WebRTCError) -> String {
+    /// Makes an offer to receive (WHEP) or send (a publisher) one Opus stream; ``accept(answer:)``
+    /// takes the reply.
+    /// `sending`: the SSRC we send with (announced in `a=ssrc`, as Janus requires), or nil to receive.
+    public func makeOffer(sending ssrc: UInt32? = nil) throws(WebRTCError) -> String {
         let agent = ICEAgent(context: context, controlling: true, stun: stun, hosts: hosts)
         self.agent = agent
         wire(agent)
@@ -120,7 +128,7 @@ public final class PeerConnection: @unchecked Sendable {
         let credentials = agent.localCredentials
         let local = SDPWriter.Local(
             ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
-            candidates: candidates, setup: "actpass", direction: "recvonly")
+            candidates: candidates, setup: "actpass", direction: ssrc == nil ? "recvonly" : "sendonly", ssrc: ssrc)
         return SDPWriter.offer(local: local, sessionID: UInt64.random(in: 1...1 << 62))
     }
 
@@ -193,9 +201,14 @@ public final class PeerConnection: @unchecked Sendable {
     public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool {
         guard case .connected = currentState, let srtpMedia, let agent, let base = buffer.baseAddress,
             length + SRTPSender.overhead <= buffer.count,
-            let protected = srtpMedia.protectRTP(base, length: length)
-        else { return false }
-        return agent.send(UnsafeRawBufferPointer(start: base, count: protected))
+            let protected = srtpMedia.protectRTP(base, length: length),
+            agent.send(UnsafeRawBufferPointer(start: base, count: protected))
+        else {
+            counters.withLock { $0.rtpUnsent += 1 }
+            return false
+        }
+        counters.withLock { $0.rtpSent += 1 }
+        return true
     }
 
     // MARK: - Set-up

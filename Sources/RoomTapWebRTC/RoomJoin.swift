@@ -49,6 +49,7 @@ public final class RoomJoin: @unchecked Sendable {
         var live: LiveRoom?
         var supervising = false
         var warnings: [String] = []
+        var published: [PeerConnection] = []
     }
 
     /// A join of `target` (nothing is contacted before ``connect()``).
@@ -90,8 +91,28 @@ public final class RoomJoin: @unchecked Sendable {
         if state.withLock({ $0.supervising }) { supervisorDone.wait() }
         adapter.close(self)
         for publisher in publishers { publisher.connection?.close() }
+        for connection in state.withLock({ $0.published }) { connection.close() }
         context.stop()
     }
+
+    /// Publishes into the room as `display` (Janus VideoRoom `publish`): a connection whose
+    /// ``PeerConnection/sendRTP(_:length:)`` reaches every participant, up before this returns.
+    /// Throws for WHEP (egress only) and when the server refuses. Call after ``connect()``. Send
+    /// with `ssrc` (the SDP announced it).
+    public func publish(display: String) throws(WebRTCError) -> (connection: PeerConnection, ssrc: UInt32) {
+        guard let janus = adapter as? JanusVideoRoomJoin else {
+            throw .signaling("publishing needs a room joined with --join (WHEP endpoints only play)")
+        }
+        let connection = PeerConnection(
+            context: context, certificate: certificate, stun: options.stun, hosts: options.iceHosts)
+        let ssrc = UInt32.random(in: 1...UInt32.max)
+        try janus.publish(connection, ssrc: ssrc, display: display, timeout: options.connectTimeout)
+        state.withLock { $0.published.append(connection) }
+        return (connection, ssrc)
+    }
+
+    /// What we publish (``publish(display:)``), in order.
+    public var published: [PeerConnection] { state.withLock { $0.published } }
 
     /// Every publisher so far, in the order they appeared.
     public var publishers: [JoinedPublisher] { state.withLock { $0.publishers } }

@@ -282,6 +282,10 @@ enum CommandTable {
             "--agent-send", .value, "rtp://HOST:PORT", section: agent,
             help: "Also send the agent's voice as Opus RTP (payload type 111), e.g. into\n"
                 + "the SFU or PBX the call runs on."),
+        OptionSpec(
+            "--agent-publish", .flag, section: agent,
+            help: "Publish the agent's voice into the --join room as a publisher named\n"
+                + "agent (WebRTC), so every participant hears it."),
         OptionSpec("--agent-model", .value, "M", section: agent, help: "Realtime model (default gpt-realtime)."),
         OptionSpec(
             "--agent-url", .value, "URL", section: agent,

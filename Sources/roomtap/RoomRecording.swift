@@ -266,10 +266,15 @@ final class RoomRecording: Sendable {
         if let microphone { room.addTrack(name: options.micName, source: microphone) }
         if let agentOptions = options.agent, let transcriptPath = plan.transcriptPath {
             do {
+                let published: (connection: PeerConnection, ssrc: UInt32)?
+                do {
+                    published = try agentOptions.publish ? roomJoin.withLock { $0 }?.publish(display: "agent") : nil
+                } catch { throw RuntimeError(description: error.description) }
                 let agent = try RoomAgent(
                     options: agentOptions, transcriptPath: transcriptPath,
                     environment: ProcessInfo.processInfo.environment,
-                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel))
+                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel),
+                    publish: published.map { (transport: $0.connection, ssrc: $0.ssrc) })
                 shared.withLock { $0.created.append(transcriptPath) }
                 roomAgent.withLock { $0 = agent }
                 let handler = controlHandler.withLock { $0 }

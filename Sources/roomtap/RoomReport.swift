@@ -274,6 +274,13 @@ struct RoomReport: Codable {
         var server: String?
         var room: String?
         var publishers: [Publisher]
+        /// What roomtap published into the room (`--agent-publish`): RTP packets sent and not sent.
+        var published: [Published]?
+
+        struct Published: Codable {
+            var rtpSent: Int
+            var rtpUnsent: Int
+        }
 
         struct Publisher: Codable {
             /// The track name.
@@ -299,6 +306,8 @@ struct RoomReport: Codable {
             case .whep:
                 kind = "whep"
             }
+            let published = join.published.map { Published(rtpSent: $0.counts.rtpSent, rtpUnsent: $0.counts.rtpUnsent) }
+            self.published = published.isEmpty ? nil : published
             publishers = join.publishers.map { publisher in
                 let counts = Optional(publisher.counts)
                 return Publisher(

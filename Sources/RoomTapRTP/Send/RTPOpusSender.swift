@@ -60,28 +60,29 @@ public final class RTPOpusSender: AudioTrackSink, @unchecked Sendable {
             payloadType: payloadType, bitrate: bitrate, policy: policy)
     }
 
-    /// A sender through `transport` (e.g. a WebRTC connection), otherwise as above.
+    /// A sender through `transport` (e.g. a WebRTC connection), with the SSRC the transport's SDP
+    /// announced (nil: a random one), otherwise as above.
     public convenience init(
-        transport: any RTPPacketTransport, channels: Int = 1, payloadType: UInt8 = 111, bitrate: Int = 32_000,
-        policy: OverflowPolicy = .drop
+        transport: any RTPPacketTransport, ssrc: UInt32? = nil, channels: Int = 1, payloadType: UInt8 = 111,
+        bitrate: Int = 32_000, policy: OverflowPolicy = .drop
     ) throws(SetupError) {
         guard (96...127).contains(payloadType) else {
             throw SetupError(description: "RTP payload type \(payloadType) is not dynamic (96-127)")
         }
         try self.init(
-            transport: transport, destination: nil, channels: channels, payloadType: payloadType, bitrate: bitrate,
-            policy: policy)
+            transport: transport, destination: nil, ssrc: ssrc, channels: channels, payloadType: payloadType,
+            bitrate: bitrate, policy: policy)
     }
 
     private init(
-        transport: any RTPPacketTransport, destination: ListenAddress?, channels: Int, payloadType: UInt8,
-        bitrate: Int, policy: OverflowPolicy
+        transport: any RTPPacketTransport, destination: ListenAddress?, ssrc: UInt32? = nil, channels: Int,
+        payloadType: UInt8, bitrate: Int, policy: OverflowPolicy
     ) throws(SetupError) {
         self.destination = destination
         self.payloadType = payloadType
-        self.ssrc = UInt32.random(in: 1...UInt32.max)
+        self.ssrc = ssrc ?? UInt32.random(in: 1...UInt32.max)
         encoder = try Encoder(
-            transport: transport, channels: channels, payloadType: payloadType, ssrc: ssrc, bitrate: bitrate)
+            transport: transport, channels: channels, payloadType: payloadType, ssrc: self.ssrc, bitrate: bitrate)
         queued = QueuedSink(
             consumer: encoder, channels: channels, capacity: 64, policy: policy, threadName: "roomtap.rtp-out")
     }

@@ -107,6 +107,14 @@ public final class JanusSession: @unchecked Sendable {
         }
     }
 
+    /// Puts `events` taken by ``nextEvent(handle:timeout:)`` back at the head of `handle`'s queue,
+    /// in order (events a caller waiting for one answer was not looking for).
+    func putBack(_ events: [Event], handle: UInt64) {
+        guard !events.isEmpty else { return }
+        mailbox.withLock { $0[handle] = events + ($0[handle] ?? []) }
+        arrived.signal()
+    }
+
     /// A plugin reply's error (`error_code`, `error`) as a line.
     static func checkPluginError(_ data: JSONValue, server: String) throws(WebRTCError) {
         if let code = data["error_code"]?.intValue {

@@ -82,6 +82,33 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         session.destroy()
     }
 
+    /// Publishes `connection` (our offer, audio only) on the watcher handle as `display`; Janus
+    /// answers in the `configured` event.
+    func publish(_ connection: PeerConnection, ssrc: UInt32, display: String, timeout: Double) throws(WebRTCError) {
+        guard let session else { throw .signaling("no Janus session") }
+        let offer = try connection.makeOffer(sending: ssrc)
+        try session.message(
+            handle: watcher,
+            ["request": "publish", "audio": true, "video": false, "data": false, "display": .string(display)],
+            jsep: ("offer", offer))
+        let deadline = Date().addingTimeInterval(timeout)
+        var answer: String?
+        var others: [JanusSession.Event] = []
+        defer { session.putBack(others, handle: watcher) }  // publishers who came meanwhile
+        while answer == nil, deadline.timeIntervalSinceNow > 0 {
+            guard let event = try session.nextEvent(handle: watcher, timeout: deadline.timeIntervalSinceNow) else {
+                break
+            }
+            try JanusSession.checkPluginError(event.data, server: session.base)
+            if let jsep = event.jsep, jsep.type == "answer" { answer = jsep.sdp } else { others.append(event) }
+        }
+        guard let answer else {
+            throw .signaling("Janus at \(session.base) did not answer the publish request within \(Int(timeout)) s")
+        }
+        try connection.accept(answer: answer)
+        try connection.waitUntilConnected(timeout: timeout)
+    }
+
     // MARK: -
 
     private func handle(_ event: JanusSession.Event, join: RoomJoin) {

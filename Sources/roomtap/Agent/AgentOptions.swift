@@ -23,6 +23,8 @@ struct AgentOptions {
     var azure = false
     /// --agent-tools FILE: the user's own function tools.
     var toolsFile: String?
+    /// `--agent-publish`: the agent's voice published into the room joined with `--join`.
+    var publish = false
     var userTools: [UserTool] = []
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
@@ -40,15 +42,24 @@ struct AgentOptions {
         let transcription = args.value("--agent-transcription")
         let chunk = args.value("--agent-chunk-ms")
         let azure = args.flag("--agent-azure")
+        let publish = args.flag("--agent-publish")
         let tools = args.value("--agent-tools")
         let given =
-            azure
+            azure || publish
             || [file, voice, hears, send, model, url, threshold, silence, transcription, chunk, tools].contains {
                 $0 != nil
             }
         guard enabled else {
             if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
             return nil
+        }
+        if publish {
+            guard args.value("--join") != nil else {
+                throw UsageError(
+                    description: "--agent-publish publishes into the room of --join janus+http://...; give --join too",
+                    command: "record")
+            }
+            o.publish = true
         }
         if let file {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {

@@ -15,19 +15,25 @@ final class RoomAgent: Sendable {
     let transcript: TranscriptWriter
     private let tracks = Locked<AgentTracks?>(nil)
     private let sender: RTPOpusSender?
+    /// The voice into the joined room (`--agent-publish`).
+    private let published: RTPOpusSender?
     /// The built-in room tools (mute_track, ...), acting through the control handler.
     let tools: RoomTools
 
     /// Checks the key and opens transcript.jsonl and the RTP sender; nothing connects yet.
     /// `recordLagSamples`: how much later than heard the files hold the audio (transcript times
     /// follow the files).
-    init(options: AgentOptions, transcriptPath: String, environment: [String: String], recordLagSamples: Int64 = 0)
-        throws
-    {
+    /// `publish`: where the voice goes besides `--agent-send` (a WebRTC connection into the joined
+    /// room, `--agent-publish`).
+    init(
+        options: AgentOptions, transcriptPath: String, environment: [String: String], recordLagSamples: Int64 = 0,
+        publish: (transport: any RTPPacketTransport, ssrc: UInt32)? = nil
+    ) throws {
         let key = try Self.apiKey(in: environment, azure: options.azure)
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
+            published = try publish.map { try RTPOpusSender(transport: $0.transport, ssrc: $0.ssrc) }
         } catch { throw RuntimeError(description: "\(error)") }
         do {
             transcript = try TranscriptWriter(path: transcriptPath, recordLagSamples: recordLagSamples)
@@ -95,6 +101,7 @@ final class RoomAgent: Sendable {
     func trackAdded(_ track: AudioTrack) {
         if track.source === agent.voice {
             if let sender { track.addSink(sender, tap: .heard) }
+            if let published { track.addSink(published, tap: .heard) }
             return
         }
         if options.hears(track.name) { agent.hear(track) }
@@ -106,6 +113,7 @@ final class RoomAgent: Sendable {
     func stop() {
         agent.stop()
         try? sender?.close()
+        try? published?.close()
         transcript.close()
     }
 

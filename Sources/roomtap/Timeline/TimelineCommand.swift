@@ -15,13 +15,8 @@ enum TimelineCommand {
             throw UsageError(description: "unexpected argument '\(positionals[1])'", command: "timeline")
         }
         let output = out ?? (directory as NSString).appendingPathComponent("timeline.svg")
+        let room = try TimelineRoom.loadRecording(directory: directory)
         var status = stat()
-        if stat(directory, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR {
-            throw RuntimeError(
-                description: "\(directory) is a file, not a directory; give the directory roomtap record --out "
-                    + "wrote (the one holding room.json)")
-        }
-        let room = try TimelineRoom.load(directory: directory)
         if stat(output, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR {
             throw RuntimeError(
                 description: "--out \(output) is a directory; give a file path for the SVG, e.g. "

@@ -106,6 +106,18 @@ struct TimelineRoom: Decodable {
     /// The speakers: every track but mixes.
     var speakers: [Track] { tracks.filter { $0.kind != "mix" } }
 
+    /// Reads `DIR/room.json` of a recording directory the user named: a file given instead of the
+    /// directory, a missing or unreadable room.json are one-line errors.
+    static func loadRecording(directory: String) throws -> TimelineRoom {
+        var status = stat()
+        if stat(directory, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR {
+            throw RuntimeError(
+                description: "\(directory) is a file, not a directory; give the directory roomtap record --out "
+                    + "wrote (the one holding room.json)")
+        }
+        return try load(directory: directory)
+    }
+
     /// Reads `DIR/room.json`; one-line errors for a missing or unreadable file.
     static func load(directory: String) throws -> TimelineRoom {
         var isDirectory: ObjCBool = false

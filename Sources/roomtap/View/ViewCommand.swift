@@ -27,13 +27,8 @@ enum ViewCommand {
         guard args.positionals.count == 1 else {
             throw UsageError(description: "unexpected argument '\(args.positionals[1])'", command: command)
         }
+        let room = try TimelineRoom.loadRecording(directory: directory)
         var status = stat()
-        if stat(directory, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR {
-            throw RuntimeError(
-                description: "\(directory) is a file, not a directory; give the directory roomtap record --out "
-                    + "wrote (the one holding room.json)")
-        }
-        let room = try TimelineRoom.load(directory: directory)
         let output = RecordingPlan.join(directory, "index.html")
         if stat(output, &status) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR {
