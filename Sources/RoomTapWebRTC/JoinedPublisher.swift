@@ -91,8 +91,8 @@ public final class JoinedPublisher: Sendable {
 /// Track names from what servers call publishers: letters, digits, `.`, `_`, `-` kept, anything
 /// else `-`, at most 64 characters, never empty or a dot name; a name already taken gets `-2`,
 /// `-3`, ...
-enum TrackNaming {
-    static func sanitize(_ display: String, fallback: String) -> String {
+package enum TrackNaming {
+    package static func sanitize(_ display: String, fallback: String) -> String {
         var name = String(
             display.unicodeScalars.map { scalar -> Character in
                 scalar.isASCII && (CharacterSetASCII.isNameCharacter(scalar)) ? Character(scalar) : "-"
@@ -103,7 +103,7 @@ enum TrackNaming {
         return trimmed.isEmpty || trimmed.allSatisfy({ $0 == "-" }) ? fallback : trimmed
     }
 
-    static func unique(_ name: String, taken: Set<String>) -> String {
+    package static func unique(_ name: String, taken: Set<String>) -> String {
         guard taken.contains(name) else { return name }
         var n = 2
         while taken.contains("\(name)-\(n)") { n += 1 }

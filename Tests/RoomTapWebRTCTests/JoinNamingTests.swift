@@ -1,6 +1,5 @@
+import RoomTapWebRTC
 import Testing
-
-@testable import RoomTapWebRTC
 
 /// Track names from display names, `--join` URLs and WHEP headers.
 @Suite struct JoinNamingTests {

@@ -2,9 +2,8 @@ import Foundation
 import RoomTapRTP
 import RoomTapSync
 import RoomTapTestSupport
+import RoomTapWebRTC
 import Testing
-
-@testable import RoomTapWebRTC
 
 /// Two roomtap peer connections on loopback: libnice ICE, OpenSSL DTLS-SRTP and libsrtp2 for real,
 /// each side checking the other's certificate against its SDP.

@@ -1,6 +1,5 @@
+import RoomTapWebRTC
 import Testing
-
-@testable import RoomTapWebRTC
 
 /// The SDP roomtap reads from Janus and WHEP servers, and what it answers, with hostile inputs.
 @Suite struct SessionDescriptionTests {

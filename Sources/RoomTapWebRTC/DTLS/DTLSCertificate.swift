@@ -11,7 +11,7 @@ public final class DTLSCertificate: @unchecked Sendable {
     let key: OpaquePointer
     let certificate: OpaquePointer
     /// `sha-256 AB:CD:...`, as `a=fingerprint` carries it.
-    let fingerprint: String
+    public let fingerprint: String
 
     public init() throws(WebRTCError) {
         guard let key = roomtap_ec_p256_key() else { throw WebRTCError.dtls("OpenSSL could not make a DTLS key") }

@@ -61,7 +61,7 @@ public struct ReceptionStatistics: Sendable {
     public var jitter: UInt32 { UInt32(clamping: jitterQ4 >> 4) }
 
     /// Writes one report block (24 bytes, RFC 3550 §6.4.1) at `out` and starts a new interval.
-    mutating func writeReportBlock(to out: inout [UInt8], now: UInt64) {
+    package mutating func writeReportBlock(to out: inout [UInt8], now: UInt64) {
         let expected = extendedHighest &- baseSequence &+ 1
         let expectedInterval = expected &- expectedPrior
         let receivedInterval = received &- receivedPrior

@@ -4,24 +4,39 @@
 /// so the SDP ends with `a=end-of-candidates` and no trickle is needed.
 ///
 /// Thread: pure functions.
-enum SDPWriter {
+package enum SDPWriter {
     /// What the local side puts in its SDP.
-    struct Local {
-        var ufrag: String
-        var password: String
-        var fingerprint: String
-        var candidates: [String]
+    package struct Local {
+        package var ufrag: String
+        package var password: String
+        package var fingerprint: String
+        package var candidates: [String]
         /// `active`, `passive` or `actpass`.
-        var setup: String
+        package var setup: String
         /// `recvonly` or `sendonly`.
-        var direction: String
+        package var direction: String
         /// Our SSRC when we send.
-        var ssrc: UInt32?
-        var cname = "roomtap"
+        package var ssrc: UInt32?
+        package var cname = "roomtap"
+
+        package init(
+            ufrag: String, password: String, fingerprint: String, candidates: [String], setup: String,
+            direction: String, ssrc: UInt32? = nil
+        ) {
+            self.ufrag = ufrag
+            self.password = password
+            self.fingerprint = fingerprint
+            self.candidates = candidates
+            self.setup = setup
+            self.direction = direction
+            self.ssrc = ssrc
+        }
     }
 
     /// The answer to `offer`, taking its section `audioIndex` (with Opus) and rejecting the others.
-    static func answer(to offer: WebRTCSessionDescription, audioIndex: Int, local: Local, sessionID: UInt64) -> String {
+    package static func answer(to offer: WebRTCSessionDescription, audioIndex: Int, local: Local, sessionID: UInt64)
+        -> String
+    {
         let audio = offer.media[audioIndex]
         let mid = audio.mid ?? "0"
         var lines = header(sessionID: sessionID)
@@ -43,7 +58,7 @@ enum SDPWriter {
     }
 
     /// An offer of one Opus section (payload type 111, mid `0`), setup `actpass`.
-    static func offer(local: Local, sessionID: UInt64) -> String {
+    package static func offer(local: Local, sessionID: UInt64) -> String {
         var lines = header(sessionID: sessionID)
         lines.append("a=group:BUNDLE 0")
         lines.append("a=msid-semantic: WMS")

@@ -52,7 +52,7 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
     /// Most bytes and lines taken (a Janus offer with video is ~4 KiB).
     public static let maxLength = 64 * 1024
     static let maxLines = 2000
-    static let maxCandidates = 64
+    package static let maxCandidates = 64
 
     /// Parses `text`. Throws ``WebRTCError/sdp(_:)`` when it is too long, is not SDP (no `v=0` first),
     /// or has no section.

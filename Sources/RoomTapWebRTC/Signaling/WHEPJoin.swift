@@ -21,7 +21,7 @@ public struct WHEPTarget: Sendable, Equatable {
 /// at the end. A session whose connection breaks is deleted and requested again with backoff.
 ///
 /// Thread: see ``JoinAdapter``; the sessions are locked.
-final class WHEPJoin: JoinAdapter, @unchecked Sendable {
+package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
     private let targets: [WHEPTarget]
     private let token: String?
     private let sessions = Locked<[Session]>([])
@@ -153,12 +153,12 @@ final class WHEPJoin: JoinAdapter, @unchecked Sendable {
     }
 
     /// `Location` may be relative to the endpoint (RFC 9110 §10.2.2).
-    static func resolve(_ location: String, against url: String) -> String {
+    package static func resolve(_ location: String, against url: String) -> String {
         URL(string: location, relativeTo: URL(string: url))?.absoluteString ?? location
     }
 
     /// The ICE server URLs of `Link: <stun:...>; rel="ice-server"` values.
-    static func iceServers(_ link: String?) -> [String] {
+    package static func iceServers(_ link: String?) -> [String] {
         guard let link else { return [] }
         return link.split(separator: ",").compactMap { part in
             guard part.contains("rel=\"ice-server\"") || part.contains("rel=ice-server"),
