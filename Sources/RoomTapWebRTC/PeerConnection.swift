@@ -53,7 +53,8 @@ public final class PeerConnection: @unchecked Sendable {
     private let changed = DispatchSemaphore(value: 0)
     private let createdAt = monotonicNanoseconds()
     private let connectedAt = Locked<UInt64?>(nil)
-    private let counters = Locked(Counters())
+    /// The counters, bumped per packet on the ICE and sending threads without a lock.
+    private let cells = CounterCells()
     private let isClosed = Atomic<Bool>(false)
 
     /// What crossed the connection.
@@ -94,7 +95,13 @@ public final class PeerConnection: @unchecked Sendable {
     /// The state now.
     public var currentState: State { state.withLock { $0 } }
     /// Counters so far.
-    public var counts: Counters { counters.withLock { $0 } }
+    public var counts: Counters {
+        Counters(
+            rtpPackets: cells.rtpPackets.load(ordering: .relaxed),
+            rtcpPackets: cells.rtcpPackets.load(ordering: .relaxed),
+            dropped: cells.dropped.load(ordering: .relaxed), reportsSent: cells.reportsSent.load(ordering: .relaxed),
+            rtpSent: cells.rtpSent.load(ordering: .relaxed), rtpUnsent: cells.rtpUnsent.load(ordering: .relaxed))
+    }
     /// Seconds from `init` until DTLS was up; nil before.
     public var setUpSeconds: Double? { connectedAt.withLock { $0 }.map { Double($0 - createdAt) / 1e9 } }
 
@@ -204,10 +211,10 @@ public final class PeerConnection: @unchecked Sendable {
             let protected = srtpMedia.protectRTP(base, length: length),
             agent.send(UnsafeRawBufferPointer(start: base, count: protected))
         else {
-            counters.withLock { $0.rtpUnsent += 1 }
+            cells.rtpUnsent.add(1, ordering: .relaxed)
             return false
         }
-        counters.withLock { $0.rtpSent += 1 }
+        cells.rtpSent.add(1, ordering: .relaxed)
         return true
     }
 
@@ -274,25 +281,25 @@ public final class PeerConnection: @unchecked Sendable {
             return
         }
         guard (128...191).contains(first), let srtpIn, let base = datagram.baseAddress else {
-            counters.withLock { $0.dropped += 1 }
+            cells.dropped.add(1, ordering: .relaxed)
             return
         }
         if RTPDemux.isRTCP(UnsafeRawBufferPointer(datagram)) {
             guard let length = srtpIn.unprotectRTCP(base, length: datagram.count) else {
-                counters.withLock { $0.dropped += 1 }
+                cells.dropped.add(1, ordering: .relaxed)
                 return
             }
-            counters.withLock { $0.rtcpPackets += 1 }
+            cells.rtcpPackets.add(1, ordering: .relaxed)
             handleRTCP(UnsafeRawBufferPointer(start: base, count: length), arrival: arrival)
             return
         }
         guard let length = srtpIn.unprotectRTP(base, length: datagram.count),
             case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(start: base, count: length))
         else {
-            counters.withLock { $0.dropped += 1 }
+            cells.dropped.add(1, ordering: .relaxed)
             return
         }
-        counters.withLock { $0.rtpPackets += 1 }
+        cells.rtpPackets.add(1, ordering: .relaxed)
         if let index = streams.firstIndex(where: { $0.ssrc == packet.ssrc }) {
             streams[index].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
         } else if streams.count < 8 {
@@ -371,7 +378,7 @@ public final class PeerConnection: @unchecked Sendable {
         packet.withUnsafeMutableBytes { buffer in
             guard let protected = srtpOut.protectRTCP(buffer.baseAddress!, length: length) else { return }
             if agent.send(UnsafeRawBufferPointer(rebasing: buffer[..<protected])) {
-                counters.withLock { $0.reportsSent += 1 }
+                cells.reportsSent.add(1, ordering: .relaxed)
             }
         }
     }
@@ -396,6 +403,16 @@ public final class PeerConnection: @unchecked Sendable {
         }
         if wasConnected { onEnded?(reason) } else { fail(.ice(reason)) }
     }
+}
+
+/// ``PeerConnection/Counters`` as atomics.
+private final class CounterCells: Sendable {
+    let rtpPackets = Atomic<Int>(0)
+    let rtcpPackets = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+    let reportsSent = Atomic<Int>(0)
+    let rtpSent = Atomic<Int>(0)
+    let rtpUnsent = Atomic<Int>(0)
 }
 
 extension ICEContext {

@@ -221,23 +221,11 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: error.description)
             }
         }
-        // A room joined over WebRTC: signaling and every publisher's connection up before DIR is
-        // touched (a room that does not exist, a wrong pin, ICE or DTLS failing cost nothing).
-        if let target = options.join {
-            do {
-                var joinOptions = RoomJoin.Options()
-                joinOptions.stun = options.stun
-                joinOptions.iceHosts = options.iceHosts
-                let join = try RoomJoin(target: target, options: joinOptions)
-                roomJoin.withLock { $0 = join }
-                try join.connect()
-            } catch {
-                roomJoin.withLock { $0 }?.stop()
-                for socket in sockets ?? [] { socket.close() }
-                microphone?.close()
-                abandon(room)
-                throw RuntimeError(description: error.description)
-            }
+        // A room joined over WebRTC is joined before DIR is touched, like the ports.
+        do { try connectJoin() } catch {
+            microphone?.close()
+            abandon(room)
+            throw RuntimeError(description: error.description)
         }
         // The control socket, the ports, --play and --mic are open (the plan checked the API key):
         // only now are DIR made and, with --force, the earlier recording removed, just before the
@@ -266,15 +254,12 @@ final class RoomRecording: Sendable {
         if let microphone { room.addTrack(name: options.micName, source: microphone) }
         if let agentOptions = options.agent, let transcriptPath = plan.transcriptPath {
             do {
-                let published: (connection: PeerConnection, ssrc: UInt32)?
-                do {
-                    published = try agentOptions.publish ? roomJoin.withLock { $0 }?.publish(display: "agent") : nil
-                } catch { throw RuntimeError(description: error.description) }
+                let published = try publishAgentVoice(agentOptions)
                 let agent = try RoomAgent(
                     options: agentOptions, transcriptPath: transcriptPath,
                     environment: ProcessInfo.processInfo.environment,
                     recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel),
-                    publish: published.map { (transport: $0.connection, ssrc: $0.ssrc) })
+                    publish: published)
                 shared.withLock { $0.created.append(transcriptPath) }
                 roomAgent.withLock { $0 = agent }
                 let handler = controlHandler.withLock { $0 }
@@ -337,7 +322,6 @@ final class RoomRecording: Sendable {
         live?.start()
         // room.json as the clock starts: from now on DIR says which file is whose. A room that cannot have it does not record.
         do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
-            join?.stop()
             live?.stop()
             microphone?.close()
             agent?.stop()
@@ -624,6 +608,7 @@ final class RoomRecording: Sendable {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         controlServer.withLock { $0 }?.stop()
         stopMetrics()
+        roomJoin.withLock { $0 }?.stop()
         liveRoom.withLock { $0 }?.stop()
         for socket in boundSockets.withLock({ $0 }) { socket.close() }
         room.stop()

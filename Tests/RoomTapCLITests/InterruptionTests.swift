@@ -3,31 +3,31 @@ import RoomTap
 import RoomTapTestSupport
 import Testing
 
+/// Starts a long room (carol placed 30 minutes in, so the virtual clock has a lot of silence to
+/// write) and returns once carol.wav has passed `bytes`.
+func startLongRoom(out: URL, untilFileHas bytes: Int) throws -> Process {
+    let process = Process()
+    process.executableURL = CLIRunner.executable
+    process.arguments = [
+        "record", "--file", "alice=\(sample("alice"))", "--file", "carol=\(sample("carol"))@1800",
+        "--out", out.path, "--mix",
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try ChildProcesses.run(process)
+    let wav = out.appendingPathComponent("carol.wav").path
+    _ = waitUntil(timeout: .seconds(60)) {
+        let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
+        return size > bytes || !process.isRunning
+    }
+    #expect(process.isRunning, "the room ended before it could be stopped")
+    return process
+}
+
 /// A recorder stopped in the middle: SIGINT finalises every file; SIGKILL leaves files that are
 /// readable as they are and that `roomtap repair` restores completely.
 @Suite("CLI: interrupted recordings", .serialized)
 struct InterruptionTests {
-    /// Starts a long room (carol placed 30 minutes in, so the virtual clock has a lot of silence to
-    /// write) and returns once carol.wav has passed `bytes`.
-    func startLongRoom(out: URL, untilFileHas bytes: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = CLIRunner.executable
-        process.arguments = [
-            "record", "--file", "alice=\(sample("alice"))", "--file", "carol=\(sample("carol"))@1800",
-            "--out", out.path, "--mix",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ChildProcesses.run(process)
-        let wav = out.appendingPathComponent("carol.wav").path
-        _ = waitUntil(timeout: .seconds(60)) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
-            return size > bytes || !process.isRunning
-        }
-        #expect(process.isRunning, "the room ended before it could be interrupted")
-        return process
-    }
-
     @Test func sigintFinalisesEveryFileAtTheSameLength() throws {
         let out = try temporaryDirectory()
         let process = try startLongRoom(out: out, untilFileHas: 8_000_000)

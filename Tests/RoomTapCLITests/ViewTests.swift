@@ -209,21 +209,7 @@ struct ViewTests {
     /// brings its own page up to date without --force.
     @Test func aKilledThenRepairedRecordingIsViewed() throws {
         let out = try temporaryDirectory()
-        let process = Process()
-        process.executableURL = CLIRunner.executable
-        process.arguments = [
-            "record", "--file", "alice=\(sample("alice"))", "--file", "carol=\(sample("carol"))@1800",
-            "--out", out.path, "--mix",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ChildProcesses.run(process)
-        let carol = out.appendingPathComponent("carol.wav").path
-        _ = waitUntil(timeout: .seconds(60)) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: carol)[.size] as? Int) ?? 0
-            return size > 3_000_000 || !process.isRunning
-        }
-        #expect(process.isRunning, "the room ended before it could be killed")
+        let process = try startLongRoom(out: out, untilFileHas: 3_000_000)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 

@@ -19,12 +19,7 @@ public final class JoinedStream: Sendable {
 
     /// One RTP packet of the stream (`arrival`: CLOCK_MONOTONIC ns of its receipt). A new SSRC
     /// (the publisher restarted) continues the same track. Allocates nothing.
-    public func receive(_ packet: RTPPacket, arrival: UInt64) {
-        if participant.ssrc != packet.ssrc { participant.noteSSRC(packet.ssrc) }
-        if participant.hasLeft { participant.returned() }
-        participant.buffer.insert(
-            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
-    }
+    public func receive(_ packet: RTPPacket, arrival: UInt64) { participant.deliver(packet, arrival: arrival) }
 
     /// An RTCP sender report of the stream's SSRC: maps its RTP time to the sender's wall clock.
     public func noteSenderReport(_ report: RTCPSenderReport) {

@@ -47,4 +47,14 @@ public final class LiveParticipant: Sendable {
 
     /// A packet arrived after the participant had left: it is back on the same track.
     func returned() { leftFlag.store(false, ordering: .releasing) }
+
+    /// One RTP packet of the participant's stream into its jitter buffer: a new SSRC is noted (a
+    /// sender that restarted continues the track), a participant who had left is back. Thread:
+    /// the stream's one receiving thread; allocates nothing.
+    func deliver(_ packet: RTPPacket, arrival: UInt64) {
+        if ssrc != packet.ssrc { noteSSRC(packet.ssrc) }
+        if hasLeft { returned() }
+        buffer.insert(
+            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+    }
 }

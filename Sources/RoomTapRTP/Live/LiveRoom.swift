@@ -184,10 +184,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             participant = nil
         }
         guard let participant else { return }
-        if participant.ssrc != packet.ssrc { participant.noteSSRC(packet.ssrc) }
-        if participant.hasLeft { participant.returned() }
-        participant.buffer.insert(
-            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+        participant.deliver(packet, arrival: arrival)
         if case .existing = route { return }
         // A new stream (or a new SSRC taking a track over): its report may have come first.
         if let report = senderClock.takeEarlyReport(port: address.port, ssrc: packet.ssrc) {
