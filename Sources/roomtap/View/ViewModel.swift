@@ -100,6 +100,15 @@ struct ViewModel: Encodable {
         var lanes = results.map(\.0)
         let longest = results.map(\.1).max() ?? 0
         let duration = max(room.durationSeconds ?? 0, longest)
+        // Every lane spans the room: a file that ends early (a killed recording's, before or after
+        // repair) is drawn silent to the room's end, so the lanes stay aligned.
+        let peakCounts = lanes.map { Data(base64Encoded: $0.peaks)?.count ?? 0 }
+        let roomPeaks = max(Int((duration * Double(LanePeaks.perSecond)).rounded(.up)), peakCounts.max() ?? 0)
+        for i in lanes.indices where !lanes[i].peaks.isEmpty && peakCounts[i] < roomPeaks {
+            var bytes = Data(base64Encoded: lanes[i].peaks) ?? Data()
+            bytes.append(contentsOf: repeatElement(LanePeaks.code(0), count: roomPeaks - peakCounts[i]))
+            lanes[i].peaks = bytes.base64EncodedString()
+        }
         for i in lanes.indices {
             lanes[i].heardMuted = lanes[i].heardMuted.map { [$0[0], min($0[1], ms(duration))] }
             lanes[i].recordMuted = lanes[i].recordMuted.map { [$0[0], min($0[1], ms(duration))] }
