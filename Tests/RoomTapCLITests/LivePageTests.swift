@@ -33,7 +33,8 @@ struct LivePageTests {
                 var index = 0
                 while !stopping.load(ordering: .relaxed) {
                     let packet = RTPPacketBuilder(
-                        sequenceNumber: UInt16(truncatingIfNeeded: index), timestamp: UInt32(truncatingIfNeeded: index * 960),
+                        sequenceNumber: UInt16(truncatingIfNeeded: index),
+                        timestamp: UInt32(truncatingIfNeeded: index * 960),
                         ssrc: ssrc, payload: payloads[index % payloads.count])
                     socket.send(packet.bytes())
                     index += 1
@@ -168,7 +169,8 @@ struct LivePageTests {
         for extra in [[], ["Authorization: Bearer wrong-token-wrong-token"], ["Cookie: roomtap_token=nope"]] {
             let answer = Self.exchange(
                 port,
-                Self.request("POST", "/api", port: port, extra: extra + ["Content-Type: application/json"], body: volumeRequest))
+                Self.request(
+                    "POST", "/api", port: port, extra: extra + ["Content-Type: application/json"], body: volumeRequest))
             #expect(answer.status == 401, "POST /api with \(extra): \(answer.head)")
         }
         #expect(Self.exchange(port, Self.request("GET", "/healthz", port: port)).status == 200)
@@ -181,13 +183,15 @@ struct LivePageTests {
         let script = repositoryRoot.appendingPathComponent("Tests/Browser/live-check.py").path
         let outcome = try CLIRunner.run(
             [
-                script, "--url", "http://127.0.0.1:\(port)/?token=\(Self.token)", "--tracks", names.joined(separator: ","),
+                script, "--url", "http://127.0.0.1:\(port)/?token=\(Self.token)", "--tracks",
+                names.joined(separator: ","),
                 "--volume", "bob:-6", "--mute", "carol", "--record-mute", "alice", "--solo", "bob",
                 "--screenshot", shot.path,
             ], timeout: 240, executable: URL(fileURLWithPath: "/usr/bin/python3"))
         try #require(
             outcome.status == 0,
-            "live-check.py exited \(outcome.status) (Chromium: apt-get install chromium, or make deps): \(outcome.stderr)")
+            "live-check.py exited \(outcome.status) (Chromium: apt-get install chromium, or make deps): \(outcome.stderr)"
+        )
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
         #expect(seen["consoleErrors"] as? [String] == [], "\(seen["consoleErrors"] ?? "")")
         #expect(seen["pageErrors"] as? [String] == [], "\(seen["pageErrors"] ?? "")")
@@ -239,7 +243,8 @@ struct LivePageTests {
         let pageVolume = try #require(entry("volume", "bob"), "\(entries)")
         #expect(shape(pageVolume) == shape(entry("volume", "carol")), "page and CLI record a volume alike: \(entries)")
         #expect(entry("volume", "carol")?["volume"] as? Double == pageVolume["volume"] as? Double)
-        #expect(pageVolume["volume"] as? Double == Double(Float(0.5011872)) && pageVolume["scope"] as? String == "heard")
+        #expect(
+            pageVolume["volume"] as? Double == Double(Float(0.5011872)) && pageVolume["scope"] as? String == "heard")
         #expect(pageVolume["by"] == nil, "a change from the page is recorded as the verb's: \(pageVolume)")
         let pageMute = try #require(entry("mute", "carol"), "\(entries)")
         #expect(shape(pageMute) == shape(entry("mute", "bob")), "\(entries)")
@@ -278,7 +283,8 @@ struct LivePageTests {
                 contentsOf: repositoryRoot.appendingPathComponent("Resources/live/\(name)"), encoding: .utf8)
             #expect(page.body.contains(file.trimmingCharacters(in: .newlines)), "the page lacks Resources/live/\(name)")
         }
-        #expect(!page.body.contains("http://") && !page.body.contains("https://"), "the page names nothing on the network")
+        #expect(
+            !page.body.contains("http://") && !page.body.contains("https://"), "the page names nothing on the network")
         #expect(page.head.contains("Content-Security-Policy: default-src 'none'"))
         #expect(page.head.contains("X-Frame-Options: DENY"))
 
@@ -289,7 +295,10 @@ struct LivePageTests {
                 Self.exchange(port, Self.request("GET", "/api/tracks", port: port)).body.contains(#""name":"alice""#)
             }, "alice appears")
         let volume = Self.exchange(
-            port, Self.request("POST", "/api", port: port, extra: json, body: #"{"id":7,"cmd":"volume","track":"alice","volume":"-6dB"}"#))
+            port,
+            Self.request(
+                "POST", "/api", port: port, extra: json,
+                body: #"{"id":7,"cmd":"volume","track":"alice","volume":"-6dB"}"#))
         #expect(volume.status == 200 && volume.body.hasPrefix(#"{"id":7,"ok":true,"result":{"#), "\(volume)")
         #expect(volume.body.contains(#""volume":0.5011872"#), "\(volume.body)")
         let tracks = try Self.control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
@@ -306,7 +315,8 @@ struct LivePageTests {
         ]
         for (body, status, code) in failures {
             let answer = Self.exchange(port, Self.request("POST", "/api", port: port, extra: json, body: body))
-            #expect(answer.status == status && answer.body.contains(#""code":"\#(code)""#), "\(body.prefix(40)): \(answer)")
+            #expect(
+                answer.status == status && answer.body.contains(#""code":"\#(code)""#), "\(body.prefix(40)): \(answer)")
         }
         let status = Self.exchange(port, Self.request("GET", "/api/status", port: port))
         #expect(status.status == 200 && status.body.contains(#""late_ticks":"#), "\(status)")
@@ -315,7 +325,10 @@ struct LivePageTests {
 
         // Another site cannot act: no simple (unpreflighted) post, no foreign Origin, no rebound name.
         let refused: [([UInt8], Int)] = [
-            (Self.request("POST", "/api", port: port, extra: ["Content-Type: text/plain"], body: #"{"cmd":"unsolo"}"#), 415),
+            (
+                Self.request(
+                    "POST", "/api", port: port, extra: ["Content-Type: text/plain"], body: #"{"cmd":"unsolo"}"#), 415
+            ),
             (Self.request("POST", "/api", port: port, extra: json + ["Origin: http://evil.example"], body: "{}"), 403),
             (Self.request("POST", "/api", port: port, extra: json + ["Sec-Fetch-Site: cross-site"], body: "{}"), 403),
             (Array("GET / HTTP/1.1\r\nHost: evil.example:\(port)\r\n\r\n".utf8), 403),
@@ -327,8 +340,16 @@ struct LivePageTests {
             (Array("\u{0}\u{1}garbage\r\n\r\n".utf8), 400),
             (Array("GET / HTTP/1.1\nHost: 127.0.0.1:\(port)\n\n\r\n\r\n".utf8), 400),
             (Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n folded\r\n\r\n".utf8), 400),
-            (Array("POST /api HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".utf8), 400),
-            (Array("POST /api HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n".utf8), 400),
+            (
+                Array(
+                    "POST /api HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".utf8),
+                400
+            ),
+            (
+                Array(
+                    "POST /api HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n"
+                        .utf8), 400
+            ),
             (Array("POST /api HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 9999999\r\n\r\n".utf8), 413),
             (Array(("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 9000) + "\r\n\r\n").utf8), 431),
         ]
@@ -364,14 +385,17 @@ struct LivePageTests {
 
         // The event stream: the tracks at once, then levels.
         let events = try Self.readEvents(port, until: #""event":"levels""#)
-        #expect(events.hasPrefix("HTTP/1.1 200 OK\r\n") && events.contains("Content-Type: text/event-stream"), "\(events.prefix(300))")
+        #expect(
+            events.hasPrefix("HTTP/1.1 200 OK\r\n") && events.contains("Content-Type: text/event-stream"),
+            "\(events.prefix(300))")
         #expect(events.contains(#"data: {"event":"tracks","#), "\(events.prefix(600))")
 
         recorder.signal(SIGINT)
         let ended = recorder.wait(timeout: 60)
         #expect(ended.status == 0, "the recorder outlived every request: \(ended.stderr)")
         let entries = try Self.controls(out.appendingPathComponent("room.json"))
-        #expect(entries.count == 1 && entries.first?["change"] as? String == "volume", "only the one change: \(entries)")
+        #expect(
+            entries.count == 1 && entries.first?["change"] as? String == "volume", "only the one change: \(entries)")
     }
 
     /// Reads `GET /events` until `marker` has arrived (30 s bound); what arrived.
@@ -414,14 +438,22 @@ struct LivePageTests {
             ["record", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--out", out.path],
             environment: ["ROOMTAP_HTTP_TOKEN": "short"])
         #expect(short.status == 1 && short.stderr.contains("too short"), "\(short.stderr)")
-        let offline = try CLIRunner.run(["record", "--file", "alice=\(sample("alice"))", "--http", "0", "--out", out.path])
-        #expect(offline.status == 64 && offline.stderr.contains("--http serves a room while it runs"), "\(offline.stderr)")
-        let bad = try CLIRunner.run(["record", "--listen", "127.0.0.1:0", "--http", "example.com:80", "--out", out.path])
+        let offline = try CLIRunner.run([
+            "record", "--file", "alice=\(sample("alice"))", "--http", "0", "--out", out.path,
+        ])
+        #expect(
+            offline.status == 64 && offline.stderr.contains("--http serves a room while it runs"), "\(offline.stderr)")
+        let bad = try CLIRunner.run([
+            "record", "--listen", "127.0.0.1:0", "--http", "example.com:80", "--out", out.path,
+        ])
         #expect(bad.status == 64 && bad.stderr.contains("not a numeric IPv4 address"), "\(bad.stderr)")
-        let taken = try HTTPServer(address: "127.0.0.1:0", option: "test") { _ in .init(status: 200, type: "text/plain", body: "") }
+        let taken = try HTTPServer(address: "127.0.0.1:0", option: "test") { _ in
+            .init(status: 200, type: "text/plain", body: "")
+        }
         let busy = try CLIRunner.run(
             ["record", "--listen", "127.0.0.1:0", "--http", taken.address, "--out", out.path, "--duration", "1"])
-        #expect(busy.status == 1 && busy.stderr.contains("cannot listen on \(taken.address) for --http"), "\(busy.stderr)")
+        #expect(
+            busy.status == 1 && busy.stderr.contains("cannot listen on \(taken.address) for --http"), "\(busy.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "nothing created")
     }
 }

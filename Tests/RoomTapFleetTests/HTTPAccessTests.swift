@@ -45,7 +45,8 @@ struct HTTPAccessTests {
         for text in allowed { #expect(access.check(Self.head(text)!) == nil, "\(text)") }
         let refused = [
             "GET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nHost: evil.example:8080\r\n\r\n",
-            "GET / HTTP/1.1\r\nHost: 127.0.0.1:9999\r\n\r\n", "GET / HTTP/1.1\r\nHost: 127.0.0.1.evil.example:8080\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:9999\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1.evil.example:8080\r\n\r\n",
             "POST /api HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nOrigin: http://evil.example\r\n\r\n",
             "POST /api HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nOrigin: null\r\n\r\n",
             "POST /api HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nSec-Fetch-Site: cross-site\r\n\r\n",
@@ -71,7 +72,8 @@ struct HTTPAccessTests {
             "GET / HTTP/1.1\r\nCookie: roomtap_token=\r\n\r\n", "GET /metrics HTTP/1.1\r\n\r\n",
         ]
         for text in refused { #expect(access.check(Self.head(text)!)?.status == 401, "\(text)") }
-        let crossSite = "POST /api HTTP/1.1\r\nHost: h:8080\r\nCookie: roomtap_token=\(token)\r\nOrigin: http://evil\r\n\r\n"
+        let crossSite =
+            "POST /api HTTP/1.1\r\nHost: h:8080\r\nCookie: roomtap_token=\(token)\r\nOrigin: http://evil\r\n\r\n"
         #expect(access.check(Self.head(crossSite)!)?.status == 403, "the cookie does not let another site post")
     }
 

@@ -43,8 +43,9 @@ public struct HTTPAccess: Sendable, Equatable {
     /// True for the IPv4 loopback network (127.0.0.0/8) and `localhost`: only this machine
     /// reaches it.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.split(separator: ".", omittingEmptySubsequences: false).first == "127"
-            && host.split(separator: ".", omittingEmptySubsequences: false).count == 4
+        host == "localhost"
+            || host.split(separator: ".", omittingEmptySubsequences: false).first == "127"
+                && host.split(separator: ".", omittingEmptySubsequences: false).count == 4
     }
 
     /// True when a server on `host` must have a token: any address but loopback (`0.0.0.0`, an
@@ -105,11 +106,13 @@ public struct HTTPAccess: Sendable, Equatable {
 
     /// `Host` as loopback with this server's port.
     private func isLoopbackName(_ field: String) -> Bool {
-        guard let colon = field.lastIndex(of: ":"), field[field.index(after: colon)...] == Substring(String(port)) else {
+        guard let colon = field.lastIndex(of: ":"), field[field.index(after: colon)...] == Substring(String(port))
+        else {
             return false
         }
         let name = String(field[..<colon])
-        return name == "localhost" || name == host || (Self.isLoopback(name) && name.allSatisfy { $0.isNumber || $0 == "." })
+        return name == "localhost" || name == host
+            || (Self.isLoopback(name) && name.allSatisfy { $0.isNumber || $0 == "." })
     }
 
     /// Compares every byte whatever the first difference (the time says nothing of the token).

@@ -61,7 +61,8 @@ public final class HTTPServer: Sendable {
 
         /// A stream of server-sent events starting with `first` (the events' text, or empty).
         public static func eventStream(first: String, headers: [Header] = []) -> Response {
-            var response = Response(status: 200, type: "text/event-stream; charset=utf-8", body: first, headers: headers)
+            var response = Response(
+                status: 200, type: "text/event-stream; charset=utf-8", body: first, headers: headers)
             response.isStream = true
             return response
         }

@@ -91,7 +91,9 @@ final class LivePage: Sendable {
         if let refusal = access.check(head) {
             var headers = Self.common
             if refusal.status == 401 { headers.append(.init("WWW-Authenticate", #"Bearer realm="roomtap""#)) }
-            return .init(status: refusal.status, type: "text/plain; charset=utf-8", body: refusal.message + "\n", headers: headers)
+            return .init(
+                status: refusal.status, type: "text/plain; charset=utf-8", body: refusal.message + "\n",
+                headers: headers)
         }
         let reading = head.method == "GET" || head.method == "HEAD"
         switch head.path {
@@ -100,7 +102,8 @@ final class LivePage: Sendable {
             var headers = Self.common + Self.pageHeaders
             if let token = access.token, head.queryValue("token") != nil {
                 // The page's own requests (fetch, EventSource) then carry it; never to another site.
-                headers.append(.init("Set-Cookie", "\(HTTPAccess.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"))
+                headers.append(
+                    .init("Set-Cookie", "\(HTTPAccess.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"))
             }
             return .init(status: 200, type: "text/html; charset=utf-8", body: html, headers: headers)
         case "/events":
@@ -140,7 +143,8 @@ final class LivePage: Sendable {
             return Self.reply(.failure(error.failure), id: error.id)
         case .success(let control):
             if control.command == "watch" {
-                return Self.reply(.failure(.badRequest, "over HTTP, watch with GET /events (server-sent events)"), id: control.id)
+                return Self.reply(
+                    .failure(.badRequest, "over HTTP, watch with GET /events (server-sent events)"), id: control.id)
             }
             return Self.reply(handler.handle(control), id: control.id)
         }
