@@ -13,8 +13,8 @@ public enum HTTPFuzz {
             check(head.fields.count <= HTTPRequestHead.maxFields, "field count")
             _ = head.queryValue("token")
             _ = head.cookie(HTTPAccess.cookieName)
-            let open = HTTPAccess(token: nil, host: "127.0.0.1", port: 8080).check(head)
-            check(open == nil || open!.status == 403, "loopback refuses with 403 only")
+            let loopback = HTTPAccess(token: nil, host: "127.0.0.1", port: 8080).check(head)
+            check(loopback == nil || loopback!.status == 403, "loopback refuses with 403 only")
             let guarded = HTTPAccess(token: "0123456789abcdef", host: "0.0.0.0", port: 8080).check(head)
             check(guarded == nil || guarded!.status == 401 || guarded!.status == 403, "token refuses with 401/403")
             if guarded == nil && !HTTPAccess.openPaths.contains(head.path) {
