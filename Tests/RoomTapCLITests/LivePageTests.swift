@@ -208,7 +208,7 @@ struct LivePageTests {
         #expect((seen["screenshotBytes"] as? Int ?? 0) > 10_000)
         let after = Dictionary(
             uniqueKeysWithValues: (seen["after"] as? [[String: Any]] ?? []).map { ($0["name"] as? String ?? "", $0) })
-        #expect(after["bob"]?["volume"] as? Double == Double(Float(0.5011872)), "\(after["bob"] ?? [:])")
+        #expect(after["bob"]?["volume"] as? Double == 0.5011872, "\(after["bob"] ?? [:])")
         #expect(after["carol"]?["muted"] as? Bool == true)
         #expect(after["alice"]?["recordMuted"] as? Bool == true)
         #expect(seen["solo"] as? [String] == ["bob"])
@@ -218,7 +218,7 @@ struct LivePageTests {
             uniqueKeysWithValues: (try Self.control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []).map {
                 ($0["name"] as? String ?? "", $0)
             })
-        #expect(tracks["bob"]?["volume"] as? Double == Double(Float(0.5011872)), "\(tracks["bob"] ?? [:])")
+        #expect(tracks["bob"]?["volume"] as? Double == 0.5011872, "\(tracks["bob"] ?? [:])")
         #expect(tracks["bob"]?["solo"] as? Bool == true)
         #expect(tracks["carol"]?["muted"] as? Bool == true && tracks["carol"]?["record_muted"] as? Bool == false)
         #expect(tracks["alice"]?["record_muted"] as? Bool == true && tracks["alice"]?["muted"] as? Bool == false)
@@ -244,13 +244,13 @@ struct LivePageTests {
         #expect(shape(pageVolume) == shape(entry("volume", "carol")), "page and CLI record a volume alike: \(entries)")
         #expect(entry("volume", "carol")?["volume"] as? Double == pageVolume["volume"] as? Double)
         #expect(
-            pageVolume["volume"] as? Double == Double(Float(0.5011872)) && pageVolume["scope"] as? String == "heard")
+            pageVolume["volume"] as? Double == 0.5011872 && pageVolume["scope"] as? String == "heard")
         #expect(pageVolume["by"] == nil, "a change from the page is recorded as the verb's: \(pageVolume)")
         let pageMute = try #require(entry("mute", "carol"), "\(entries)")
         #expect(shape(pageMute) == shape(entry("mute", "bob")), "\(entries)")
         #expect(pageMute["muted"] as? Bool == true && pageMute["scope"] as? String == "heard")
         let pageOffRecord = try #require(entry("mute", "alice"), "\(entries)")
-        #expect(pageOffRecord["record_muted"] as? Bool == true && pageOffRecord["scope"] as? String == "record")
+        #expect(pageOffRecord["recordMuted"] as? Bool == true && pageOffRecord["scope"] as? String == "record")
         let cliOffRecord = entries.last { $0["change"] as? String == "mute" && $0["track"] as? String == "carol" }
         #expect(Set(pageOffRecord.keys) == Set((cliOffRecord ?? [:]).keys), "\(entries)")
         let solos = entries.filter { $0["change"] as? String == "solo" }
@@ -302,7 +302,7 @@ struct LivePageTests {
         #expect(volume.status == 200 && volume.body.hasPrefix(#"{"id":7,"ok":true,"result":{"#), "\(volume)")
         #expect(volume.body.contains(#""volume":0.5011872"#), "\(volume.body)")
         let tracks = try Self.control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
-        #expect(tracks.first?["volume"] as? Double == Double(Float(0.5011872)), "\(tracks)")
+        #expect(tracks.first?["volume"] as? Double == 0.5011872, "\(tracks)")
         let failures: [(String, Int, String)] = [
             (#"{"cmd":"mute","track":"nobody"}"#, 404, "unknown_track"),
             (#"{"cmd":"volume","track":"alice","volume":11}"#, 400, "out_of_range"),
@@ -358,7 +358,7 @@ struct LivePageTests {
             #expect(answer.status == expected, "\(String(decoding: bytes.prefix(60), as: UTF8.self)): \(answer.head)")
         }
         let after = try Self.control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []
-        #expect(after.first?["volume"] as? Double == Double(Float(0.5011872)), "nothing refused changed a thing")
+        #expect(after.first?["volume"] as? Double == 0.5011872, "nothing refused changed a thing")
 
         // A client that never sends its request holds up nobody; 70 at once: the extra get 503.
         var idle: [Int32] = []
