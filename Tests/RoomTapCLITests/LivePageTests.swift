@@ -383,8 +383,9 @@ struct LivePageTests {
                 Self.exchange(port, Self.request("GET", "/healthz", port: port)).status == 200
             }, "served again once they are gone")
 
-        // The event stream: the tracks at once, then levels.
-        let events = try Self.readEvents(port, until: #""event":"levels""#)
+        // The event stream: the tracks at once, then levels, and at the end `stopped`.
+        let stream = EventStream(port)
+        let events = stream.read(until: #""event":"levels""#)
         #expect(
             events.hasPrefix("HTTP/1.1 200 OK\r\n") && events.contains("Content-Type: text/event-stream"),
             "\(events.prefix(300))")
@@ -393,36 +394,49 @@ struct LivePageTests {
         recorder.signal(SIGINT)
         let ended = recorder.wait(timeout: 60)
         #expect(ended.status == 0, "the recorder outlived every request: \(ended.stderr)")
+        let last = stream.read(until: #""event":"stopped""#)
+        #expect(last.contains(#""event":"stopped""#) && last.contains("room.json"), "\(last.suffix(300))")
         let entries = try Self.controls(out.appendingPathComponent("room.json"))
         #expect(
             entries.count == 1 && entries.first?["change"] as? String == "volume", "only the one change: \(entries)")
     }
 
-    /// Reads `GET /events` until `marker` has arrived (30 s bound); what arrived.
-    static func readEvents(_ port: UInt16, until marker: String) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    /// `GET /events` on a socket of its own, read as far as asked.
+    final class EventStream {
+        private let fd: Int32
+        private(set) var text = ""
+
+        init(_ port: UInt16) {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
+            let request = LivePageTests.request("GET", "/events", port: port)
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        let request = Self.request("GET", "/events", port: port)
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var text = ""
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while !text.contains(marker) {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { break }
-            text += String(decoding: chunk[0..<n], as: UTF8.self)
+
+        deinit { close(fd) }
+
+        /// Reads until `marker` has arrived, the server closes, or 30 s pass without a byte;
+        /// everything read so far.
+        @discardableResult
+        func read(until marker: String) -> String {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while !text.contains(marker) {
+                let n = recv(fd, &chunk, chunk.count, 0)
+                if n <= 0 { break }
+                text += String(decoding: chunk[0..<n], as: UTF8.self)
+            }
+            return text
         }
-        return text
     }
 
     // MARK: - Refusals at the start
