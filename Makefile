@@ -189,10 +189,12 @@ lint:
 samples:
 	bash Samples/room/generate.sh
 
-# The review page's files (Resources/view/*.html, .css, .js) into the binary, as Swift string
-# literals (Sources/roomtap/View/ViewPageAssets.swift). Run after editing them; commit both.
+# The review page's files (Resources/view/*.html, .css, .js) and the live page's (Resources/live/)
+# into the binary, as Swift string literals (Sources/roomtap/View/ViewPageAssets.swift,
+# Sources/roomtap/Live/LivePageAssets.swift). Run after editing them; commit both.
 view-assets:
 	bash Resources/view/embed.sh
+	bash Resources/live/embed.sh
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-valgrind out
