@@ -169,6 +169,7 @@ bench: deps
 	SPEAKERS=64 bash Benchmarks/instructions.sh
 	$(MAKE) bench-upload
 	$(MAKE) bench-join
+	bash Benchmarks/view-3h.sh
 
 # What joining a Janus room over WebRTC costs per track (CPU, memory, set-up time) against the
 # same publishers rtp_forwarded (Benchmarks/join-cost.py; Janus and aiortc publishers on loopback).
