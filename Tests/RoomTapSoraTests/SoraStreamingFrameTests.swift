@@ -1,0 +1,2 @@
+import RoomTapSora
+import Testing
