@@ -126,7 +126,7 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
             if let track = s.tracks[id] { return track }
             guard let live = s.live else { return nil }
             let taken = Set(live.room.tracks.map(\.name))
-            let wanted = options.names[id] ?? TrackNaming.sanitize(id, fallback: "sora-connection")
+            let wanted = TrackNaming.sanitize(options.names[id] ?? id, fallback: "sora-connection")
             let name = TrackNaming.unique(wanted, taken: taken)
             guard let stream = live.addJoinedTrack(name: name) else { return nil }
             let track = SoraConnectionTrack(connectionID: id, name: name, stream: stream)
