@@ -64,6 +64,8 @@ package final class HTTP2Server: @unchecked Sendable {
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
+        // Non-blocking: the loop accepts every waiting client, then goes back to poll.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         guard bound == 0, listen(fd, 64) == 0 else {
             let reason = Self.reason()
             Glibc.close(fd)
