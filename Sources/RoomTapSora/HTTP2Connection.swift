@@ -49,6 +49,11 @@ final class HTTP2Connection {
     private var outputStart = 0
     private var prefaceChecked = 0
     private var closeAfterOutput = false
+    /// An HTTP/1 client was answered: its request is read and dropped until it closes (closing
+    /// with unread bytes would reset the connection and lose the answer).
+    private var refusing = false
+    private var lingering = false
+    private var lingered = 0
     private var wakeAt: UInt64?
 
     init?(fd: Int32, peer: String, delegate: any HTTP2ServerDelegate) {
@@ -98,6 +103,15 @@ final class HTTP2Connection {
     /// Reads what the socket has and feeds it to the session. Closes on EOF or a protocol error.
     func readAvailable() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        if lingering {
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+                lingered += max(0, n)
+                if n <= 0 || lingered > 1 << 20 { close(); return }
+            }
+        }
         while !isClosed && !closeAfterOutput {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n < 0 {
@@ -138,6 +152,7 @@ final class HTTP2Connection {
                 output = Array(text.utf8)
                 outputStart = 0
                 closeAfterOutput = true
+                refusing = true
                 flush()
                 return false
             }
@@ -205,6 +220,13 @@ final class HTTP2Connection {
             outputStart = 0
         }
         guard outputStart == output.count else { return }
+        if closeAfterOutput && refusing {
+            if !lingering {
+                lingering = true
+                shutdown(fd, Int32(SHUT_WR))
+            }
+            return
+        }
         if closeAfterOutput { close(); return }
         if let session, nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             close()
