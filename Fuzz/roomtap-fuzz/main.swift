@@ -9,7 +9,8 @@
 // the Opus TOC; SDP with a=crypto and the JSON room file with srtp/allow; SDES a=crypto values,
 // allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
 // jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
-// the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
+// the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), Sora's audio-streaming body
+// (SoraStreamingFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -21,6 +22,7 @@ import RoomTapCore
 import RoomTapIngest
 import RoomTapJSON
 import RoomTapRTP
+import RoomTapSora
 import RoomTapWebRTC
 
 #if canImport(Glibc)
@@ -43,6 +45,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     RealtimeEventFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)
+    SoraStreamingFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // transcript.jsonl → subtitles: never a crash; what parses renders in every format.
