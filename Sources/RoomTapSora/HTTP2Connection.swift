@@ -109,7 +109,10 @@ final class HTTP2Connection {
                 if n < 0 && errno == EINTR { continue }
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
                 lingered += max(0, n)
-                if n <= 0 || lingered > 1 << 20 { close(); return }
+                if n <= 0 || lingered > 1 << 20 {
+                    close()
+                    return
+                }
             }
         }
         while !isClosed && !closeAfterOutput {
@@ -227,7 +230,10 @@ final class HTTP2Connection {
             }
             return
         }
-        if closeAfterOutput { close(); return }
+        if closeAfterOutput {
+            close()
+            return
+        }
         if let session, nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             close()
         }
@@ -293,7 +299,8 @@ final class HTTP2Connection {
         return 0
     }
 
-    private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
+    private static let onHeader: nghttp2_on_header_callback = {
+        _, frame, name, nameLength, value, valueLength, _, user in
         guard let frame, let name, let value else { return 0 }
         let c = connection(user)
         guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),

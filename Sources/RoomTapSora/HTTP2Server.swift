@@ -95,7 +95,12 @@ package final class HTTP2Server: @unchecked Sendable {
 
     /// Starts the server's thread. Idempotent.
     package func start() {
-        guard !started.withLock({ s in defer { s = true }; return s }) else { return }
+        guard
+            !started.withLock({ s in
+                defer { s = true }
+                return s
+            })
+        else { return }
         let thread = Thread { [self] in
             serve()
             finished.signal()
@@ -107,7 +112,12 @@ package final class HTTP2Server: @unchecked Sendable {
     /// Closes every connection (their open requests are cancelled) and ends the thread; returns
     /// when it has ended. Idempotent.
     package func stop() {
-        guard !stopping.withLock({ s in defer { s = true }; return s }) else { return }
+        guard
+            !stopping.withLock({ s in
+                defer { s = true }
+                return s
+            })
+        else { return }
         _ = roomtap_eventfd_signal(wakeFD)
         if started.withLock({ $0 }) { finished.wait() }
     }
@@ -125,7 +135,8 @@ package final class HTTP2Server: @unchecked Sendable {
             }
             let now = RealTimeClock.monotonicNow()
             let wake = connections.compactMap(\.nextWake).min()
-            let timeout: Int32 = wake.map { $0 <= now ? 0 : Int32(min(1_000, ($0 - now + 999_999) / 1_000_000)) } ?? 1_000
+            let timeout: Int32 =
+                wake.map { $0 <= now ? 0 : Int32(min(1_000, ($0 - now + 999_999) / 1_000_000)) } ?? 1_000
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 && errno != EINTR { break }
             if fds[0].revents != 0 { continue }  // stop() woke us: the loop condition ends it

@@ -158,7 +158,9 @@ public final class SoraConnectionTrack: @unchecked Sendable {
         var result = (own, true)
         if ahead {
             let predicted = p.timestamp &+ p.duration &* UInt32(frame.sequence - p.sequence)
-            if abs(Int64(Int32(bitPattern: own &- predicted))) <= Int64(Self.snapSamples) { result = (predicted, false) }
+            if abs(Int64(Int32(bitPattern: own &- predicted))) <= Int64(Self.snapSamples) {
+                result = (predicted, false)
+            }
         }
         // A late (reordered) packet leaves the chain as it is; anything else moves it on.
         if !behind { previous = (frame.sequence, result.0, duration > 0 ? duration : p.duration) }

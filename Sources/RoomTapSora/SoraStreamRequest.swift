@@ -42,7 +42,9 @@ final class SoraStreamRequest: HTTP2RequestHandler {
     func service(now: UInt64) -> HTTP2ServiceResult {
         var consumed = 0
         while true {
-            let parsed = buffer.withUnsafeBytes { SoraStreamingFrame.parse(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+            let parsed = buffer.withUnsafeBytes {
+                SoraStreamingFrame.parse(UnsafeRawBufferPointer(rebasing: $0[start...]))
+            }
             switch parsed {
             case .frame(let frame):
                 if shift == nil {
@@ -77,7 +79,8 @@ final class SoraStreamRequest: HTTP2RequestHandler {
                 var body: [UInt8] = []
                 for line in resultLines { body += Array((line + "\n").utf8) }
                 return HTTP2ServiceResult(
-                    consumed: consumed, response: HTTP2Response(status: 200, contentType: "application/json", body: body))
+                    consumed: consumed,
+                    response: HTTP2Response(status: 200, contentType: "application/json", body: body))
             case .invalid(let failure):
                 return fail(failure, consumed: consumed)
             }
@@ -86,7 +89,9 @@ final class SoraStreamRequest: HTTP2RequestHandler {
 
     func cancel() {
         track.endRequest(cancelled: true)
-        log("\(subject): the client ended the request after \(frames) packets; the track goes silent until it streams again")
+        log(
+            "\(subject): the client ended the request after \(frames) packets; the track goes silent until it streams again"
+        )
     }
 
     private var subject: String { "sora audio streaming: connection \(track.connectionID) (\(peer))" }

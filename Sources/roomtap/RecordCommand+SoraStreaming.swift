@@ -19,12 +19,14 @@ extension RecordCommand {
                 text.index(after: equals) != text.endIndex
             else {
                 throw UsageError(
-                    description: "--sora-name '\(text)' must be CONNECTION_ID=NAME (the track name of a Sora connection)",
+                    description:
+                        "--sora-name '\(text)' must be CONNECTION_ID=NAME (the track name of a Sora connection)",
                     command: "record")
             }
             guard options.soraStreaming != nil else {
                 throw UsageError(
-                    description: "--sora-name names a track of --sora-audio-streaming; give that too", command: "record")
+                    description: "--sora-name names a track of --sora-audio-streaming; give that too", command: "record"
+                )
             }
             let id = String(text[..<equals])
             let name = String(text[text.index(after: equals)...])

@@ -139,14 +139,19 @@ struct SoraAudioStreamingCLITests {
         let outcome = recorder.wait(timeout: 60)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
 
-        #expect(resultA.status == 0 && resultA.stdout.hasSuffix("\n200\n"), "curl A: \(resultA.stdout) \(resultA.stderr)")
-        #expect(resultC.status == 0 && resultC.stdout.hasSuffix("\n200\n"), "curl C: \(resultC.stdout) \(resultC.stderr)")
-        #expect(resultB.status == 0 && resultB.stdout.hasPrefix("status=200"), "h2 B: \(resultB.stdout) \(resultB.stderr)")
+        #expect(
+            resultA.status == 0 && resultA.stdout.hasSuffix("\n200\n"), "curl A: \(resultA.stdout) \(resultA.stderr)")
+        #expect(
+            resultC.status == 0 && resultC.stdout.hasSuffix("\n200\n"), "curl C: \(resultC.stdout) \(resultC.stderr)")
+        #expect(
+            resultB.status == 0 && resultB.stdout.hasPrefix("status=200"), "h2 B: \(resultB.stdout) \(resultB.stderr)")
         // D: 400 with suzu's error shape, and one log line naming the connection and the fault.
         #expect(resultD.stdout.hasSuffix("\n400\n"), "curl D: \(resultD.stdout) \(resultD.stderr)")
         #expect(resultD.stdout.contains(#""type":"error""#) && resultD.stdout.contains("length 0"))
         let warnings = outcome.stderr.split(separator: "\n").filter { $0.contains("CONNBAD0004") }
-        #expect(warnings.count == 1 && warnings[0].hasPrefix("roomtap: warning: sora audio streaming:"), "\(outcome.stderr)")
+        #expect(
+            warnings.count == 1 && warnings[0].hasPrefix("roomtap: warning: sora audio streaming:"), "\(outcome.stderr)"
+        )
 
         let json = try roomJSON(out)
         let roomSamples = try #require(json["durationSamples"] as? Int)
@@ -159,9 +164,10 @@ struct SoraAudioStreamingCLITests {
         let referenceD = ReferenceOpusDecode.decode(speechD[0..<50].map { .init(payload: $0, arrived: true) })
 
         var onsets: [String: Int] = [:]
-        for (name, reference) in [("alice", referenceA), ("CONNLOSS0002", referenceB), ("CONNPLAIN0003", referenceC),
-            ("CONNBAD0004", referenceD)]
-        {
+        for (name, reference) in [
+            ("alice", referenceA), ("CONNLOSS0002", referenceB), ("CONNPLAIN0003", referenceC),
+            ("CONNBAD0004", referenceD),
+        ] {
             let wav = try WAVFile.readSamples(path: out.appendingPathComponent("\(name).wav").path).1
             #expect(wav.count == roomSamples, "\(name).wav has the room's length")
             let onset = try #require(placement(of: reference, in: wav), "\(name)'s audio is in its file")
@@ -242,7 +248,8 @@ struct SoraAudioStreamingCLITests {
         let expectedOnset = onset + 2_500 * 48
         let found = placement(of: secondHalf, in: Array(wav[(onset + 48_000)...])).map { $0 + onset + 48_000 }
         let secondOnset = try #require(found, "the second request is in the file")
-        #expect(abs(secondOnset - expectedOnset) <= 48, "the second request is \(secondOnset - expectedOnset) samples off")
+        #expect(
+            abs(secondOnset - expectedOnset) <= 48, "the second request is \(secondOnset - expectedOnset) samples off")
         #expect(wav[(onset + 48_000)..<secondOnset].allSatisfy { $0 == 0 }, "silence between the requests")
         #expect(
             wav[secondOnset..<(secondOnset + 48_000)].elementsEqual(secondHalf),
@@ -266,15 +273,19 @@ struct SoraAudioStreamingCLITests {
         let notFound = try Self.startCurl(address: address, id: "CONNX", body: body, path: "/other").wait(timeout: 30)
         let noID = try Self.startCurl(address: address, id: nil, body: body).wait(timeout: 30)
         let http1 = try CLIRunner.start(
-            ["-sS", "--http1.1", "-H", "sora-connection-id: CONNY", "--data-binary", "@\(body.path)", "-w",
-                "\n%{http_code}\n", "http://\(address)/speech"], executable: Self.curl
+            [
+                "-sS", "--http1.1", "-H", "sora-connection-id: CONNY", "--data-binary", "@\(body.path)", "-w",
+                "\n%{http_code}\n", "http://\(address)/speech",
+            ], executable: Self.curl
         ).wait(timeout: 30)
         recorder.signal(SIGINT)
         let outcome = recorder.wait(timeout: 60)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(notFound.stdout.hasSuffix("\n404\n") && notFound.stdout.contains("/speech"), "\(notFound.stdout)")
         #expect(noID.stdout.hasSuffix("\n400\n") && noID.stdout.contains("sora-connection-id"), "\(noID.stdout)")
-        #expect(http1.stdout.hasSuffix("\n505\n") && http1.stdout.contains("HTTP/2 only"), "\(http1.stdout) \(http1.stderr)")
+        #expect(
+            http1.stdout.hasSuffix("\n505\n") && http1.stdout.contains("HTTP/2 only"), "\(http1.stdout) \(http1.stderr)"
+        )
         #expect(outcome.stderr.contains("no sora-connection-id header") && outcome.stderr.contains("refused an HTTP/1"))
         let json = try roomJSON(out)
         let sora = try #require(json["soraAudioStreaming"] as? [String: Any])
@@ -285,7 +296,9 @@ struct SoraAudioStreamingCLITests {
         let out = try temporaryDirectory()
         let run = try CLIRunner.run(["record", "--sora-audio-streaming", "localhost:x", "--out", out.path])
         #expect(run.status == 64)
-        #expect(run.stderrLines.first?.contains("--sora-audio-streaming 'localhost:x' must be HOST:PORT") == true, "\(run.stderr)")
+        #expect(
+            run.stderrLines.first?.contains("--sora-audio-streaming 'localhost:x' must be HOST:PORT") == true,
+            "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path))
     }
 }

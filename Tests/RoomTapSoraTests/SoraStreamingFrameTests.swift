@@ -69,7 +69,9 @@ struct SoraStreamingFrameTests {
     }
 
     @Test func aBodyOfManyFramesReadsFrameByFrame() {
-        let frames = (0..<100).map { i in (UInt64(1_000_000 + i * 20_000), UInt64(i), [UInt8](repeating: UInt8(i), count: 1 + i * 7)) }
+        let frames = (0..<100).map { i in
+            (UInt64(1_000_000 + i * 20_000), UInt64(i), [UInt8](repeating: UInt8(i), count: 1 + i * 7))
+        }
         let bytes = Self.body(frames)
         var offset = 0
         var read = 0
