@@ -191,7 +191,9 @@ final class HTTP2Connection {
     /// Produces frames and writes what the socket takes; closes when both sides are done.
     func flush() {
         guard !isClosed else { return }
-        if let session, !closeAfterOutput || prefaceChecked >= Self.preface.count {
+        // Nothing of ours (our SETTINGS) before the client has shown it speaks HTTP/2: an HTTP/1
+        // client gets a plain HTTP/1.1 answer.
+        if let session, prefaceChecked >= Self.preface.count {
             while output.count - outputStart < Self.maxPendingOutput {
                 var data: UnsafePointer<UInt8>?
                 let n = nghttp2_session_mem_send(session, &data)

@@ -176,7 +176,7 @@ package final class HTTP2Server: @unchecked Sendable {
                 continue
             }
             connections.append(connection)
-            connection.flush()  // our SETTINGS first
+            // Our SETTINGS go once the client preface is in (HTTP2Connection.flush).
         }
     }
 

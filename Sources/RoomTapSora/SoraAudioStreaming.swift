@@ -143,7 +143,17 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
             return refuse(409, "connection \(id) is streaming in another request already")
         }
         track.beginRequest(head)
-        return .handle(SoraStreamRequest(track: track, clock: clock, peer: peer, log: { [weak self] in self?.log($0) }))
+        return .handle(
+            SoraStreamRequest(
+                track: track, clock: clock, peer: peer, maxBackdate: maxBackdate(),
+                log: { [weak self] in self?.log($0) }))
+    }
+
+    /// How far a late request's first packet may be dated back: the record delay less 200 ms
+    /// (time to decode), none in a room without a record delay.
+    private func maxBackdate() -> UInt64 {
+        let record = state.withLock { $0.live?.options.recordDelayMilliseconds } ?? 0
+        return UInt64(max(0, record - 200)) * 1_000_000
     }
 
     package func refusedHTTP1(peer: String) {

@@ -20,6 +20,7 @@ final class SoraStreamRequest: HTTP2RequestHandler {
     private let clock: SoraStreamClock
     private let log: (String) -> Void
     private let peer: String
+    private let maxBackdate: UInt64
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
@@ -28,7 +29,12 @@ final class SoraStreamRequest: HTTP2RequestHandler {
     /// Result lines waiting for the response body (the `--transcribe` hook; always empty now).
     var resultLines: [String] = []
 
-    init(track: SoraConnectionTrack, clock: SoraStreamClock, peer: String, log: @escaping (String) -> Void) {
+    /// `maxBackdate`: ns a late first packet may be dated back (see ``arrival(due:now:)``).
+    init(
+        track: SoraConnectionTrack, clock: SoraStreamClock, peer: String, maxBackdate: UInt64,
+        log: @escaping (String) -> Void
+    ) {
+        self.maxBackdate = maxBackdate
         self.track = track
         self.clock = clock
         self.peer = peer
@@ -63,7 +69,7 @@ final class SoraStreamRequest: HTTP2RequestHandler {
                 buffer.withUnsafeBytes {
                     let payload = UnsafeRawBufferPointer(
                         rebasing: $0[(start + frame.payloadRange.lowerBound)..<(start + frame.payloadRange.upperBound)])
-                    track.deliver(frame, payload: payload, arrival: now)
+                    track.deliver(frame, payload: payload, arrival: arrival(due: due, now: now))
                 }
                 start += frame.size
                 consumed += frame.size
@@ -92,6 +98,17 @@ final class SoraStreamRequest: HTTP2RequestHandler {
         log(
             "\(subject): the client ended the request after \(frames) packets; the track goes silent until it streams again"
         )
+    }
+
+    /// When the track is told a packet arrived: now, except for a request's first packet that
+    /// comes after it was due (a sender that started late, a stall on the way): that one is dated
+    /// back to when it was due, by at most ``maxBackdate``, so the request is anchored where its
+    /// timestamps put it (the record waits `--record-delay` and places it exactly; the live playout
+    /// finds the packets after it late and adapts, as it does to a late network).
+    private func arrival(due: Int64, now: UInt64) -> UInt64 {
+        guard frames == 0, due < Int64(bitPattern: now) else { return now }
+        let floor = now > maxBackdate ? now - maxBackdate : 0
+        return max(UInt64(max(0, due)), floor)
     }
 
     private var subject: String { "sora audio streaming: connection \(track.connectionID) (\(peer))" }
