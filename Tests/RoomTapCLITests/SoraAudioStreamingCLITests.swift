@@ -39,9 +39,14 @@ struct SoraAudioStreamingCLITests {
     /// Starts the recorder on a kernel-chosen port and returns it with the `HOST:PORT` it printed.
     /// `duration`: seconds of room time (the clients are timed well inside it, so the recorder
     /// ends by itself and drains its record delay).
-    static func startRecorder(_ out: URL, duration: Int = 60, extra: [String] = []) throws -> (CLIRunner.Running, String) {
+    static func startRecorder(_ out: URL, duration: Int = 60, extra: [String] = []) throws -> (
+        CLIRunner.Running, String
+    ) {
         let recorder = try CLIRunner.start(
-            ["record", "--sora-audio-streaming", "127.0.0.1:0", "--duration", "\(duration)", "--out", out.path, "--quiet"]
+            [
+                "record", "--sora-audio-streaming", "127.0.0.1:0", "--duration", "\(duration)", "--out", out.path,
+                "--quiet",
+            ]
                 + RealtimeTestPriority.recordFlags + extra)
         let marker = "roomtap: sora audio streaming on http://"
         let said = waitUntil { recorder.stderrSoFar.contains(marker) || !recorder.isRunning }
