@@ -6,17 +6,12 @@ import RoomTapSync
 /// feeds it, as RTP packets of a ``JoinedStream``, so it has the exact record path of every live
 /// track (placed by timestamp, a lost packet concealed by one libopus PLC call, a pause silent).
 ///
-/// How a Sora frame becomes an RTP packet (RFC 3550, Opus at 48 kHz per RFC 7587 §4.1):
-/// - sequence number: the low 16 bits of Sora's 64-bit one (the jitter buffer unwraps them);
-/// - timestamp: Sora's microseconds as 48 kHz samples. A packet whose timestamp lies within
-///   ``snapSamples`` of where its sequence number puts it after the previous packet (previous
-///   timestamp + its duration × the sequence distance) takes exactly that place, so timestamps
-///   that jitter by a few milliseconds (a capture clock, an arrival time) play seamlessly; one
-///   further away (a pause, a new request, a restart) is placed at its own timestamp;
-/// - every packet placed at its own timestamp also tells the jitter buffer, as an RTCP sender
-///   report would, that this RTP timestamp is that instant of Sora's clock (NTP), so every
-///   connection lands on one timeline: the distance between two tracks is the distance between
-///   their timestamps, to the sample.
+/// A Sora frame becomes an RTP packet (RFC 3550, Opus at 48 kHz per RFC 7587 §4.1): the low 16
+/// bits of Sora's sequence number (the jitter buffer unwraps them) and a 48 kHz timestamp from
+/// ``SoraTimestampMapping``. Every packet placed at its own timestamp also tells the jitter
+/// buffer, as an RTCP sender report would, that this RTP timestamp is that instant of Sora's
+/// clock (NTP), so every connection lands on one timeline: the distance between two tracks is
+/// the distance between their timestamps, to the sample.
 ///
 /// The end of a request ends the track's audio (``JoinedStream/leave()``: the record plays out
 /// what it holds, then silence); a later request for the same connection id continues the track.
@@ -24,12 +19,6 @@ import RoomTapSync
 /// Thread: ``deliver(_:payload:arrival:)``, ``beginRequest(_:)`` and ``endRequest(failure:)`` on the
 /// audio-streaming server's thread only; ``report`` and the names anywhere.
 public final class SoraConnectionTrack: @unchecked Sendable {
-    /// How far (48 kHz samples, 10 ms) a timestamp may be from the place its sequence number gives
-    /// it and still be taken as contiguous.
-    package static let snapSamples: Int32 = 480
-    /// A sequence distance larger than this (either way) is not a continuation.
-    package static let maxSequenceDistance: UInt64 = 1_000
-
     /// What room.json says about the connection.
     public struct Report: Sendable, Equatable {
         /// Sora's `sora-connection-id`.
@@ -68,7 +57,7 @@ public final class SoraConnectionTrack: @unchecked Sendable {
     private let state: Locked<Report>
 
     // Server thread only.
-    private var previous: (sequence: UInt64, timestamp: UInt32, duration: UInt32)?
+    private var mapping = SoraTimestampMapping()
     private var scratch = [UInt8](repeating: 0, count: RTPPacket.fixedHeaderSize + SoraStreamingFrame.maxPayload)
 
     init(connectionID: String, name: String, stream: JoinedStream) {
@@ -90,7 +79,7 @@ public final class SoraConnectionTrack: @unchecked Sendable {
 
     /// A request for the connection begins (its Sora headers noted). Server thread.
     func beginRequest(_ head: HTTP2RequestHead) {
-        previous = nil
+        mapping.reset()
         state.withLock {
             $0.requests += 1
             $0.streaming = true
@@ -120,7 +109,7 @@ public final class SoraConnectionTrack: @unchecked Sendable {
             opus_packet_get_nb_samples($0.assumingMemoryBound(to: UInt8.self), Int32(payload.count), 48_000)
         }
         let duration = UInt32(max(0, samples ?? 0))
-        let (timestamp, placed) = rtpTimestamp(of: frame, duration: duration)
+        let (timestamp, placed) = mapping.rtpTimestamp(of: frame, duration: duration)
         let size = RTPPacket.fixedHeaderSize + payload.count
         scratch.withUnsafeMutableBytes { out in
             out[0] = 0x80
@@ -137,47 +126,12 @@ public final class SoraConnectionTrack: @unchecked Sendable {
             }
         }
         if placed {
-            stream.participant.buffer.noteSenderReport(ntp: Self.ntp(of: frame.timestamp), rtpTimestamp: timestamp)
+            stream.participant.buffer.noteSenderReport(
+                ntp: SoraTimestampMapping.ntp(of: frame.timestamp), rtpTimestamp: timestamp)
         }
         state.withLock {
             $0.packets += 1
             $0.bytes += payload.count
         }
-    }
-
-    /// The packet's RTP timestamp, and whether it was placed at its own timestamp (true) rather
-    /// than continuing the previous packet.
-    private func rtpTimestamp(of frame: SoraStreamingFrame, duration: UInt32) -> (UInt32, Bool) {
-        let own = UInt32(truncatingIfNeeded: Self.samples(of: frame.timestamp))
-        guard let p = previous else {
-            previous = (frame.sequence, own, duration > 0 ? duration : 960)
-            return (own, true)
-        }
-        let ahead = frame.sequence > p.sequence && frame.sequence - p.sequence <= Self.maxSequenceDistance
-        let behind = frame.sequence <= p.sequence && p.sequence - frame.sequence <= Self.maxSequenceDistance
-        var result = (own, true)
-        if ahead {
-            let predicted = p.timestamp &+ p.duration &* UInt32(frame.sequence - p.sequence)
-            if abs(Int64(Int32(bitPattern: own &- predicted))) <= Int64(Self.snapSamples) {
-                result = (predicted, false)
-            }
-        }
-        // A late (reordered) packet leaves the chain as it is; anything else moves it on.
-        if !behind { previous = (frame.sequence, result.0, duration > 0 ? duration : p.duration) }
-        return result
-    }
-
-    /// Microseconds since the Unix epoch as 48 kHz samples since then, rounded down.
-    package static func samples(of micros: UInt64) -> UInt64 {
-        micros / 1_000_000 * 48_000 + micros % 1_000_000 * 48 / 1_000
-    }
-
-    /// Microseconds since the Unix epoch as an NTP timestamp (RFC 5905 §6: seconds since 1900),
-    /// the fraction rounded up so that the sender-report mapping (which rounds NTP down to 48 kHz
-    /// samples) lands on the same sample as ``samples(of:)``.
-    package static func ntp(of micros: UInt64) -> NTPTimestamp {
-        let seconds = micros / 1_000_000 + 2_208_988_800
-        let fraction = ((micros % 1_000_000) << 32 + 999_999) / 1_000_000
-        return NTPTimestamp(seconds: UInt32(truncatingIfNeeded: seconds), fraction: UInt32(fraction))
     }
 }

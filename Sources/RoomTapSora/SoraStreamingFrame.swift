@@ -34,6 +34,13 @@ package struct SoraStreamingFrame: Equatable, Sendable {
     package let sequence: UInt64
     /// Where the Opus packet lies in the bytes given to ``parse(_:)``.
     package let payloadRange: Range<Int>
+    /// A frame (for senders and tests; ``parse(_:)`` makes them from bytes).
+    package init(timestamp: UInt64, sequence: UInt64, payloadRange: Range<Int>) {
+        self.timestamp = timestamp
+        self.sequence = sequence
+        self.payloadRange = payloadRange
+    }
+
     /// Header plus payload: the bytes this frame takes from the body.
     package var size: Int { payloadRange.upperBound }
 

@@ -108,8 +108,8 @@ struct SoraStreamingFrameTests {
     /// sample, for every microsecond of a second and at the ends of the range.
     @Test func timestampsAndNTPTimesAgreeToTheSample() {
         for micros in stride(from: UInt64(1_700_000_000_000_000), to: 1_700_000_001_000_000, by: 7) {
-            let samples = SoraConnectionTrack.samples(of: micros)
-            let ntp = SoraConnectionTrack.ntp(of: micros)
+            let samples = SoraTimestampMapping.samples(of: micros)
+            let ntp = SoraTimestampMapping.ntp(of: micros)
             #expect(UInt64(ntp.seconds) == micros / 1_000_000 + 2_208_988_800)
             let fromNTP = (UInt64(ntp.fraction) * 48_000) >> 32
             if fromNTP != samples % 48_000 {
@@ -117,9 +117,9 @@ struct SoraStreamingFrameTests {
                 return
             }
         }
-        #expect(SoraConnectionTrack.samples(of: 20_000) == 960)
-        #expect(SoraConnectionTrack.samples(of: .max) > 0)
-        _ = SoraConnectionTrack.ntp(of: .max)
+        #expect(SoraTimestampMapping.samples(of: 20_000) == 960)
+        #expect(SoraTimestampMapping.samples(of: .max) > 0)
+        _ = SoraTimestampMapping.ntp(of: .max)
     }
 }
 
