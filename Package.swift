@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "RoomTapSora",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapWebRTC", "CNGHTTP2", "COpus",
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapWebRTC", "CNGHTTP2", "COpus", "COpenSSL",
                 "CLinuxNet",
             ],
             swiftSettings: strict),

@@ -49,6 +49,7 @@ final class HTTP2Connection {
     private var outputStart = 0
     private var prefaceChecked = 0
     private var closeAfterOutput = false
+    private let tls: TLSSession?
     /// An HTTP/1 client was answered: its request is read and dropped until it closes (closing
     /// with unread bytes would reset the connection and lose the answer).
     private var refusing = false
@@ -56,7 +57,9 @@ final class HTTP2Connection {
     private var lingered = 0
     private var wakeAt: UInt64?
 
-    init?(fd: Int32, peer: String, delegate: any HTTP2ServerDelegate) {
+    /// `tls`: the connection's TLS session (an `https://` server), nil for h2c.
+    init?(fd: Int32, peer: String, delegate: any HTTP2ServerDelegate, tls: TLSSession? = nil) {
+        self.tls = tls
         self.fd = fd
         self.peer = peer
         self.delegate = delegate
@@ -127,13 +130,28 @@ final class HTTP2Connection {
                 close()
                 return
             }
-            let bytes = buffer[0..<n]
+            var plain: [UInt8] = []
+            if let tls {
+                let failure = buffer.withUnsafeBytes {
+                    tls.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), into: &plain, wire: &output)
+                }
+                if let failure {
+                    if !tls.isEstablished { delegate?.protocolError(peer: peer, reason: "TLS handshake failed: \(failure)") }
+                    closeAfterOutput = true
+                    return
+                }
+                if plain.isEmpty { continue }
+            } else {
+                plain = Array(buffer[0..<n])
+            }
+            let bytes = plain[...]
             if prefaceChecked < Self.preface.count && !checkPreface(bytes) { return }
             let used = bytes.withUnsafeBytes {
-                nghttp2_session_mem_recv(session, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), n)
+                nghttp2_session_mem_recv(session, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count)
             }
             if used < 0 {
-                delegate?.protocolError(peer: peer, reason: String(cString: nghttp2_strerror(Int32(used))))
+                delegate?.protocolError(
+                    peer: peer, reason: "HTTP/2 protocol error (\(String(cString: nghttp2_strerror(Int32(used)))))")
                 // A GOAWAY saying why, if libnghttp2 queued one, then the end.
                 closeAfterOutput = true
                 return
@@ -152,8 +170,9 @@ final class HTTP2Connection {
                 let text =
                     "HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain\r\n"
                     + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
-                output = Array(text.utf8)
+                output.removeAll()
                 outputStart = 0
+                Array(text.utf8).withUnsafeBytes { emit($0) }
                 closeAfterOutput = true
                 refusing = true
                 flush()
@@ -202,7 +221,7 @@ final class HTTP2Connection {
                     return
                 }
                 guard n > 0, let data else { break }
-                output.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+                emit(UnsafeRawBufferPointer(start: data, count: n))
             }
         }
         while outputStart < output.count {
@@ -239,6 +258,11 @@ final class HTTP2Connection {
         if let session, nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             close()
         }
+    }
+
+    /// Appends bytes for the client to the output, through TLS when the connection has it.
+    private func emit(_ bytes: UnsafeRawBufferPointer) {
+        if let tls { tls.send(bytes, into: &output) } else { output.append(contentsOf: bytes) }
     }
 
     /// Closes the socket; every request still open is cancelled. Idempotent.

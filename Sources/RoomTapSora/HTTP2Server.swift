@@ -34,11 +34,14 @@ package final class HTTP2Server: @unchecked Sendable {
     private let stopping = Locked(false)
     private let started = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    private let tls: TLSServerContext?
     private var connections: [HTTP2Connection] = []
 
-    /// Binds and listens on `address` (numeric IPv4 or IPv6). Throws a one-line reason.
-    package init(address: ListenAddress, delegate: any HTTP2ServerDelegate) throws(BindError) {
+    /// Binds and listens on `address` (numeric IPv4 or IPv6); with `tls`, every connection is
+    /// HTTP/2 over TLS (``TLSServerContext``). Throws a one-line reason.
+    package init(address: ListenAddress, delegate: any HTTP2ServerDelegate, tls: TLSServerContext? = nil) throws(BindError) {
         self.delegate = delegate
+        self.tls = tls
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BindError(description: "cannot open a TCP socket: \(Self.reason())") }
@@ -171,7 +174,10 @@ package final class HTTP2Server: @unchecked Sendable {
             }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let connection = HTTP2Connection(fd: fd, peer: Self.describe(peer), delegate: delegate) else {
+            let session = tls?.makeSession()
+            guard tls == nil || session != nil,
+                let connection = HTTP2Connection(fd: fd, peer: Self.describe(peer), delegate: delegate, tls: session)
+            else {
                 Glibc.close(fd)
                 continue
             }

@@ -23,12 +23,19 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     public struct Options: Sendable {
         /// The address to listen on (port 0: the kernel picks one, see ``address``).
         public var listen: ListenAddress
-        /// Track names by Sora connection id (from `--room FILE`); others are named by their id.
+        /// Track names by Sora connection id (`--sora-name`); others are named by their id.
         public var names: [String: String] = [:]
+        /// PEM certificate chain and private key: serve `https://` (TLS 1.2+, ALPN h2); nil: h2c.
+        public var tlsCertificate: String?
+        public var tlsKey: String?
 
-        public init(listen: ListenAddress, names: [String: String] = [:]) {
+        public init(
+            listen: ListenAddress, names: [String: String] = [:], tlsCertificate: String? = nil, tlsKey: String? = nil
+        ) {
             self.listen = listen
             self.names = names
+            self.tlsCertificate = tlsCertificate
+            self.tlsKey = tlsKey
         }
     }
 
@@ -60,13 +67,22 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     /// costs nothing). Requests are served from ``attach(to:)`` on. Throws a one-line reason.
     public init(options: Options) throws(SetupError) {
         self.options = options
-        do { server = try HTTP2Server(address: options.listen, delegate: self) } catch {
+        do {
+            var tls: TLSServerContext?
+            if let certificate = options.tlsCertificate, let key = options.tlsKey {
+                tls = try TLSServerContext(certificate: certificate, key: key)
+            }
+            server = try HTTP2Server(address: options.listen, delegate: self, tls: tls)
+        } catch {
             throw SetupError(description: "--sora-audio-streaming: \(error.description)")
         }
     }
 
     /// The address bound (the kernel's port when 0 was asked).
     public var address: ListenAddress { server.address }
+
+    /// Where Sora posts: `http://ADDR/speech`, or `https://` with TLS.
+    public var url: String { "\(options.tlsCertificate == nil ? "http" : "https")://\(address)/speech" }
 
     /// The connections seen so far, in the order they first streamed. Any thread.
     public var connections: [SoraConnectionTrack] { state.withLock { $0.order } }
@@ -164,7 +180,7 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     }
 
     package func protocolError(peer: String, reason: String) {
-        log("sora audio streaming: closed the connection from \(peer): HTTP/2 protocol error (\(reason))")
+        log("sora audio streaming: closed the connection from \(peer): \(reason)")
     }
 
     private func refuse(_ status: Int, _ reason: String) -> HTTP2Disposition {

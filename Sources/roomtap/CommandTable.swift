@@ -200,6 +200,11 @@ enum CommandTable {
             "--sora-name", .repeatable, "ID=NAME", section: live,
             help: "Name the track of Sora connection ID (default: the id). Repeatable."),
         OptionSpec(
+            "--tls-cert", .value, "FILE", section: live,
+            help: "PEM certificate chain: --sora-audio-streaming over TLS (an https://\n"
+                + "audio_streaming_url; HTTP/2 with ALPN h2). Give --tls-key too."),
+        OptionSpec("--tls-key", .value, "FILE", section: live, help: "The PEM private key of --tls-cert."),
+        OptionSpec(
             "--stun", .value, "HOST:PORT", section: live,
             help: "STUN server for a --join/--whep connection (server-reflexive\n"
                 + "candidates); host candidates alone work on one network."),

@@ -1,7 +1,8 @@
 import RoomTap
 
 extension RecordCommand {
-    /// `--sora-audio-streaming HOST:PORT` (a bare PORT: loopback) and `--sora-name ID=NAME`.
+    /// `--sora-audio-streaming HOST:PORT` (a bare PORT: loopback), `--tls-cert`/`--tls-key` and
+    /// `--sora-name ID=NAME`.
     static func parseSoraStreaming(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         if let text = args.value("--sora-audio-streaming") {
             let address = text.allSatisfy(\.isNumber) ? ListenAddress("127.0.0.1:\(text)") : ListenAddress(text)
@@ -13,6 +14,20 @@ extension RecordCommand {
                     command: "record")
             }
             options.soraStreaming = address
+        }
+        switch (args.value("--tls-cert"), args.value("--tls-key")) {
+        case (nil, nil): break
+        case (let certificate?, let key?):
+            guard options.soraStreaming != nil else {
+                throw UsageError(
+                    description: "--tls-cert and --tls-key serve --sora-audio-streaming over TLS; give that too",
+                    command: "record")
+            }
+            options.soraTLS = (certificate, key)
+        default:
+            throw UsageError(
+                description: "give --tls-cert and --tls-key together (the PEM certificate chain and its private key)",
+                command: "record")
         }
         for text in args.values("--sora-name") {
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex,

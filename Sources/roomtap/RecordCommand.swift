@@ -93,6 +93,8 @@ enum RecordCommand {
         var soraStreaming: ListenAddress?
         /// --sora-name ID=NAME: track names by Sora connection id.
         var soraNames: [String: String] = [:]
+        /// --tls-cert FILE / --tls-key FILE: serve the Sora audio streaming over TLS (https://).
+        var soraTLS: (certificate: String, key: String)?
 
         /// True when the room has network participants.
         var hasNetwork: Bool {

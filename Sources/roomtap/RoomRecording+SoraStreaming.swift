@@ -9,7 +9,9 @@ extension RoomRecording {
     func bindSoraStreaming() throws(SoraAudioStreaming.SetupError) {
         guard let address = plan.options.soraStreaming else { return }
         let server = try SoraAudioStreaming(
-            options: .init(listen: address, names: plan.options.soraNames))
+            options: .init(
+                listen: address, names: plan.options.soraNames, tlsCertificate: plan.options.soraTLS?.certificate,
+                tlsKey: plan.options.soraTLS?.key))
         soraStreaming.withLock { $0 = server }
     }
 
@@ -18,7 +20,7 @@ extension RoomRecording {
         guard let server = soraStreaming.withLock({ $0 }) else { return }
         server.attach(to: live)
         if plan.options.soraStreaming?.port == 0 {
-            StandardStreams.error("roomtap: sora audio streaming on http://\(server.address)/speech\n")
+            StandardStreams.error("roomtap: sora audio streaming on \(server.url)\n")
         }
     }
 
