@@ -136,7 +136,9 @@ final class HTTP2Connection {
                     tls.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), into: &plain, wire: &output)
                 }
                 if let failure {
-                    if !tls.isEstablished { delegate?.protocolError(peer: peer, reason: "TLS handshake failed: \(failure)") }
+                    if !tls.isEstablished {
+                        delegate?.protocolError(peer: peer, reason: "TLS handshake failed: \(failure)")
+                    }
                     closeAfterOutput = true
                     return
                 }

@@ -39,7 +39,9 @@ package final class HTTP2Server: @unchecked Sendable {
 
     /// Binds and listens on `address` (numeric IPv4 or IPv6); with `tls`, every connection is
     /// HTTP/2 over TLS (``TLSServerContext``). Throws a one-line reason.
-    package init(address: ListenAddress, delegate: any HTTP2ServerDelegate, tls: TLSServerContext? = nil) throws(BindError) {
+    package init(address: ListenAddress, delegate: any HTTP2ServerDelegate, tls: TLSServerContext? = nil)
+        throws(BindError)
+    {
         self.delegate = delegate
         self.tls = tls
         let family = address.isIPv6 ? AF_INET6 : AF_INET

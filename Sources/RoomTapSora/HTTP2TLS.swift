@@ -24,7 +24,11 @@ package final class TLSServerContext: @unchecked Sendable {
                 description: "--tls-cert \(certificate): not a readable PEM certificate (\(Self.errorText()))")
         }
         guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
-            throw HTTP2Server.BindError(description: "--tls-key \(key): not a readable PEM private key (\(Self.errorText()))")
+            let text = Self.errorText()
+            throw HTTP2Server.BindError(
+                description: text.contains("mismatch")
+                    ? "--tls-key \(key) is not the key of --tls-cert \(certificate)"
+                    : "--tls-key \(key): not a readable PEM private key (\(text))")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             throw HTTP2Server.BindError(

@@ -300,6 +300,82 @@ struct SoraAudioStreamingCLITests {
         #expect((sora["connections"] as? [Any])?.isEmpty == true && sora["refusedRequests"] as? Int == 3)
     }
 
+    /// A self-signed certificate for 127.0.0.1 made by the openssl tool: (certificate, key).
+    static func makeCertificate(in directory: URL) throws -> (URL, URL) {
+        let certificate = directory.appendingPathComponent("cert.pem")
+        let key = directory.appendingPathComponent("key.pem")
+        let made = try CLIRunner.run(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-keyout", key.path, "-out",
+                certificate.path, "-days", "1", "-nodes", "-subj", "/CN=127.0.0.1", "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ], executable: URL(fileURLWithPath: "/usr/bin/openssl"))
+        if made.status != 0 { throw TestFailure("openssl req failed: \(made.stderr)") }
+        return (certificate, key)
+    }
+
+    /// `https://` (--tls-cert/--tls-key): curl over TLS with ALPN h2 records exactly; an HTTP/1-only
+    /// client fails the handshake (no_application_protocol) and is named in a warning.
+    @Test func overTLSWithALPNh2ARequestIsRecordedExactly() throws {
+        let out = try temporaryDirectory()
+        let (certificate, key) = try Self.makeCertificate(in: try temporaryDirectory("tls-keys"))
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--sora-audio-streaming", "127.0.0.1:0", "--tls-cert", certificate.path, "--tls-key",
+                key.path, "--duration", "6", "--out", out.path, "--quiet",
+            ] + RealtimeTestPriority.recordFlags)
+        let marker = "roomtap: sora audio streaming on https://"
+        #expect(waitUntil { recorder.stderrSoFar.contains(marker) || !recorder.isRunning })
+        let line = try #require(recorder.stderrSoFar.split(separator: "\n").first { $0.hasPrefix(marker) })
+        let address = line.dropFirst(marker.count).replacingOccurrences(of: "/speech", with: "")
+        let speech = RTPTestSender.encode(TestSignal.speechLike(samples: 50 * 960, seed: 86)).packets
+        let t0 = UInt64(Date().timeIntervalSince1970 * 1_000) * 1_000
+        let connection = Connection(
+            id: "CONNTLS0006", packets: speech, frames: (0..<50).map { (t0 + UInt64($0) * 20_000, UInt64($0), $0) })
+        let body = out.appendingPathComponent("tls.body")
+        try Self.write(connection.body(), to: body)
+        let url = "https://\(address)/speech"
+        let h2 = try CLIRunner.run(
+            [
+                "-sS", "--http2", "--cacert", certificate.path, "-H", "sora-connection-id: CONNTLS0006",
+                "--data-binary", "@\(body.path)", "-w", "\n%{http_code} %{http_version}\n", url,
+            ], timeout: 60, executable: Self.curl)
+        let http1 = try CLIRunner.run(
+            [
+                "-sS", "--http1.1", "--cacert", certificate.path, "-H", "sora-connection-id: CONNTLS0007",
+                "--data-binary", "@\(body.path)", url,
+            ], timeout: 60, executable: Self.curl)
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        #expect(h2.status == 0 && h2.stdout.hasSuffix("\n200 2\n"), "\(h2.stdout) \(h2.stderr)")
+        #expect(http1.status == 35 && http1.stderr.contains("no application protocol"), "\(http1.stderr)")
+        #expect(outcome.stderr.contains("TLS handshake failed") && outcome.stderr.contains("no application protocol"))
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("CONNTLS0006.wav").path).1
+        let reference = ReferenceOpusDecode.decode(speech[0..<50].map { .init(payload: $0, arrived: true) })
+        let onset = try #require(placement(of: reference, in: wav))
+        #expect(wav[onset..<(onset + reference.count)].elementsEqual(reference), "the TLS request, exactly")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("CONNTLS0007.wav").path))
+    }
+
+    /// A key that is not the certificate's: one line, exit 1, nothing made.
+    @Test func aWrongTLSKeyIsOneLineAndNothingIsMade() throws {
+        let keys = try temporaryDirectory("tls-keys")
+        let (certificate, _) = try Self.makeCertificate(in: keys)
+        let other = try Self.makeCertificate(in: try temporaryDirectory("tls-other"))
+        let out = try temporaryDirectory().appendingPathComponent("never")
+        let run = try CLIRunner.run(
+            [
+                "record", "--sora-audio-streaming", "127.0.0.1:0", "--tls-cert", certificate.path, "--tls-key",
+                other.1.path, "--out", out.path,
+            ], timeout: 60)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderrLines.count == 1 && run.stderr.contains("is not the key of --tls-cert"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path), "no directory is made")
+        let half = try CLIRunner.run(
+            ["record", "--sora-audio-streaming", "0", "--tls-cert", certificate.path, "--out", out.path])
+        #expect(half.status == 64 && half.stderr.contains("give --tls-cert and --tls-key together"), "\(half.stderr)")
+    }
+
     @Test func aBadAddressIsAUsageError() throws {
         let out = try temporaryDirectory()
         let run = try CLIRunner.run(["record", "--sora-audio-streaming", "localhost:x", "--out", out.path])
