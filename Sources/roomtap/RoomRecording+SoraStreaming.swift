@@ -8,9 +8,11 @@ extension RoomRecording {
     /// to do without the option. Throws the one line. Main thread.
     func bindSoraStreaming() throws(SoraAudioStreaming.SetupError) {
         guard let address = plan.options.soraStreaming else { return }
+        // The room file's `sora` names, then --sora-name (which wins for an id given in both).
+        let names = (plan.description?.soraNames ?? [:]).merging(plan.options.soraNames) { $1 }
         let server = try SoraAudioStreaming(
             options: .init(
-                listen: address, names: plan.options.soraNames, tlsCertificate: plan.options.soraTLS?.certificate,
+                listen: address, names: names, tlsCertificate: plan.options.soraTLS?.certificate,
                 tlsKey: plan.options.soraTLS?.key))
         soraStreaming.withLock { $0 = server }
     }

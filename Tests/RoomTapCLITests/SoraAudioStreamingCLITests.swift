@@ -219,11 +219,14 @@ struct SoraAudioStreamingCLITests {
         #expect(record["lost"] as? Int == lost.count && record["late"] as? Int == 0, "\(record)")
     }
 
-    /// The same connection id in a second request continues its track, placed by its timestamps
+    /// The same connection id in a second request continues its track (named by `--room`), placed by its timestamps
     /// (the track goes silent between the requests), within 1 ms.
     @Test func aSecondRequestOfTheSameConnectionContinuesItsTrack() throws {
         let out = try temporaryDirectory()
-        let (recorder, address) = try Self.startRecorder(out, duration: 8)
+        // Named by the room file's `sora` object.
+        let roomFile = try temporaryDirectory("room-file").appendingPathComponent("people.json")
+        try Data(#"{"sora": {"CONNAGAIN0005": "dave"}}"#.utf8).write(to: roomFile)
+        let (recorder, address) = try Self.startRecorder(out, duration: 8, extra: ["--room", roomFile.path])
         let t0 = UInt64((Date().timeIntervalSince1970 + 1.0) * 1_000) * 1_000
         let speech = RTPTestSender.encode(TestSignal.speechLike(samples: 100 * 960, seed: 85)).packets
         var first = Connection(id: "CONNAGAIN0005", packets: speech, frames: [])
@@ -242,7 +245,7 @@ struct SoraAudioStreamingCLITests {
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(r1.stdout.hasSuffix("\n200\n") && r2.stdout.hasSuffix("\n200\n"), "\(r1.stdout) \(r2.stdout)")
 
-        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("CONNAGAIN0005.wav").path).1
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("dave.wav").path).1
         let firstHalf = ReferenceOpusDecode.decode(speech[0..<50].map { .init(payload: $0, arrived: true) })
         // A new request is a new stream for the decoder (as a restarted RTP sender is).
         let secondHalf = ReferenceOpusDecode.decode(speech[50..<100].map { .init(payload: $0, arrived: true) })
@@ -264,6 +267,7 @@ struct SoraAudioStreamingCLITests {
         let sora = try #require(json["soraAudioStreaming"] as? [String: Any])
         let connection = try #require((sora["connections"] as? [[String: Any]])?.first)
         #expect(connection["requests"] as? Int == 2 && connection["packets"] as? Int == 100)
+        #expect(connection["track"] as? String == "dave" && connection["connectionID"] as? String == "CONNAGAIN0005")
     }
 
     /// Other paths, a missing connection id, HTTP/1: refused with the right status and a clear
