@@ -1,5 +1,6 @@
 import CNGHTTP2
 import Glibc
+import RoomTapCore
 
 /// One client's TCP connection to ``HTTP2Server``: a libnghttp2 server session (framing, HPACK,
 /// SETTINGS, flow control; RFC 9113, https://www.rfc-editor.org/rfc/rfc9113) fed from a
@@ -37,7 +38,15 @@ final class HTTP2Connection {
         var unconsumed = 0
         /// Body bytes nobody takes, to give back at the next service.
         var discarded = 0
+        /// When a client still sending after its whole response is asked to stop (ns).
+        var resetAt: UInt64?
     }
+
+    /// How long a client may go on sending a body after its whole response went out before the
+    /// stream is reset (RST_STREAM NO_ERROR): long enough for a small body in flight to end
+    /// cleanly (some clients take a reset after the response as a failure), short enough that a
+    /// stream nobody reads does not run on.
+    static let resetGraceNanos: UInt64 = 1_000_000_000
 
     let fd: Int32
     let peer: String
@@ -190,6 +199,15 @@ final class HTTP2Connection {
         guard !isClosed, session != nil else { return }
         wakeAt = nil
         for (id, stream) in streams {
+            if let resetAt = stream.resetAt {
+                if resetAt <= now, let session {
+                    stream.resetAt = nil
+                    nghttp2_submit_rst_stream(
+                        session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, UInt32(NGHTTP2_NO_ERROR.rawValue))
+                } else {
+                    wakeAt = min(wakeAt ?? .max, resetAt)
+                }
+            }
             if stream.discarded > 0 {
                 consume(id, stream, stream.discarded)
                 stream.discarded = 0
@@ -389,13 +407,15 @@ final class HTTP2Connection {
     }
 
     /// After a whole response, a client still sending its body is asked to stop without an error
-    /// (RST_STREAM NO_ERROR, RFC 9113 §8.1).
-    private static let onFrameSent: nghttp2_on_frame_send_callback = { session, frame, _ in
+    /// (RST_STREAM NO_ERROR, RFC 9113 §8.1), after ``resetGraceNanos``.
+    private static let onFrameSent: nghttp2_on_frame_send_callback = { session, frame, user in
         guard let session, let frame else { return 0 }
         let id = frame.pointee.hd.stream_id
         let endStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        if id > 0, endStream, nghttp2_session_get_stream_remote_close(session, id) == 0 {
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, UInt32(NGHTTP2_NO_ERROR.rawValue))
+        if id > 0, endStream, nghttp2_session_get_stream_remote_close(session, id) == 0,
+            let stream = connection(user).streams[id]
+        {
+            stream.resetAt = RealTimeClock.monotonicNow() + resetGraceNanos
         }
         return 0
     }

@@ -138,17 +138,23 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
             log("sora audio streaming: a request from \(peer): \(reason); answered 400")
             return refuse(400, reason)
         }
-        let found: SoraConnectionTrack? = state.withLock { s in
-            if let track = s.tracks[id] { return track }
-            guard let live = s.live else { return nil }
+        // Tracks are made on this thread only, and outside the lock: adding one runs the room's
+        // add-track handler (a recorder opens the file there), which must not hold up readers of
+        // `connections`.
+        let (existing, live) = state.withLock { ($0.tracks[id], $0.live) }
+        var found = existing
+        if found == nil, let live {
             let taken = Set(live.room.tracks.map(\.name))
             let wanted = TrackNaming.sanitize(options.names[id] ?? id, fallback: "sora-connection")
             let name = TrackNaming.unique(wanted, taken: taken)
-            guard let stream = live.addJoinedTrack(name: name) else { return nil }
-            let track = SoraConnectionTrack(connectionID: id, name: name, stream: stream)
-            s.tracks[id] = track
-            s.order.append(track)
-            return track
+            if let stream = live.addJoinedTrack(name: name) {
+                let track = SoraConnectionTrack(connectionID: id, name: name, stream: stream)
+                state.withLock {
+                    $0.tracks[id] = track
+                    $0.order.append(track)
+                }
+                found = track
+            }
         }
         guard let track = found else {
             let reason = "the room has as many tracks as it may (--max-tracks): connection \(id) is not recorded"
