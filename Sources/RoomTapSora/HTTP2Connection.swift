@@ -285,11 +285,14 @@ final class HTTP2Connection {
         if let tls { tls.send(bytes, into: &output) } else { output.append(contentsOf: bytes) }
     }
 
-    /// Closes the socket; every request still open is cancelled. Idempotent.
-    func close() {
+    /// Closes the socket; every request still open is cancelled (`serverStopping`: because the
+    /// server stops, not the client). Idempotent.
+    func close(serverStopping: Bool = false) {
         guard !isClosed else { return }
         isClosed = true
-        for stream in streams.values where stream.response == nil { stream.handler?.cancel() }
+        for stream in streams.values where stream.response == nil {
+            stream.handler?.cancel(serverStopping: serverStopping)
+        }
         streams.removeAll()
         Glibc.close(fd)
     }
@@ -401,7 +404,7 @@ final class HTTP2Connection {
     private static let onStreamClose: nghttp2_on_stream_close_callback = { session, id, _, user in
         let c = connection(user)
         guard let stream = c.streams.removeValue(forKey: id) else { return 0 }
-        if stream.response == nil { stream.handler?.cancel() }
+        if stream.response == nil { stream.handler?.cancel(serverStopping: false) }
         if stream.unconsumed > 0, let session { nghttp2_session_consume_connection(session, stream.unconsumed) }
         return 0
     }

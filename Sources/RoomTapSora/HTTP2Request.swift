@@ -53,7 +53,8 @@ package struct HTTP2ServiceResult: Sendable {
 /// One request taken by the delegate. Called on the server's thread only, in this order:
 /// ``receive(_:)`` for each DATA chunk and ``endOfBody()`` once (each followed by
 /// ``service(now:)``), ``service(now:)`` again whenever its `wakeAt` comes, until it returns a
-/// response; or ``cancel()`` once if the stream ends first (the client reset it or hung up).
+/// response; or ``cancel(serverStopping:)`` once if the stream ends first (the client reset it or
+/// hung up, or the server is stopping).
 package protocol HTTP2RequestHandler: AnyObject {
     /// A chunk of the request body (valid only during the call: copy what is kept).
     func receive(_ bytes: UnsafeRawBufferPointer)
@@ -61,8 +62,9 @@ package protocol HTTP2RequestHandler: AnyObject {
     func endOfBody()
     /// Works through what is due at `now` (`CLOCK_MONOTONIC` ns).
     func service(now: UInt64) -> HTTP2ServiceResult
-    /// The stream ended before the handler answered.
-    func cancel()
+    /// The stream ended before the handler answered: the client's doing, or (`serverStopping`)
+    /// the server's.
+    func cancel(serverStopping: Bool)
 }
 
 /// The delegate's answer to a new request.

@@ -154,7 +154,7 @@ package final class HTTP2Server: @unchecked Sendable {
             for c in connections { c.service(now: served) }
             connections.removeAll { $0.isClosed }
         }
-        for c in connections { c.close() }
+        for c in connections { c.close(serverStopping: true) }
         connections.removeAll()
     }
 

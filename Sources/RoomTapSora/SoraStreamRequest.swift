@@ -93,11 +93,16 @@ final class SoraStreamRequest: HTTP2RequestHandler {
         }
     }
 
-    func cancel() {
+    func cancel(serverStopping: Bool) {
+        // The recording stops: the track's audio ends with it; nothing the client did wrong.
+        guard !serverStopping else {
+            track.endRequest()
+            return
+        }
         track.endRequest(cancelled: true)
         log(
-            "\(subject): the client ended the request after \(frames) packets; the track goes silent until it streams again"
-        )
+            "\(subject): the client ended the request after \(frames) packets; "
+                + "the track goes silent until it streams again")
     }
 
     /// When the track is told a packet arrived: now, except for a request's first packet that

@@ -380,6 +380,39 @@ struct SoraAudioStreamingCLITests {
         #expect(half.status == 64 && half.stderr.contains("give --tls-cert and --tls-key together"), "\(half.stderr)")
     }
 
+    /// The recording ends while a request streams: the recorder exits 0, its file has the audio up
+    /// to the end of the room, exactly, and no warning blames the client.
+    @Test func aRecordingThatEndsMidRequestKeepsWhatCame() throws {
+        let out = try temporaryDirectory()
+        let (recorder, address) = try Self.startRecorder(out, duration: 4)
+        let speech = RTPTestSender.encode(TestSignal.speechLike(samples: 500 * 960, seed: 87)).packets
+        let t0 = UInt64((Date().timeIntervalSince1970 + 0.3) * 1_000) * 1_000
+        let connection = Connection(
+            id: "CONNLONG0008", packets: speech, frames: (0..<500).map { (t0 + UInt64($0) * 20_000, UInt64($0), $0) })
+        let body = out.appendingPathComponent("long.body")
+        try Self.write(connection.body(), to: body)
+        let client = try Self.startCurl(address: address, id: connection.id, body: body)
+        let outcome = recorder.wait(timeout: 60)
+        let result = client.wait(timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        #expect(!outcome.stderr.contains("CONNLONG0008"), "no warning about the connection: \(outcome.stderr)")
+        #expect(result.status != 0 || !result.stdout.hasSuffix("\n200\n"), "the request did not complete")
+        let wav = try WAVFile.readSamples(path: out.appendingPathComponent("CONNLONG0008.wav").path).1
+        let reference = ReferenceOpusDecode.decode(speech[0..<500].map { .init(payload: $0, arrived: true) })
+        let onset = try #require(placement(of: reference, in: wav))
+        let kept = wav.count - onset
+        #expect(kept > 48_000 && kept < reference.count, "\(kept) samples of the stream are in the file")
+        // What the file holds is exact up to where the stream's audio ends (its request was cut
+        // at the stop; the record plays out what it held, then silence).
+        let heard = (0..<kept).prefix { wav[onset + $0] == reference[$0] }.count
+        #expect(heard > 48_000, "exact for \(heard) samples")
+        #expect(wav[(onset + heard)...].allSatisfy { $0 == 0 }, "silence after the last packet placed")
+        let json = try roomJSON(out)
+        let sora = try #require(json["soraAudioStreaming"] as? [String: Any])
+        let entry = try #require((sora["connections"] as? [[String: Any]])?.first)
+        #expect(entry["cancelled"] as? Int == 0 && entry["malformed"] as? Int == 0, "\(entry)")
+    }
+
     @Test func aBadAddressIsAUsageError() throws {
         let out = try temporaryDirectory()
         let run = try CLIRunner.run(["record", "--sora-audio-streaming", "localhost:x", "--out", out.path])
