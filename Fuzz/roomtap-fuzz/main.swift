@@ -9,8 +9,9 @@
 // the Opus TOC; SDP with a=crypto and the JSON room file with srtp/allow; SDES a=crypto values,
 // allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
 // jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
-// the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), Sora's audio-streaming body
-// (SoraStreamingFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
+// the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), HTTP request heads and the
+// live page's access rules (HTTPFuzz), Sora's audio-streaming body (SoraStreamingFuzz),
+// OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -19,6 +20,7 @@
 import RoomTapAgent
 import RoomTapControl
 import RoomTapCore
+import RoomTapFleet
 import RoomTapIngest
 import RoomTapJSON
 import RoomTapRTP
@@ -45,6 +47,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     RealtimeEventFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)
+    HTTPFuzz.exercise(bytes)
     SoraStreamingFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
