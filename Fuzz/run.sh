@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes roomtap's parsers of outside input: RTP/RTCP, SDP (a=crypto) and the JSON room file (srtp,
+# Fuzzes roomtap's parsers of outside input: Sora's audio-streaming body, RTP/RTCP, SDP (a=crypto) and the JSON room file (srtp,
 # allow), SRTP/SRTCP unprotect through libsrtp2, Janus .mjr recordings (and their playout through
 # the jitter buffer), and the Ogg Opus
 # ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
@@ -38,6 +38,9 @@ printf '\x90\x6f\x12\x34\x00\x00\x03\xc0\x00\x0a\x11\xce\xbe\xde\x00\x01\x10\x85
   >"$corpus/seed-rtp-extension.bin"
 printf '\x80\xc8\x00\x06\x00\x0a\x11\xce\xe0\x00\x00\x00\x80\x00\x00\x00\x00\x00\x12\xc0\x00\x00\x00\x19\x00\x00\x02\x58\x81\xcb\x00\x01\x00\x00\x0b\x0b' \
   >"$corpus/seed-rtcp-sr-bye.bin"
+# A Sora audio-streaming body (audio_streaming_header = true): two frames of a 3-byte Opus packet.
+printf '\x00\x06\x0a\x24\x18\x20\x22\x40\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x03\xf8\xff\xfe\x00\x06\x0a\x24\x18\x20\x70\x60\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x03\xf8\xff\xfe' \
+  >"$corpus/seed-sora-streaming.bin"
 # Janus recordings (the shared fixtures, when the checkout sits beside them): whole and cut.
 for f in ../shared/fixtures/janus-mjr/*.mjr; do
   [ -f "$f" ] || continue

@@ -35,6 +35,9 @@ static inline void roomtap_ssl_fixed_mtu(SSL *ssl, long mtu) {
 /// SSL_CTX_set_min_proto_version(ctx, DTLS1_2_VERSION): DTLS 1.2 or later (RFC 8827 §6.5).
 static inline void roomtap_ssl_ctx_dtls12(SSL_CTX *ctx) { SSL_CTX_set_min_proto_version(ctx, DTLS1_2_VERSION); }
 
+/// SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION): TLS 1.2 or later (HTTP/2 over TLS, RFC 9113 §9.2).
+static inline void roomtap_ssl_ctx_tls12(SSL_CTX *ctx) { SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION); }
+
 /// SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN: the peer sent close_notify.
 static inline int roomtap_ssl_peer_closed(SSL *ssl) { return (SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN) != 0; }
 

@@ -199,6 +199,20 @@ enum CommandTable {
             help: "Gather ICE host candidates only on this local address (e.g.\n"
                 + "127.0.0.1). Repeatable. Default: every interface."),
         OptionSpec(
+            "--sora-audio-streaming", .value, "HOST:PORT", section: live,
+            help: "Receive Sora's audio streaming (sora.conf audio_streaming_url =\n"
+                + "http://HOST:PORT/speech, audio_streaming_header = true): HTTP/2\n"
+                + "(h2c), each Sora connection a track named by its id. A bare PORT\n"
+                + "is on loopback; port 0: any (the address is printed)."),
+        OptionSpec(
+            "--sora-name", .repeatable, "ID=NAME", section: live,
+            help: "Name the track of Sora connection ID (default: the id). Repeatable."),
+        OptionSpec(
+            "--tls-cert", .value, "FILE", section: live,
+            help: "PEM certificate chain: --sora-audio-streaming over TLS (an https://\n"
+                + "audio_streaming_url; HTTP/2 with ALPN h2). Give --tls-key too."),
+        OptionSpec("--tls-key", .value, "FILE", section: live, help: "The PEM private key of --tls-cert."),
+        OptionSpec(
             "--stun", .value, "HOST:PORT", section: live,
             help: "STUN server for a --join/--whep connection (server-reflexive\n"
                 + "candidates); host candidates alone work on one network."),

@@ -91,9 +91,17 @@ enum RecordCommand {
         var stun: (host: String, port: UInt16)?
         /// --ice-host ADDR: the local addresses a WebRTC join's ICE may use.
         var iceHosts: [String] = []
+        /// --sora-audio-streaming HOST:PORT: the HTTP/2 listener for Sora's audio streaming; nil: none.
+        var soraStreaming: ListenAddress?
+        /// --sora-name ID=NAME: track names by Sora connection id.
+        var soraNames: [String: String] = [:]
+        /// --tls-cert FILE / --tls-key FILE: serve the Sora audio streaming over TLS (https://).
+        var soraTLS: (certificate: String, key: String)?
 
         /// True when the room has network participants.
-        var hasNetwork: Bool { !listen.isEmpty || sdp != nil || roomFile != nil || join != nil }
+        var hasNetwork: Bool {
+            !listen.isEmpty || sdp != nil || roomFile != nil || join != nil || soraStreaming != nil
+        }
         /// True when the room has live participants (network, microphone, an agent) and runs until
         /// stopped (SIGINT/SIGTERM or --duration), not until its files end.
         var isLive: Bool { hasNetwork || mic != nil || agent != nil }
@@ -259,6 +267,7 @@ enum RecordCommand {
         }
         options.discover = args.flag("--discover")
         try parseJoin(args, into: &options)
+        try parseSoraStreaming(args, into: &options)
         options.sdp = args.value("--sdp")
         options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {

@@ -74,6 +74,8 @@ final class RoomRecording: Sendable {
     let liveRoom = Locked<LiveRoom?>(nil)
     /// `--join`/`--whep`: the room joined over WebRTC.
     let roomJoin = Locked<RoomJoin?>(nil)
+    /// `--sora-audio-streaming`: the HTTP/2 receiver of Sora's audio streaming.
+    let soraStreaming = Locked<SoraAudioStreaming?>(nil)
     let controlHandler = Locked<RoomControlHandler?>(nil)
     private let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
@@ -235,6 +237,11 @@ final class RoomRecording: Sendable {
             abandon(room)
             throw RuntimeError(description: error.description)
         }
+        do { try bindSoraStreaming() } catch {
+            microphone?.close()
+            abandon(room)
+            throw RuntimeError(description: error.description)
+        }
         // The control socket, the ports, --play and --mic are open (the plan checked the API key):
         // only now are DIR made and, with --force, the earlier recording removed, just before the
         // first file.
@@ -284,6 +291,7 @@ final class RoomRecording: Sendable {
                 let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions, sockets: sockets)
                 liveRoom.withLock { $0 = live }
                 roomJoin.withLock { $0 }?.attach(to: live)
+                attachSoraStreaming(to: live)
             } catch {
                 abandon(room)
                 throw RuntimeError(description: error.description)
@@ -353,6 +361,7 @@ final class RoomRecording: Sendable {
             progress.update(room.position, tracks: room.tracks.count)
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
                 join?.stop()
+                stopSoraStreaming()
                 live?.stop()  // draining: nothing more is received
                 receptionEnd = receptionEnd ?? min(room.position, receiveUntil ?? .max)
             }
@@ -363,6 +372,7 @@ final class RoomRecording: Sendable {
             if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
                 lastFailureCheck = .now
                 for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
+                printSoraStreamingWarnings()
                 noteFailedFiles(announce: options.isLive)
             }
             let controls = server == nil ? 0 : controlLog.all.count
@@ -386,6 +396,8 @@ final class RoomRecording: Sendable {
         }
         handler?.noteStopping()
         join?.stop()
+        stopSoraStreaming()
+        printSoraStreamingWarnings()
         live?.stop()
         microphone?.close()
         agent?.stop()
@@ -475,6 +487,7 @@ final class RoomRecording: Sendable {
             outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: clock, live: live,
             controls: controls ? controlLog.all : nil, playback: playback, agent: agent?.report, errors: s.errors)
         report.join = roomJoin.withLock { $0 }.map(RoomReport.JoinReport.init)
+        report.soraAudioStreaming = soraStreaming.withLock { $0 }.map(RoomReport.SoraStreamingReport.init)
         return report
     }
 
@@ -618,6 +631,7 @@ final class RoomRecording: Sendable {
         stopMetrics()
         stopLivePage()
         roomJoin.withLock { $0 }?.stop()
+        stopSoraStreaming()
         liveRoom.withLock { $0 }?.stop()
         for socket in boundSockets.withLock({ $0 }) { socket.close() }
         room.stop()

@@ -265,6 +265,8 @@ struct RoomReport: Codable {
     var upload: UploadReport? = nil
     /// With `--join`/`--whep`: the room joined over WebRTC and each publisher's connection.
     var join: JoinReport? = nil
+    /// With `--sora-audio-streaming`: the listener and each Sora connection recorded.
+    var soraAudioStreaming: SoraStreamingReport? = nil
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {

@@ -127,7 +127,7 @@ struct RoomFileTests {
     @Test func unknownAndRepeatedKeys() {
         expectError(
             "{\"participants\": [{\"name\": \"a\", \"port\": 1}],\n \"listn\": \"::1\"}",
-            "room.json:2: listn: unknown key; the keys are participants, listen, allow")
+            "room.json:2: listn: unknown key; the keys are participants, listen, allow, sora")
         expectError(
             one("\"prot\": 1"),
             "room.json:2: participants[0].prot: unknown key; "

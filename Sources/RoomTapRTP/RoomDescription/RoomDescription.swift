@@ -20,11 +20,19 @@ public struct RoomDescription: Sendable, Equatable {
     /// Who may send (the room file's `allow`): datagrams from elsewhere are dropped and counted
     /// before parsing. Empty = the description says nothing (anyone, unless `--allow` says).
     public var allow: [SourcePrefix]
+    /// Track names by Sora connection id (the room file's `sora`; `--sora-audio-streaming`).
+    public var soraNames: [String: String]
 
     /// Creates a description of these participants (not validated; the parsers validate).
     public init(participants: [ParticipantDescription], allow: [SourcePrefix] = []) {
+        self.init(participants: participants, allow: allow, soraNames: [:])
+    }
+
+    /// Creates a description with Sora connections named too (not validated).
+    public init(participants: [ParticipantDescription], allow: [SourcePrefix], soraNames: [String: String]) {
         self.participants = participants
         self.allow = allow
+        self.soraNames = soraNames
     }
 
     /// The distinct ports to bind, in the order participants first use them.

@@ -26,7 +26,7 @@ struct RoomFileParser {
     let source: String
 
     /// The keys of the top-level object.
-    static let roomKeys = ["participants", "listen", "allow"]
+    static let roomKeys = ["participants", "listen", "allow", "sora"]
     /// The keys of a participant object.
     static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels", "codec", "srtp"]
     /// The longest name, in characters.
@@ -79,7 +79,12 @@ struct RoomFileParser {
         let allow = try room["allow"].map { (value) throws(RoomDescriptionError) in
             try allowList(value, path: "allow")
         }
+        let sora = try room["sora"].map { (value) throws(RoomDescriptionError) in
+            try soraConnections(value, path: "sora")
+        }
         guard let list = room["participants"] else {
+            // A room of Sora connections only (RoomFileParser+Sora.swift).
+            if let sora { return RoomDescription(participants: [], allow: allow ?? [], soraNames: sora) }
             throw invalid(root, "", "missing \"participants\"; list the participants: \"participants\": [...]")
         }
         guard case .array(let entries) = list.kind else {
@@ -157,7 +162,13 @@ struct RoomFileParser {
                     channels: channels.map { Int($0) } ?? min(2, codec.isOpus ? 1 : codec.channels),
                     codec: codec, srtp: srtp))
         }
-        return RoomDescription(participants: participants, allow: allow ?? [])
+        if let sora, let clash = sora.values.first(where: { names[$0] != nil }), let value = room["sora"] {
+            throw RoomDescriptionError(
+                .duplicate, source: source, line: value.line,
+                message: "sora: \(clash.quotedForMessage) is also the name of participants[\(names[clash]!)]; "
+                    + "give each track its own name")
+        }
+        return RoomDescription(participants: participants, allow: allow ?? [], soraNames: sora ?? [:])
     }
 
     private struct StreamKey: Hashable {
@@ -260,7 +271,7 @@ struct RoomFileParser {
     }
 
     /// A track name: 1-64 characters, no `/`, no control characters, not `.` or `..` (it names files).
-    private func trackName(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> String {
+    func trackName(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> String {
         guard case .string(let name) = value.kind, !name.isEmpty, name.count <= Self.maximumNameLength,
             name != ".", name != "..",
             !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.generalCategory == .control })

@@ -1,0 +1,74 @@
+import Foundation
+import RoomTap
+
+/// `--sora-audio-streaming HOST:PORT`: roomtap as the receiver of Sora's audio streaming
+/// (RoomTapSora): each Sora connection's `POST /speech` request a track of the live room.
+extension RoomRecording {
+    /// Binds the HTTP/2 listener before DIR is touched (an address in use costs nothing). Nothing
+    /// to do without the option. Throws the one line. Main thread.
+    func bindSoraStreaming() throws(SoraAudioStreaming.SetupError) {
+        guard let address = plan.options.soraStreaming else { return }
+        // The room file's `sora` names, then --sora-name (which wins for an id given in both).
+        let names = (plan.description?.soraNames ?? [:]).merging(plan.options.soraNames) { $1 }
+        let server = try SoraAudioStreaming(
+            options: .init(
+                listen: address, names: names, tlsCertificate: plan.options.soraTLS?.certificate,
+                tlsKey: plan.options.soraTLS?.key))
+        soraStreaming.withLock { $0 = server }
+    }
+
+    /// Starts taking requests into `live`; says where when port 0 was asked (like `--listen`).
+    func attachSoraStreaming(to live: LiveRoom) {
+        guard let server = soraStreaming.withLock({ $0 }) else { return }
+        server.attach(to: live)
+        if plan.options.soraStreaming?.port == 0 {
+            StandardStreams.error("roomtap: sora audio streaming on \(server.url)\n")
+        }
+    }
+
+    /// What went wrong with requests since the last call, as warnings. Main thread.
+    func printSoraStreamingWarnings() {
+        for line in soraStreaming.withLock({ $0 })?.takeLogLines() ?? [] { CommandDispatch.printWarning(line) }
+    }
+
+    /// Stops taking requests (open ones end, their tracks go silent). Idempotent.
+    func stopSoraStreaming() { soraStreaming.withLock { $0 }?.stop() }
+}
+
+extension RoomReport {
+    /// `--sora-audio-streaming`: where roomtap listened and each Sora connection it recorded.
+    struct SoraStreamingReport: Codable {
+        var listen: String
+        /// Requests refused before their body (404, 405, 400, 409, 503) and HTTP/1 clients.
+        var refusedRequests: Int
+        var connections: [Connection]
+
+        struct Connection: Codable {
+            var connectionID: String
+            var track: String
+            var channelID: String?
+            var sessionID: String?
+            var languageCode: String?
+            var requests: Int
+            var packets: Int
+            var bytes: Int
+            /// Requests ended with 400 by a malformed frame, and why the last one was.
+            var malformed: Int
+            var lastError: String?
+            /// Requests the client ended before their body did.
+            var cancelled: Int
+        }
+
+        init(_ server: SoraAudioStreaming) {
+            listen = server.address.description
+            refusedRequests = server.refusedRequests
+            connections = server.connections.map { track in
+                let r = track.report
+                return Connection(
+                    connectionID: r.connectionID, track: r.track, channelID: r.channelID, sessionID: r.sessionID,
+                    languageCode: r.languageCode, requests: r.requests, packets: r.packets, bytes: r.bytes,
+                    malformed: r.malformed, lastError: r.lastError, cancelled: r.cancelled)
+            }
+        }
+    }
+}
