@@ -282,6 +282,11 @@ public struct SoraRecording: Sendable {
                     let mediaName = archive.filename ?? SoraFileName.mediaName(ofJSON: name, format: archive.format)
                     var file = File(role: role, json: name, media: mediaName)
                     file.placement = SoraPlacement.place(archive, origin: origin?.microseconds)
+                    if file.placement?.method == SoraPlacement.Method.none, archive.hasAudio {
+                        connection.problems.append(
+                            "\(name) gives neither start_time_offset nor start_timestamp; placed at the recording's "
+                                + "start")
+                    }
                     if archive.connectionID != id {
                         file.note = "its connection_id is \(archive.connectionID); placed with \(id), as its name says"
                     }
