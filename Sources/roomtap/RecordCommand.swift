@@ -345,7 +345,8 @@ enum RecordCommand {
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
                 command: "record")
         }
-        guard !options.files.isEmpty || options.janusRoom != nil || options.soraRecording != nil || options.isLive else {
+        guard !options.files.isEmpty || options.janusRoom != nil || options.soraRecording != nil || options.isLive
+        else {
             throw UsageError(
                 description: "no speakers: give --file NAME=PATH (or --janus-room DIR, --sora-recording DIR), or "
                     + "--listen HOST:PORT / "

@@ -69,7 +69,8 @@ extension RecordingPlan {
     /// `name` made fit for a track name: control characters dropped, spaces trimmed, at most 100
     /// characters; `fallback` when nothing is left.
     static func trackName(_ name: String, or fallback: String) -> String {
-        let kept = String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        let kept = String(
+            String.UnicodeScalarView(name.unicodeScalars.filter { $0.properties.generalCategory != .control }))
         let trimmed = String(kept.trimmingCharacters(in: .whitespaces).prefix(100))
         return trimmed.isEmpty ? fallback : trimmed
     }

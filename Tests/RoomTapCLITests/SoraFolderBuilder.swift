@@ -45,7 +45,8 @@ struct SoraFolderBuilder {
     /// extension) with libopus.
     func encode(_ sourcePath: String, _ range: Range<Int>, to name: String) throws {
         try ffmpeg([
-            "-i", sourcePath, "-af", "atrim=start_sample=\(range.lowerBound):end_sample=\(range.upperBound),"
+            "-i", sourcePath, "-af",
+            "atrim=start_sample=\(range.lowerBound):end_sample=\(range.upperBound),"
                 + "asetpts=PTS-STARTPTS", "-c:a", "libopus", "-b:a", "64k", "-ac", "1",
             directory.appendingPathComponent(name).path,
         ])
@@ -124,7 +125,9 @@ struct SoraFolderBuilder {
         end["split_last_index"] = String(format: "%04d", pieces.count)
         end.removeValue(forKey: "filename")
         try write(end, to: "split-archive-end-\(connection).json")
-        if listed { reportArchives.append(["connection_id": connection, "split_last_index": end["split_last_index"]!]) }
+        if listed {
+            reportArchives.append(["connection_id": connection, "split_last_index": end["split_last_index"]!])
+        }
     }
 
     /// `report-<recording_id>.json`; `startTimestamp` adds the report's own start (µs after

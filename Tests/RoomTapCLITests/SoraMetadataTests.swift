@@ -34,7 +34,8 @@ struct SoraMetadataTests {
     @Test(arguments: [
         ("", "not JSON"), ("[1]", "not a JSON object"), (#"{"client_id":"a"}"#, "no connection_id"),
         (#"{"connection_id":""}"#, "no connection_id"), (#"{"connection_id":"../x"}"#, "no connection_id"),
-        (#"{"connection_id":42}"#, "no connection_id"), (#"{"connection_id":"A","format":"ogg"}"#, "neither webm nor mp4"),
+        (#"{"connection_id":42}"#, "no connection_id"),
+        (#"{"connection_id":"A","format":"ogg"}"#, "neither webm nor mp4"),
         (#"{"connection_id":"A","start_time_offset":-1}"#, "not a number of seconds"),
         (#"{"connection_id":"A","start_time_offset":1e12}"#, "not a number of seconds"),
         (#"{"connection_id":"A","start_time_offset":"3"}"#, "not a number of seconds"),
@@ -64,9 +65,10 @@ struct SoraMetadataTests {
         #expect(SoraFileName("split-archive-A_0003.webm")?.kind == .split(index: 3))
         #expect(SoraFileName("split-archive-end-A.json")?.kind == .splitEnd)
         #expect(SoraFileName("archive-A.mp4")?.connectionID == "A")
-        for name in ["archive-.json", "archive-A.ogg", "split-archive-A_01.json", "split-archive-A_0000.json",
-            "report-R.webm", "archive-A B.json", "notes.json"]
-        {
+        for name in [
+            "archive-.json", "archive-A.ogg", "split-archive-A_01.json", "split-archive-A_0000.json",
+            "report-R.webm", "archive-A B.json", "notes.json",
+        ] {
             #expect(SoraFileName(name) == nil, "\(name)")
         }
     }
@@ -77,9 +79,10 @@ struct SoraMetadataTests {
         #expect(RFC3339Timestamp("2026-12-01t10:00:00.123456789z")?.microseconds == 1_796_119_200_123_456)
         #expect(RFC3339Timestamp("2024-02-29T00:00:00.000Z")?.precisionSeconds == 0.001)
         #expect(RFC3339Timestamp("1970-01-01T00:00:00Z")?.microseconds == 0)
-        for bad in ["2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T10:00:00",
-            "2026-12-01T10:00:00.Z", "2026-12-01 10:00:00+9:00", "2026-12-01T10:00:00Zjunk", ""]
-        {
+        for bad in [
+            "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T10:00:00",
+            "2026-12-01T10:00:00.Z", "2026-12-01 10:00:00+9:00", "2026-12-01T10:00:00Zjunk", "",
+        ] {
             #expect(RFC3339Timestamp(bad) == nil, "\(bad)")
         }
     }
@@ -96,11 +99,14 @@ struct SoraMetadataTests {
         for iteration in 0..<600 {
             var bytes: [UInt8]
             if iteration % 3 == 0 {
-                bytes = (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes = (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             } else {
                 bytes = Array(seeds[iteration % seeds.count].utf8)
                 for _ in 0..<Int.random(in: 0...4, using: &generator) where !bytes.isEmpty {
-                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0x20...0x7E, using: &generator)
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                        in: 0x20...0x7E, using: &generator)
                 }
             }
             bytes.withUnsafeBytes { SoraFuzz.exercise($0, renderLimit: 48_000) }

@@ -64,7 +64,8 @@ struct SoraRecordingCLITests {
         var measured: [String] = []
         func check(_ name: String, _ source: ArraySlice<Int16>, _ track: [Int16], at offset: Int) {
             let (correlation, lag) = alignment(of: source, in: track, at: offset)
-            measured.append(String(format: "%@ at %d: correlation %.4f, lag %d samples", name, offset, correlation, lag))
+            measured.append(
+                String(format: "%@ at %d: correlation %.4f, lag %d samples", name, offset, correlation, lag))
             #expect(correlation > 0.9, "\(name): correlation \(correlation) with its source at \(offset)")
             #expect(abs(lag) <= 48, "\(name): \(lag) samples from its place \(offset)")
         }
@@ -217,7 +218,8 @@ struct SoraRecordingCLITests {
         let tracks = try names.map { try wav(out, $0) }
         #expect(Set(tracks.map(\.count)).count == 1, "every file the same length")
         #expect(alignment(of: alice.samples[...], in: tracks[0], at: 0).correlation > 0.9)
-        #expect(tracks[1].allSatisfy { $0 == 0 } && tracks[3].allSatisfy { $0 == 0 } && tracks[4].allSatisfy { $0 == 0 })
+        #expect(
+            tracks[1].allSatisfy { $0 == 0 } && tracks[3].allSatisfy { $0 == 0 } && tracks[4].allSatisfy { $0 == 0 })
         // What the cut file holds is recorded, from its place.
         #expect(tracks[2][0..<48_000].allSatisfy { $0 == 0 } && tracks[2][48_000..<96_000].contains { $0 != 0 })
         let json = try roomJSON(out)
@@ -253,7 +255,8 @@ struct SoraRecordingCLITests {
             #expect(run.stderr.hasPrefix("roomtap: error: --sora-recording \(directory.path): "), "\(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out.path), "no --out for \(directory.lastPathComponent)")
         }
-        let usage = try roomtap(["record", "--sora-name-key", "x", "-o", work.appendingPathComponent("o").path], expect: 64)
+        let usage = try roomtap(
+            ["record", "--sora-name-key", "x", "-o", work.appendingPathComponent("o").path], expect: 64)
         #expect(usage.stderr.contains("--sora-name-key x names the tracks of --sora-recording"), "\(usage.stderr)")
     }
 
@@ -263,7 +266,8 @@ struct SoraRecordingCLITests {
         let work = try temporaryDirectory()
         let carol = try SoraFolderBuilder.source("carol", in: work)
         var folder = try SoraFolderBuilder(work.appendingPathComponent("names"))
-        try folder.single("C1", client: "same", metadata: ["name": "../../etc/x\nY"], source: carol.path, 0..<48_000, at: 0)
+        try folder.single(
+            "C1", client: "same", metadata: ["name": "../../etc/x\nY"], source: carol.path, 0..<48_000, at: 0)
         try folder.single("C2", client: "same", source: carol.path, 0..<48_000, at: 0)
         try folder.single("C3", client: "Same", metadata: ["name": 42], source: carol.path, 0..<48_000, at: 0)
         try folder.single("C4", source: carol.path, 0..<48_000, at: 0)
@@ -276,8 +280,9 @@ struct SoraRecordingCLITests {
         #expect(
             try listing(out) == ["42.wav", "C4.wav", "_.._.._etc_xY.wav", "room.json", "same-2.wav", "same.wav"])
         let json = try roomJSON(out)
-        #expect(try ["C1", "C2", "C3", "C4", "C5"].map { try Self.connection(json, $0)["track"] as? String } == [
-            "../../etc/xY", "same", "42", "C4", "same-2",
-        ])
+        #expect(
+            try ["C1", "C2", "C3", "C4", "C5"].map { try Self.connection(json, $0)["track"] as? String } == [
+                "../../etc/xY", "same", "42", "C4", "same-2",
+            ])
     }
 }

@@ -64,7 +64,8 @@ public struct SoraFileName: Sendable, Equatable {
     /// An id Sora gives (and a name part safe in a path): 1–255 characters, none of them `/`, a
     /// control character or a space.
     static func isID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 255 && id.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "/" && $0.value != 0x7F }
+        !id.isEmpty && id.utf8.count <= 255
+            && id.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "/" && $0.value != 0x7F }
     }
 
     /// The file name of the media beside a JSON of this kind, in `format`.

@@ -11,7 +11,7 @@ import RoomTapRTP
 /// Thread: pure, any thread.
 public enum SoraFuzz {
     /// Audio rendered per track at most (20 s).
-    static let maxRenderedSamples: Int64 = 48_000 * 20
+    public static let maxRenderedSamples: Int64 = 48_000 * 20
 
     /// A folder with every kind of file, two connections.
     static let names = [
@@ -19,12 +19,16 @@ public enum SoraFuzz {
         "split-archive-A_0003.json", "split-archive-A_0003.mp4", "split-archive-end-A.json", "archive-B.json",
         "archive-B.mp4",
     ]
-    static let validArchive = Array(
-        #"{"connection_id":"A","client_id":"alice","format":"webm","audio":true,"start_time_offset":1,"#.utf8)
+    static let validArchive =
+        Array(
+            #"{"connection_id":"A","client_id":"alice","format":"webm","audio":true,"start_time_offset":1,"#.utf8)
         + Array(#""start_timestamp":"2025-01-01T00:00:01.250000Z","stop_time_offset":3}"#.utf8)
-    static let validReport = Array(
-        #"{"recording_id":"R1","archives":[{"connection_id":"A","metadata_filename":"archive-A.json","#.utf8)
-        + Array(#""split_last_index":"0003"},{"connection_id":"B"}],"failed_archives":[{"filename":"archive-C.webm"}]}"#.utf8)
+    static let validReport =
+        Array(
+            #"{"recording_id":"R1","archives":[{"connection_id":"A","metadata_filename":"archive-A.json","#.utf8)
+        + Array(
+            #""split_last_index":"0003"},{"connection_id":"B"}],"failed_archives":[{"filename":"archive-C.webm"}]}"#
+                .utf8)
 
     /// A stream of 50 packets of 20 ms (Opus TOC 0xF8: CELT fullband, one 20 ms frame) with a gap.
     static let stream: RecordedRTPStream = {
@@ -44,7 +48,8 @@ public enum SoraFuzz {
         let archive = try? SoraArchiveMetadata.parse(bytes)
         let report = try? SoraRecordingReport.parse(bytes)
         if let archive {
-            let placed = SoraPlacement.place(archive, origin: report?.startTimestamp?.microseconds ?? 1_735_689_600_000_000)
+            let placed = SoraPlacement.place(
+                archive, origin: report?.startTimestamp?.microseconds ?? 1_735_689_600_000_000)
             check(placed.samples >= 0, "a file before the recording's start")
         }
         if let time = RFC3339Timestamp(String(decoding: array.prefix(64), as: UTF8.self)) {

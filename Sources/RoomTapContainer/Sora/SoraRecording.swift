@@ -1,5 +1,5 @@
 import Foundation
-public import RoomTapJSON
+import RoomTapJSON
 public import RoomTapRTP
 
 /// One Sora recording's folder read as the tracks of a room: a track per connection, each made of
@@ -148,7 +148,9 @@ public struct SoraRecording: Sendable {
         } media: { name in
             let path = join(directory, name)
             guard FileManager.default.fileExists(atPath: path) else { return .missing }
-            do { return .read(try ContainerRecording.read(path: path)) } catch { return .unreadable(error.message) }
+            do { return .read(try ContainerRecording.read(path: path)) } catch {
+                return .unreadable((error as? RecordingError)?.message ?? "\(error)")
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-public import RoomTapJSON
+import RoomTapJSON
 
 /// A Sora recording's `report-<recording_id>.json`, written when the recording ends, after every
 /// archive (sora-archive-uploader `gatekeeper.go`).

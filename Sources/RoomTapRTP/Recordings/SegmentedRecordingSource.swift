@@ -82,7 +82,8 @@ public final class SegmentedRecordingSource: SizedSource, @unchecked Sendable {
             let from = Int(max(piece.offset, roomSample) - roomSample) * channels
             let to = Int(min(cut, roomSample + frame) - roomSample) * channels
             if to > from {
-                samples.baseAddress!.advanced(by: from).update(from: scratch.baseAddress!.advanced(by: from), count: to - from)
+                samples.baseAddress!.advanced(by: from).update(
+                    from: scratch.baseAddress!.advanced(by: from), count: to - from)
                 if played == .normal {
                     status = .normal
                 } else if played == .concealed && status != .normal {
