@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapStorage
 import RoomTapTestSupport
 import Testing
 
@@ -284,5 +285,42 @@ struct SoraRecordingCLITests {
             try ["C1", "C2", "C3", "C4", "C5"].map { try Self.connection(json, $0)["track"] as? String } == [
                 "../../etc/xY", "same", "42", "C4", "same-2",
             ])
+    }
+
+    /// `--sora-recording s3://BUCKET/PREFIX` (sora-archive-uploader's `<recording_id>/` layout)
+    /// records the same bytes as the local folder; room.json names the URL; the download is removed.
+    @Test(needsFFmpeg) func aSoraRecordingInS3RecordsTheSameBytes() throws {
+        let server = try S3TestServer()
+        let work = try temporaryDirectory()
+        let carol = try SoraFolderBuilder.source("carol", in: work)
+        var folder = try SoraFolderBuilder(work.appendingPathComponent("local-recording"))
+        try folder.single(Self.alice, client: "alice", source: carol.path, 0..<96_000, at: 30_000)
+        try folder.split(Self.carol, client: "carol", source: carol.path, pieces: [(96_000..<144_000, 150_000)])
+        try folder.writeReport()
+        let client = server.client()
+        let prefix = "recordings/\(folder.recordingID)"
+        for name in try listing(folder.directory) {
+            try client.upload(
+                file: folder.directory.appendingPathComponent(name).path, bucket: server.bucket,
+                key: "\(prefix)/\(name)")
+        }
+        let tmp = work.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        let local = work.appendingPathComponent("local")
+        try roomtap(["record", "--sora-recording", folder.directory.path, "-q", "-o", local.path], expect: 0)
+        let url = "s3://\(server.bucket)/\(prefix)"
+        let remote = work.appendingPathComponent("remote")
+        let outcome = try CLIRunner.run(
+            ["record", "--sora-recording", url, "-q", "-o", remote.path],
+            environment: server.environment().merging(["TMPDIR": tmp.path]) { _, b in b })
+        #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome.stderr)")
+        #expect(try listing(remote) == ["alice.wav", "carol.wav", "room.json"])
+        for name in ["alice", "carol"] {
+            #expect(try wav(remote, name) == wav(local, name), "\(name): the same samples as the local folder")
+        }
+        let sora = try #require(try roomJSON(remote)["sora"] as? [String: Any])
+        #expect(sora["folder"] as? String == url)
+        #expect((try roomTracks(remote)["alice"]?["source"] as? [String: Any])?["path"] as? String == url)
+        #expect(try listing(tmp).isEmpty, "the download is removed")
     }
 }
