@@ -68,7 +68,7 @@ public struct RFC3339Timestamp: Sendable, Equatable, Comparable {
                 i += 1
             }
             guard fractionDigits >= 1, fractionDigits <= 18 else { return nil }
-            for _ in fractionDigits..<6 { micros *= 10 }
+            for _ in min(fractionDigits, 6)..<6 { micros *= 10 }
         }
         var offsetSeconds = 0
         guard i < b.count else { return nil }
