@@ -22,9 +22,9 @@ public struct RFC3339Timestamp: Sendable, Equatable, Comparable {
 
     /// The precision the text gave, in seconds (1, 0.001, 0.000001; never finer than 1 µs).
     public var precisionSeconds: Double {
-        var p = 1.0
-        for _ in 0..<min(fractionDigits, 6) { p /= 10 }
-        return p
+        var scale = 1
+        for _ in 0..<min(fractionDigits, 6) { scale *= 10 }
+        return 1 / Double(scale)
     }
 
     public static func < (a: Self, b: Self) -> Bool { a.microseconds < b.microseconds }
