@@ -106,6 +106,39 @@ struct SoraRecordingCLITests {
         #expect((daveFile["problem"] as? String)?.contains("is missing") == true)
     }
 
+    /// Where a Sora file holds the same packets as an Ogg file (ffmpeg -c copy into WebM and MP4),
+    /// its track is that file's samples exactly, at the place its start_timestamp gives against
+    /// the report's start_timestamp: the same samples as `--file NAME=FILE.opus@SECONDS`.
+    @Test(needsFFmpeg, arguments: ["webm", "mp4"])
+    func aFileHoldingTheSamePacketsIsExactToTheSample(format: String) throws {
+        let work = try temporaryDirectory("exact-\(format)")
+        var folder = try SoraFolderBuilder(work.appendingPathComponent("recording"))
+        let at = 59_250  // 1.234375 s
+        let media = "archive-\(Self.alice).\(format)"
+        try ffmpeg(["-i", sample("alice"), "-c", "copy", folder.directory.appendingPathComponent(media).path])
+        var json = folder.archiveJSON(
+            Self.alice, client: "alice", metadata: nil, format: format, start: at, length: 432_000, media: media)
+        // The report's start is 2 s before the archives' clock says: the report wins.
+        json["start_timestamp"] = SoraFolderBuilder.timestamp(Int64(at) * 1000 / 48 + 2_000_000)
+        json["start_time_offset"] = 1
+        try folder.write(json, to: "archive-\(Self.alice).json")
+        folder.reportArchives = [["connection_id": Self.alice, "metadata_filename": "archive-\(Self.alice).json"]]
+        try folder.writeReport(startTimestamp: 2_000_000)
+        let out = work.appendingPathComponent("sora")
+        try roomtap(["record", "--sora-recording", folder.directory.path, "-q", "-o", out.path], expect: 0)
+        let ogg = work.appendingPathComponent("ogg")
+        try roomtap(["record", "--file", "alice=\(sample("alice"))@1.234375", "-q", "-o", ogg.path], expect: 0)
+        let track = try wav(out, "alice")
+        #expect(track.count >= 59_250 + 432_000 && track.count < 59_250 + 432_000 + 480, "\(track.count) samples")
+        #expect(track == (try wav(ogg, "alice")), "the Ogg path's samples, at the same sample")
+        let json2 = try roomJSON(out)
+        let sora = try #require(json2["sora"] as? [String: Any])
+        #expect(sora["startFrom"] as? String == "report")
+        #expect(sora["startTimestamp"] as? String == "2026-12-01T10:00:02.000000Z")
+        let file = try #require((try Self.connection(json2, Self.alice)["files"] as? [[String: Any]])?.first)
+        #expect(file["placedBy"] as? String == "start_timestamp" && file["offsetSamples"] as? Int == at)
+    }
+
     /// Dual output (the same audio in a single file and in split pieces) is taken once: the track
     /// is exactly the single file's; without the single file's media, the pieces make the track.
     @Test(needsFFmpeg) func dualOutputIsTakenOnce() throws {
