@@ -233,6 +233,13 @@ struct SoraRecordingCLITests {
         // dave: a JSON that is not JSON.
         try Data("{\"connection_id\": ".utf8).write(
             to: folder.directory.appendingPathComponent("archive-\(Self.dave).json"))
+        // eve: a start_timestamp 30 s away from its start_time_offset (1 s) is not believed.
+        try folder.single("EVE", client: "eve", source: alice.path, 0..<48_000, at: 48_000)
+        var eve = folder.archiveJSON(
+            "EVE", client: "eve", metadata: nil, format: "webm", start: 48_000, length: 48_000,
+            media: "archive-EVE.webm")
+        eve["start_timestamp"] = SoraFolderBuilder.timestamp(30_000_000)
+        try folder.write(eve, to: "archive-EVE.json")
         // The report names an archive that is not in the folder.
         folder.reportArchives.append(["connection_id": "GHOST", "metadata_filename": "archive-GHOST.json"])
         try folder.writeReport()
@@ -241,21 +248,23 @@ struct SoraRecordingCLITests {
         let out = work.appendingPathComponent("out")
         let run = try roomtap(["record", "--sora-recording", folder.directory.path, "-q", "-o", out.path], expect: 0)
         let lines = run.stderrLines
-        #expect(lines.count == 4, "\(run.stderr)")
+        #expect(lines.count == 5, "\(run.stderr)")
         #expect(lines.allSatisfy { $0.hasPrefix("roomtap: warning: --sora-recording ") })
         #expect(lines.contains { $0.contains("track bob") && $0.contains("cannot read the file") })
         #expect(lines.contains { $0.contains("track carol") && $0.contains("cut short") })
         #expect(lines.contains { $0.contains("track \(Self.dave)") && $0.contains("not an archive JSON") })
         #expect(lines.contains { $0.contains("track GHOST") && $0.contains("archive-GHOST.json, which is not in") })
+        #expect(lines.contains { $0.contains("track eve") && $0.contains("placed by start_time_offset") })
         #expect(try listing(folder.directory) == before, "the recording's folder is left as it was")
 
-        let names = ["alice", "bob", "carol", Self.dave, "GHOST"]
+        let names = ["alice", "bob", "carol", Self.dave, "GHOST", "eve"]
         #expect(try listing(out) == (names.map { "\($0).wav" } + ["room.json"]).sorted())
         let tracks = try names.map { try wav(out, $0) }
         #expect(Set(tracks.map(\.count)).count == 1, "every file the same length")
         #expect(alignment(of: alice.samples[...], in: tracks[0], at: 0).correlation > 0.9)
         #expect(
             tracks[1].allSatisfy { $0 == 0 } && tracks[3].allSatisfy { $0 == 0 } && tracks[4].allSatisfy { $0 == 0 })
+        #expect(abs(alignment(of: alice.samples[0..<48_000], in: tracks[5], at: 48_000).lag) <= 48, "eve at 1 s")
         // What the cut file holds is recorded, from its place.
         #expect(tracks[2][0..<48_000].allSatisfy { $0 == 0 } && tracks[2][48_000..<96_000].contains { $0 != 0 })
         let json = try roomJSON(out)

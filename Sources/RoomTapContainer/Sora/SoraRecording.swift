@@ -81,7 +81,8 @@ public struct SoraRecording: Sendable {
         public var problems: [String] = []
         /// False when its JSONs say it recorded no audio (video only): it is no track.
         public var hasAudio = true
-        /// Room sample where its recording ends: its last audio, or its JSON's stop when later.
+        /// Room sample where its recording ends: its last audio, or where the JSON of a file whose
+        /// media could not be read says that file stopped, when later.
         public var endSamples: Int64 = 0
 
         init(connectionID: String) { self.connectionID = connectionID }
@@ -289,6 +290,9 @@ public struct SoraRecording: Sendable {
                             "\(name) gives neither start_time_offset nor start_timestamp; placed at the recording's "
                                 + "start")
                     }
+                    if let note = file.placement?.note, archive.hasAudio {
+                        connection.problems.append("\(name): \(note); placed by start_time_offset, to the second")
+                    }
                     if archive.connectionID != id {
                         file.note = "its connection_id is \(archive.connectionID); placed with \(id), as its name says"
                     }
@@ -381,7 +385,14 @@ public struct SoraRecording: Sendable {
                     format: "overlaps the next piece by %.1f ms: cut where it begins",
                     Double(offset + duration - cut) / 48)
             }
-            let stops = archives.compactMap { SoraPlacement.stop($0, origin: origin?.microseconds) }
+            // Where its audio ends; a file whose media could not be read ends where its JSON says.
+            let stops = files.compactMap { file, archive -> Int64? in
+                guard let archive, file.durationSamples == nil, archive.hasAudio,
+                    let stop = SoraPlacement.stop(archive, origin: origin?.microseconds),
+                    stop > file.placement?.samples ?? 0
+                else { return nil }
+                return stop
+            }
             connection.endSamples = max(connection.segments.map(\.end).max() ?? 0, stops.max() ?? 0)
             connection.files = files.map(\.0)
             connections.append(connection)
