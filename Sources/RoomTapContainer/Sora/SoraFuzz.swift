@@ -10,8 +10,8 @@ import RoomTapRTP
 ///
 /// Thread: pure, any thread.
 public enum SoraFuzz {
-    /// Audio rendered per track at most (20 s).
-    public static let maxRenderedSamples: Int64 = 48_000 * 20
+    /// Audio rendered per track at most (5 s: the pieces in memory are 1.2 s long).
+    public static let maxRenderedSamples: Int64 = 48_000 * 5
 
     /// A folder with every kind of file, two connections.
     static let names = [
