@@ -9,7 +9,7 @@ APT_TOOLS := redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload bench-join lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 
@@ -168,6 +168,14 @@ bench: deps
 	SPEAKERS=8 bash Benchmarks/instructions.sh
 	SPEAKERS=64 bash Benchmarks/instructions.sh
 	$(MAKE) bench-upload
+	$(MAKE) bench-join
+	bash Benchmarks/view-3h.sh
+
+# What joining a Janus room over WebRTC costs per track (CPU, memory, set-up time) against the
+# same publishers rtp_forwarded (Benchmarks/join-cost.py; Janus and aiortc publishers on loopback).
+bench-join: deps
+	$(SWIFT) build -c release --product roomtap
+	.venv/bin/python Benchmarks/join-cost.py --publishers 4 --seconds 20
 
 # A 2-hour virtual-clock room (691 MB WAVs) uploaded to SeaweedFS in multipart parts, while it
 # records and again with roomtap upload: peak RSS against the file sizes (Benchmarks/upload-2h.sh;
@@ -182,10 +190,12 @@ lint:
 samples:
 	bash Samples/room/generate.sh
 
-# The review page's files (Resources/view/*.html, .css, .js) into the binary, as Swift string
-# literals (Sources/roomtap/View/ViewPageAssets.swift). Run after editing them; commit both.
+# The review page's files (Resources/view/*.html, .css, .js) and the live page's (Resources/live/)
+# into the binary, as Swift string literals (Sources/roomtap/View/ViewPageAssets.swift,
+# Sources/roomtap/Live/LivePageAssets.swift). Run after editing them; commit both.
 view-assets:
 	bash Resources/view/embed.sh
+	bash Resources/live/embed.sh
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-valgrind out

@@ -10,7 +10,9 @@
 // allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
 // jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
 // Sora's recording folders (SoraFuzz: archive and report JSONs, RFC 3339 times, file names,
-// placement and the pieces of a track played), the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
+// placement and the pieces of a track played), the WebRTC join's SDP, Janus events and WHEP replies
+// (WebRTCFuzz), HTTP request heads and the live page's access rules (HTTPFuzz), OpusHead.parse,
+// OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
@@ -20,6 +22,7 @@ import RoomTapAgent
 import RoomTapContainer
 import RoomTapControl
 import RoomTapCore
+import RoomTapFleet
 import RoomTapIngest
 import RoomTapJSON
 import RoomTapRTP
@@ -46,6 +49,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     RecordingFuzz.exercise(bytes)
     SoraFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)
+    HTTPFuzz.exercise(bytes)
     _ = OpusHead.parse(bytes)
     _ = OpusTags.parse(bytes)
     // transcript.jsonl → subtitles: never a crash; what parses renders in every format.

@@ -189,6 +189,14 @@ enum CommandTable {
                 + "received/lost/late per track, bytes written, uploads) and /healthz\n"
                 + "while recording (port 0: any; the address is printed)."),
         OptionSpec(
+            "--http", .value, "HOST:PORT",
+            help: "Serve the live page while recording: every track's meter and\n"
+                + "talking state, volume, mute (heard and record) and solo, acting as\n"
+                + "the control verbs do; its JSON API (/api) and /metrics. Loopback\n"
+                + "(127.0.0.1:PORT) by default; another address needs\n"
+                + "ROOMTAP_HTTP_TOKEN (open the page as /?token=...). Port 0: any;\n"
+                + "the address is printed."),
+        OptionSpec(
             "--join", .value, "URL", section: live,
             help: "Join a room as a WebRTC participant and record every publisher:\n"
                 + "janus+http://HOST:PORT/janus?room=ID[&pin=PIN] (a Janus VideoRoom;\n"

@@ -87,6 +87,8 @@ enum RecordCommand {
         var inputOrigins: [String: String] = [:]
         /// --metrics HOST:PORT: the recorder's Prometheus endpoint; nil: none.
         var metrics: String?
+        /// --http HOST:PORT: the live page, its JSON API and /metrics (RoomRecording+Live.swift); nil: none.
+        var http: String?
         /// --join URL / --whep NAME=URL: a room joined over WebRTC; nil: none.
         var join: RoomJoin.Target?
         /// --stun HOST:PORT: the STUN server of a WebRTC join.
@@ -223,6 +225,7 @@ enum RecordCommand {
             }
             options.metrics = text
         }
+        options.http = try LivePage.parseAddress(args.value("--http"))
         if let file = options.multichannel {
             guard options.output.isDefault else {
                 throw UsageError(
@@ -357,6 +360,11 @@ enum RecordCommand {
             throw UsageError(description: "no output directory: give --out DIR", command: "record")
         }
         options.out = out
+        if options.http != nil && !options.usesRealTimeClock {
+            throw UsageError(
+                description: "--http serves a room while it runs: give a live room (--listen, --sdp, --room, --join, "
+                    + "--mic, --agent) or --realtime", command: "record")
+        }
         try checkNames(options)
         return options
     }
@@ -439,11 +447,13 @@ enum RecordCommand {
         } catch {
             recording.stopMetrics()
             recording.closeControl(finished: nil)
+            recording.stopLivePage()
             plan.removeCreatedDirectories()
             throw error
         }
         recording.stopMetrics()
         recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
+        recording.stopLivePage()  // after closeControl: the page hears `stopped`
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
         } else if !options.quiet {

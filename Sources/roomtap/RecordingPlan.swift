@@ -175,6 +175,9 @@ struct RecordingPlan {
         if let agent = options.agent {
             _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
         }
+        if let address = options.http {
+            _ = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
+        }
         let out = options.out
         let missingDirectories = try checkDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }

@@ -83,6 +83,8 @@ final class RoomRecording: Sendable {
     private let boundSockets = Locked<[UDPSocket]>([])
     /// `--metrics`: the recorder's Prometheus endpoint (RoomRecording+Metrics.swift).
     let metricsServer = Locked<MetricsServer?>(nil)
+    /// `--http`: the live page's server (RoomRecording+Live.swift).
+    let liveServer = Locked<HTTPServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
@@ -164,7 +166,13 @@ final class RoomRecording: Sendable {
                 throw RuntimeError(description: "\(error)")
             }
         }
-        if let address = options.metrics {
+        if let address = options.http {
+            do { try startLivePage(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        if let address = options.metrics, address != options.http {
             do { try startMetrics(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
                 abandon(room)
                 throw RuntimeError(description: "\(error)")
@@ -608,6 +616,7 @@ final class RoomRecording: Sendable {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         controlServer.withLock { $0 }?.stop()
         stopMetrics()
+        stopLivePage()
         roomJoin.withLock { $0 }?.stop()
         liveRoom.withLock { $0 }?.stop()
         for socket in boundSockets.withLock({ $0 }) { socket.close() }
