@@ -66,8 +66,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
-        // played through the RTP jitter buffer as recorded streams).
-        .target(name: "RoomTapContainer", dependencies: ["RoomTapRTP", "CAVFormat"], swiftSettings: strict),
+        // played through the RTP jitter buffer as recorded streams), and Sora's recording folders
+        // (their archive and report JSONs through the one JSON reader).
+        .target(
+            name: "RoomTapContainer", dependencies: ["RoomTapRTP", "RoomTapJSON", "CAVFormat"], swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair; FLAC (libFLAC) and Ogg Opus (libopus +
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes roomtap's parsers of outside input: Sora's audio-streaming body, RTP/RTCP, SDP (a=crypto) and the JSON room file (srtp,
 # allow), SRTP/SRTCP unprotect through libsrtp2, Janus .mjr recordings (and their playout through
-# the jitter buffer), and the Ogg Opus
+# the jitter buffer), Sora recording folders (archive and report JSONs), and the Ogg Opus
 # ingest (OpusHead/OpusTags parsers, libogg reader, timeline, decoder,
 # frame source) with libFuzzer for SECONDS (default 60).
 #
@@ -30,7 +30,7 @@ bin="$("$swift" build "${flags[@]}" --show-bin-path)/roomtap-fuzz"
 
 mkdir -p "$corpus" "$artifacts"
 # A Janus subscriber offer, Janus long-poll events and a WHEP Link header (WebRTCFuzz); an HTTP
-# request to the live page (HTTPFuzz).
+# request to the live page (HTTPFuzz); a Sora archive JSON and report (SoraFuzz).
 for f in Fuzz/seeds/*; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 for f in Tests/RoomTapRTPTests/Fixtures/*.sdp; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 # RTP with a one-byte header extension (RFC 8285) and an Opus TOC; an RTCP SR followed by a BYE.

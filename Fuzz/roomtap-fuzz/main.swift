@@ -9,15 +9,18 @@
 // the Opus TOC; SDP with a=crypto and the JSON room file with srtp/allow; SDES a=crypto values,
 // allow prefixes and libsrtp's unprotect of SRTP/SRTCP in place; the PBX codecs' payloads through a
 // jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
-// the WebRTC join's SDP, Janus events and WHEP replies (WebRTCFuzz), HTTP request heads and the
-// live page's access rules (HTTPFuzz), Sora's audio-streaming body (SoraStreamingFuzz),
-// OpusHead.parse, OpusTags.parse, the transcript.jsonl parser and its subtitle formats, and through the
+// Sora's recording folders (SoraFuzz: archive and report JSONs, RFC 3339 times, file names,
+// placement and the pieces of a track played), the WebRTC join's SDP, Janus events and WHEP replies
+// (WebRTCFuzz), HTTP request heads and the live page's access rules (HTTPFuzz), Sora's
+// audio-streaming body (SoraStreamingFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl
+// parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
 // byte buffer: inspect, then an OggOpusFileSource rendering 10 ms frames as the room clock would.
 // Besides crashes it checks invariants and traps when one fails: the source renders exactly the
 // length inspect announced, finishes on the right frame, and a frame is silent only outside the
 // file's span.
 import RoomTapAgent
+import RoomTapContainer
 import RoomTapControl
 import RoomTapCore
 import RoomTapFleet
@@ -46,6 +49,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)
+    SoraFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)
     HTTPFuzz.exercise(bytes)
     SoraStreamingFuzz.exercise(bytes)

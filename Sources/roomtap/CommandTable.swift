@@ -137,6 +137,18 @@ enum CommandTable {
                 + "track user-<id>, placed by their own times. DIR may be\n"
                 + "s3://BUCKET/PREFIX: the objects directly under it, downloaded first."),
         OptionSpec(
+            "--sora-recording", .value, "DIR",
+            help: "Every connection of the one Sora recording in DIR (report-<id>.json,\n"
+                + "archive-<connection_id>.json/.webm/.mp4, split-archive-...): a track\n"
+                + "each, its files placed by their JSONs' start_timestamp (else\n"
+                + "start_time_offset) and their own timestamps, from the recording's\n"
+                + "start; faults warned and kept in room.json. DIR may be\n"
+                + "s3://BUCKET/PREFIX (docs/RECORDINGS-IN.md)."),
+        OptionSpec(
+            "--sora-name-key", .value, "KEY",
+            help: "Name each --sora-recording track by KEY in its connection's metadata\n"
+                + "(else client_id, else connection_id)."),
+        OptionSpec(
             "--align", .value, "file|wallclock",
             help: "file (default): each WebM/Matroska/MP4 file from the room's start\n"
                 + "(plus its @SECONDS). wallclock: line them up by the wall-clock\n"

@@ -75,20 +75,22 @@ enum Help {
         OVERVIEW: Record every speaker of a room to a time-aligned WAV each.
 
         Speakers come from files of Opus audio (--file: Ogg Opus, Janus .mjr, WebM, Matroska,
-        MP4; --janus-room), or live: as RTP from an SFU or PBX (--listen, --sdp, --room): Opus,
-        or G.711 (PCMU, PCMA), G.722 or L16 where the SDP's a=rtpmap or the room file's "codec"
-        says so (docs/ROOM-FILE.md); from Sora's audio streaming (--sora-audio-streaming: each
-        Sora connection's Opus over HTTP/2, placed by its timestamps; sora.conf needs
-        audio_streaming_header = true; docs/INTEGRATIONS.md). All speakers share one room
-        timeline that starts at 0: a file starts at room time 0 or at its '@' offset (seconds);
-        Janus recordings (and, with --align wallclock, tagged WebM/Matroska/MP4 files) line up by
-        their own wall-clock times; a live participant is placed by its RTP timestamps from its
-        first packet on.
+        MP4; --janus-room; --sora-recording) or live, as RTP from an SFU or PBX (--listen,
+        --sdp, --room): Opus, or G.711 (PCMU, PCMA), G.722 or L16 where the SDP's a=rtpmap or
+        the room file's "codec" says so (docs/ROOM-FILE.md); from Sora's audio streaming
+        (--sora-audio-streaming: each Sora connection's Opus over HTTP/2, placed by its
+        timestamps; sora.conf needs audio_streaming_header = true; docs/INTEGRATIONS.md). All
+        speakers share one room timeline that starts at 0: a file starts at room time 0 or at
+        its '@' offset (seconds); Janus recordings (and, with --align wallclock, tagged
+        WebM/Matroska/MP4 files) line up by their own wall-clock times; a Sora recording starts
+        at the recording's start, each of its files where its JSON puts it; a live participant is
+        placed by its RTP timestamps from its first packet on.
         Every WAV covers the whole room, start to end, with silence where its speaker is absent,
         so all files of a room have exactly the same number of samples (48 kHz, 16-bit).
 
         USAGE: roomtap record --file NAME=PATH[@SECONDS] ... --out DIR [options]
                roomtap record --janus-room DIR --out DIR [options]
+               roomtap record --sora-recording DIR [--sora-name-key KEY] --out DIR [options]
                roomtap record --listen HOST:PORT ... | --sdp FILE | --room FILE --out DIR [options]
                roomtap record --sora-audio-streaming HOST:PORT --out DIR [options]
 

@@ -16,6 +16,10 @@ enum RecordCommand {
         var files: [FileSpec] = []
         /// `--janus-room DIR`: every audio recording of the one Janus room in DIR.
         var janusRoom: String?
+        /// `--sora-recording DIR`: every connection of the one Sora recording in DIR.
+        var soraRecording: String?
+        /// `--sora-name-key KEY`: the key of a connection's `metadata` that names its track.
+        var soraNameKey: String?
         /// `--align`: how recordings are placed against each other.
         var align = Alignment.file
         var out = ""
@@ -202,6 +206,7 @@ enum RecordCommand {
         for text in args.values("--file") { files.append(try FileSpec.parse(text)) }
         options.files = files
         options.janusRoom = args.value("--janus-room")
+        try parseSora(args, into: &options)
         if let text = args.value("--align") {
             guard let align = Alignment(rawValue: text) else {
                 throw UsageError(
@@ -352,9 +357,11 @@ enum RecordCommand {
                 description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
                 command: "record")
         }
-        guard !options.files.isEmpty || options.janusRoom != nil || options.isLive else {
+        guard !options.files.isEmpty || options.janusRoom != nil || options.soraRecording != nil || options.isLive
+        else {
             throw UsageError(
-                description: "no speakers: give --file NAME=PATH (or --janus-room DIR), or --listen HOST:PORT / "
+                description: "no speakers: give --file NAME=PATH (or --janus-room DIR, --sora-recording DIR), or "
+                    + "--listen HOST:PORT / "
                     + "--sdp FILE / --room FILE "
                     + "/ --mic for a live room", command: "record")
         }
@@ -431,6 +438,8 @@ enum RecordCommand {
         defer { remote?.remove() }
         let plan: RecordingPlan
         do { plan = try RecordingPlan.make(options) } catch { throw remote?.translated(error) ?? error }
+        // A Sora recording's faults: its other tracks are recorded (room.json keeps these too).
+        for warning in plan.sora?.warnings ?? [] { CommandDispatch.printWarning(warning) }
         if options.dryRun {
             if options.json {
                 print(RecordPlanReport.json(plan).jsonText)

@@ -19,7 +19,8 @@ enum RecordPlanReport {
         let options = plan.options
         var rows = plan.inputs.map {
             Row(
-                name: $0.spec.name, kind: "file", source: $0.spec.path,
+                name: $0.spec.name, kind: $0.sora != nil ? "sora" : "file",
+                source: $0.sora.map { "\($0.connectionID) in \(plan.sora?.given ?? "")" } ?? $0.spec.path,
                 offsetSeconds: Double($0.offsetSamples) / Double(AudioFrame.sampleRate), file: $0.wavPath)
         }
         for participant in plan.description?.participants ?? [] {

@@ -6,6 +6,7 @@ extension RecordingPlan.Input {
     /// each places its first sample at ``offsetSamples``. The thread that builds the room.
     func frameSource(channels: Int) throws -> any FrameSource {
         if let stream { return stream }
+        if let sora { return try soraSource(sora, channels: channels) }
         if let recording {
             guard
                 let recorded = RecordedStreamSource(stream: recording.stream, offset: offsetSamples, channels: channels)

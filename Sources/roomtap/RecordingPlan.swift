@@ -11,6 +11,8 @@ struct RecordingPlan {
         let info: OggOpusFileInfo?
         /// A recording (a Janus .mjr, a WebM/Matroska/MP4 track): its stream; nil for Ogg Opus.
         var recording: Recording? = nil
+        /// A Sora recording's connection (--sora-recording): its files' audio, each at its place.
+        var sora: SoraRecording.Connection? = nil
         /// Sanitised, unique file base name.
         let fileName: String
         var wavPath: String
@@ -21,11 +23,15 @@ struct RecordingPlan {
         /// offset, plus for a recording with wall-clock times its place among the others.
         var offsetSamples: Int64
         /// The samples it plays.
-        var durationSamples: Int64 { recording?.stream.durationSamples ?? info?.durationSamples ?? 0 }
+        var durationSamples: Int64 {
+            sora?.endSamples ?? recording?.stream.durationSamples ?? info?.durationSamples ?? 0
+        }
         /// True when the input ends early (a cut file).
-        var isTruncated: Bool { recording?.isTruncated ?? info?.isTruncated ?? false }
+        var isTruncated: Bool {
+            sora.map { $0.files.contains(where: \.isCut) } ?? recording?.isTruncated ?? info?.isTruncated ?? false
+        }
         /// room.json's `source.kind`.
-        var kind: String { recording?.kind ?? "ogg-opus-file" }
+        var kind: String { sora != nil ? "sora-recording" : recording?.kind ?? "ogg-opus-file" }
     }
 
     /// A recording of RTP packets, played through the jitter buffer (``RecordedStreamSource``).
@@ -76,8 +82,10 @@ struct RecordingPlan {
     }
 
     /// Wall-clock time of room sample 0 when recordings with wall-clock times placed the room (the
-    /// earliest first packet); nil: the room starts when it is recorded.
+    /// earliest first packet; a Sora recording's start); nil: the room starts when it is recorded.
     let recordedStart: Date?
+    /// With --sora-recording: what was read.
+    var sora: SoraPlanned? = nil
 
     /// Longest input accepted (48 hours): a damaged or crafted file whose granule positions claim
     /// more would otherwise make a room of that length.
@@ -159,8 +167,10 @@ struct RecordingPlan {
                     spec: spec, info: info, fileName: naming.claim(spec.name), wavPath: "",
                     offsetSamples: spec.offsetSamples))
         }
+        let sora = try soraInputs(options, naming: &naming)
+        inputs += sora?.inputs ?? []
         try checkTrackNames(inputs, options)
-        let recordedStart = place(&inputs)
+        let recordedStart = place(&inputs) ?? sora?.planned.start
         let description = try readDescription(options)
         if let agent = options.agent {
             _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
@@ -201,7 +211,7 @@ struct RecordingPlan {
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
             naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
             roomJSONPath: roomJSON, expectedSamples: expected, missingDirectories: missingDirectories,
-            earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart)
+            earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart, sora: sora?.planned)
     }
 
     /// Reads `spec`'s file as a recording if its content says it is one: a Janus .mjr (`MJR0000` at

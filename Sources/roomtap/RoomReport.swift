@@ -267,6 +267,8 @@ struct RoomReport: Codable {
     var join: JoinReport? = nil
     /// With `--sora-audio-streaming`: the listener and each Sora connection recorded.
     var soraAudioStreaming: SoraStreamingReport? = nil
+    /// With `--sora-recording`: the recording, its connections and files (``SoraSection``).
+    var sora: SoraSection? = nil
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {
@@ -363,7 +365,7 @@ struct RoomReport: Codable {
                 rtp: outcome.live.map(rtpStatistics),
                 recording: (outcome.track.source as? RecordedStreamSource).map {
                     RecordingStatistics($0, skippedFrames: input?.recording?.skippedFrames ?? 0)
-                })
+                } ?? (outcome.track.source as? SegmentedRecordingSource).map(RecordingStatistics.init))
             if !plan.options.output.isDefault {
                 track.format = plan.options.output.format.rawValue
                 track.fileSampleRate = plan.options.output.sampleRate
@@ -374,13 +376,15 @@ struct RoomReport: Codable {
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return RoomReport(
+        var report = RoomReport(
             roomtap: CommandDispatch.version, state: state.rawValue, startTime: formatter.string(from: startTime),
             clock: clock == nil ? "virtual" : "realtime",
             sampleRate: AudioFrame.sampleRate, frameSamples: AudioFrame.samplesPerChannel,
             durationSamples: roomSamples, durationSeconds: Double(roomSamples) / 48_000, stoppedEarly: interrupted,
             tracks: tracks, network: live.map { network($0, clock: clock) }, controls: controls, playback: playback,
             agent: agent, errors: errors)
+        report.sora = plan.sora.map(SoraSection.init)
+        return report
     }
 
     private static func rtpStatistics(_ participant: LiveParticipant) -> RTPStatistics {

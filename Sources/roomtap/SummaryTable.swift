@@ -44,6 +44,9 @@ enum SummaryTable {
         if let recorded = outcome.track.source as? RecordedStreamSource {
             return recorded.statistics.concealedSamples / 48
         }
+        if let pieces = outcome.track.source as? SegmentedRecordingSource {
+            return pieces.pieces.reduce(0) { $0 + $1.statistics.concealedSamples } / 48
+        }
         if let live = outcome.live { return live.buffer.statistics.concealedSamples / 48 }
         return outcome.track.statistics.frames(.concealed) * 10
     }

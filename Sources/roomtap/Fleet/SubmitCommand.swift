@@ -6,7 +6,9 @@ import RoomTap
 /// makes relative input paths absolute, queues the job and prints its id.
 enum SubmitCommand {
     /// Options that name an input file or directory, made absolute at submit time.
-    static let pathOptions: Set<String> = ["--janus-room", "--sdp", "--room", "--agent-instructions"]
+    static let pathOptions: Set<String> = [
+        "--janus-room", "--sora-recording", "--sdp", "--room", "--agent-instructions",
+    ]
     /// Options a worker sets itself.
     static let refused: [String: String] = [
         "--out": "the worker chooses the directory (SPOOL/ID/room/)", "-o": "the worker chooses the directory",
@@ -52,7 +54,7 @@ enum SubmitCommand {
                 command: "submit")
         }
         var tracks = options.files.count + (options.mic != nil ? 1 : 0)
-        if tracks == 0 || options.janusRoom != nil || options.hasNetwork {
+        if tracks == 0 || options.janusRoom != nil || options.soraRecording != nil || options.hasNetwork {
             tracks = max(tracks, WorkerConfiguration.defaultRoomTracks)
         }
         if let text = args.value("--tracks") {

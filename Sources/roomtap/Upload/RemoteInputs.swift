@@ -2,7 +2,8 @@ import Foundation
 import RoomTapStorage
 
 /// `s3://` inputs of `record`: `--file NAME=s3://BUCKET/KEY[@SECONDS]`, `--janus-room
-/// s3://BUCKET/PREFIX` (every object directly under the prefix), `--sdp s3://...` and `--room
+/// s3://BUCKET/PREFIX` and `--sora-recording s3://BUCKET/PREFIX` (every object directly under the
+/// prefix; sora-archive-uploader's `<recording_id>/` layout), `--sdp s3://...` and `--room
 /// s3://...`. Each object is downloaded (``S3Client/download(bucket:key:to:overwrite:)``: retried,
 /// size checked, renamed into place when whole) into a private temporary directory (mode 0700,
 /// `$TMPDIR` or /tmp) before anything else is checked, and the options then name the local copies,
@@ -30,7 +31,8 @@ final class RemoteInputs {
     static func fetch(_ options: inout RecordCommand.Options, environment: [String: String]) throws -> RemoteInputs? {
         let remoteFiles = options.files.indices.filter { isRemote(options.files[$0].path) }
         guard
-            !remoteFiles.isEmpty || isRemote(options.janusRoom) || isRemote(options.sdp) || isRemote(options.roomFile)
+            !remoteFiles.isEmpty || isRemote(options.janusRoom) || isRemote(options.soraRecording)
+                || isRemote(options.sdp) || isRemote(options.roomFile)
         else { return nil }
         let configuration: S3Configuration
         do { configuration = try S3Configuration.fromEnvironment(environment) } catch {
@@ -39,6 +41,8 @@ final class RemoteInputs {
                 first = "--file \(options.files[index].name)=\(options.files[index].path)"
             } else if isRemote(options.janusRoom), let url = options.janusRoom {
                 first = "--janus-room \(url)"
+            } else if isRemote(options.soraRecording), let url = options.soraRecording {
+                first = "--sora-recording \(url)"
             } else if isRemote(options.sdp), let url = options.sdp {
                 first = "--sdp \(url)"
             }
@@ -60,6 +64,17 @@ final class RemoteInputs {
                     url, label: "--janus-room \(url)", into: "janus-room", client: client,
                     origins: &options.inputOrigins)
                 options.janusRoom = local
+                for (path, origin) in options.inputOrigins where path.hasPrefix(local + "/") {
+                    inputs.copies.append((path, origin))
+                }
+                inputs.copies.append((local, url))
+            }
+            if let url = options.soraRecording, isRemote(url) {
+                let local = try inputs.downloadDirectory(
+                    url, label: "--sora-recording \(url)", into: "sora-recording", client: client,
+                    origins: &options.inputOrigins)
+                options.soraRecording = local
+                options.inputOrigins[local] = url
                 for (path, origin) in options.inputOrigins where path.hasPrefix(local + "/") {
                     inputs.copies.append((path, origin))
                 }
@@ -156,9 +171,13 @@ final class RemoteInputs {
         }
         let direct = objects.filter { !$0.key.dropFirst(prefix.count).contains("/") && $0.key.count > prefix.count }
         guard !direct.isEmpty else {
+            let expected =
+                folder == "sora-recording"
+                ? "the Sora recording's files, report-<recording_id>.json, archive-<connection_id>.json, ..."
+                : "the Janus recordings, <plugin>-<room>-user-<id>-<time>-audio.mjr"
             throw RuntimeError(
                 description: "\(label): there is no object under \(location.description)/; check the bucket and "
-                    + "prefix (the Janus recordings, <plugin>-<room>-user-<id>-<time>-audio.mjr, directly under it)")
+                    + "prefix (\(expected), directly under it)")
         }
         let local = directory + "/" + folder
         for object in direct {
