@@ -397,10 +397,10 @@ final class RoomRecording: Sendable {
         progress.finish(room.position, tracks: room.tracks.count)
         for source in signals { source.cancel() }
         var report = currentReport(.complete)
-        if let multichannel = options.multichannel {
+        if let multichannel = plan.multichannelPath, let given = options.multichannel {
             do {
                 report.multichannel = try MultichannelFile.write(
-                    to: multichannel, speakersOf: report, plan: plan, startTime: startTime)
+                    to: multichannel, named: given, speakersOf: report, plan: plan, startTime: startTime)
             } catch {
                 let failure = RoomReport.Failure(file: (multichannel as NSString).lastPathComponent, error: "\(error)")
                 shared.withLock { $0.errors.append(failure) }

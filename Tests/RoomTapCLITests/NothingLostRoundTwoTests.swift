@@ -199,3 +199,68 @@ struct NothingLostRoundTwoTests {
         #expect(try WAVFile.inspect(path: out.appendingPathComponent("alice.wav").path).frameCount > 0)
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 2: `--multichannel` is checked against every other output of the run, and its
+    /// directory, before anything is written; a relative path is relative to DIR (record's --out,
+    /// export's OUT). Each refusal is one line, exit 1, and the earlier recording stays byte for byte.
+    @Test func multichannelIsCheckedAgainstEveryOutputBeforeAnythingIsWritten() throws {
+        let base = try temporaryDirectory()
+        let out = base.appendingPathComponent("mc")
+        let files = ["--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))"]
+        try roomtap(["record"] + files + ["--out", out.path, "--mix", "--quiet"], expect: 0)
+        let before = try Self.contents(out)
+        for (given, says) in [
+            ("alice.wav", "would be \(out.path)/alice.wav, the file of track alice"),
+            ("ALICE.wav", "would be \(out.path)/alice.wav, the file of track alice"),
+            ("room.json", "would be \(out.path)/room.json, the room's report"),
+            ("mix.wav", "the mix"),
+            ("./bob.wav", "the file of track bob"),
+            (out.path + "/alice.wav", "the file of track alice"),
+            ("mc/alice.wav", "the directory \(out.path)/mc does not exist"),
+            ("sub/all.wav", "the directory \(out.path)/sub does not exist"),
+            (".", "is a directory"),
+        ] {
+            for extra in [[], ["--dry-run"]] {
+                let outcome = try roomtap(
+                    ["record"] + files + ["--out", out.path, "--mix", "-f", "--multichannel", given] + extra,
+                    expect: 1)
+                #expect(
+                    outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("roomtap: error: --multichannel ")
+                        && outcome.stderr.contains(says), "\(given) \(extra): \(outcome.stderr)")
+                if !given.hasPrefix("/") {
+                    #expect(outcome.stderr.contains("(a relative path is relative to \(out.path))"), "\(given)")
+                }
+                #expect(try Self.contents(out) == before, "\(given) \(extra): the earlier recording is intact")
+            }
+        }
+        // A missing DIR: a relative name lands in it, created with it; room.json says it as given.
+        let fresh = base.appendingPathComponent("new/room")
+        try roomtap(["record"] + files + ["--out", fresh.path, "--multichannel", "all.wav", "--quiet"], expect: 0)
+        let (info, _) = try WAVFile.readSamples(path: fresh.appendingPathComponent("all.wav").path)
+        #expect(info.channels == 2)
+        let multichannel = try #require(try roomJSON(fresh)["multichannel"] as? [String: Any])
+        #expect(multichannel["file"] as? String == "all.wav")
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/all.wav"))
+
+        // export: relative to OUT; a clash with a converted file or the report is refused first.
+        let exported = base.appendingPathComponent("ex")
+        for (given, says) in [
+            ("alice.wav", "would be \(exported.path)/alice.wav, the file of track alice"),
+            ("room.json", "the report"),
+            ("ex/alice.wav", "the directory \(exported.path)/ex does not exist"),
+        ] {
+            let outcome = try roomtap(
+                ["export", out.path, "--out", exported.path, "--multichannel", given], expect: 1)
+            #expect(
+                outcome.stderrLines.count == 1 && outcome.stderr.contains(says), "export \(given): \(outcome.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: exported.path), "export \(given): nothing written")
+        }
+        // In DIR itself (OUT defaults to DIR): the recording's own files are inputs.
+        let inPlace = try roomtap(["export", out.path, "--format", "flac", "--multichannel", "bob.wav"], expect: 1)
+        #expect(inPlace.stderr.contains("the recording of track bob"), "\(inPlace.stderr)")
+        #expect(try Self.contents(out) == before)
+        try roomtap(["export", out.path, "--out", exported.path, "--multichannel", "all.wav"], expect: 0)
+        #expect(try WAVFile.readSamples(path: exported.appendingPathComponent("all.wav").path).0.channels == 2)
+    }
+}
