@@ -264,3 +264,76 @@ extension NothingLostRoundTwoTests {
         #expect(try WAVFile.readSamples(path: exported.appendingPathComponent("all.wav").path).0.channels == 2)
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 4: controls on the mix apply to what is heard only. `mute mix` and `volume mix 0`
+    /// change nothing in mix.wav (byte for byte the offline mix of the same speakers, over the
+    /// same length); `--scope record` or `all` on the mix is refused in one line; and `watch` on a
+    /// terminal opens on a speaker, so its first `m` mutes a speaker, never the mix.
+    @Test func controlsOnTheMixShapeWhatIsHeardOnly() throws {
+        let base = try temporaryDirectory()
+        let out = base.appendingPathComponent("live")
+        let control = uniqueControlPath()
+        // `later` (at 300 s, silent until then) keeps the room running until it is stopped, and is
+        // the first speaker: watch's key mutes it without changing mix.wav (a speaker's heard mute is
+        // in mix.wav by design: it holds the mix that was heard).
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "later=\(sample("carol"))@300", "--file", "alice=\(sample("alice"))",
+                "--file", "bob=\(sample("bob"))@2.5", "--realtime", "--mix", "--out", out.path, "--quiet",
+                "--control", control,
+            ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("\"later\"")
+            })
+        // watch on a terminal (script(1) gives it one): its first key acts on a speaker.
+        let watch = try CLIRunner.run(
+            ["-c", "printf mq | script -qec \"$0 watch --control $1\" /dev/null", CLIRunner.executable.path, control],
+            timeout: 60, executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(watch.status == 0, "watch: \(watch.stderr)")
+        func tracks() throws -> [String: [String: Any]] {
+            let outcome = try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20)
+            let json = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+            let list = json?["tracks"] as? [[String: Any]] ?? []
+            return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        var now = try tracks()
+        #expect(now["mix"]?["muted"] as? Bool == false, "watch's first key left the mix alone")
+        #expect(now["later"]?["muted"] as? Bool == true, "watch's first key muted the first speaker")
+        #expect(now["mix"]?["kind"] as? String == "mix" && now["alice"]?["kind"] as? String == "speaker")
+        // What is heard of the mix: muted, turned down, a solo. None of it reaches mix.wav.
+        try roomtap(["mute", "mix"] + ["--control", control], expect: 0)
+        try roomtap(["volume", "mix", "0"] + ["--control", control], expect: 0)
+        for scope in ["record", "all"] {
+            for verb in [["mute", "mix"], ["unmute", "mix"], ["volume", "mix", "0.5"]] {
+                let refused = try roomtap(verb + ["--scope", scope] + ["--control", control], expect: 1)
+                #expect(
+                    refused.stderrLines.count == 1
+                        && refused.stderr.contains(
+                            "its controls change what is heard only, and its file is the mix "
+                                + "of the record"),
+                    "\(verb) --scope \(scope): \(refused.stderr)")
+            }
+        }
+        now = try tracks()
+        #expect(now["mix"]?["muted"] as? Bool == true && now["mix"]?["record_muted"] as? Bool == false)
+        _ = try roomtap(["stop"] + ["--control", control], expect: 0)
+        #expect(recorder.wait(timeout: 60).status == 0)
+
+        // The offline mix of the same speakers, over the length the live room ran.
+        let offline = base.appendingPathComponent("offline")
+        try roomtap(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--mix",
+                "--out", offline.path, "--quiet",
+            ], expect: 0)
+        let (_, live) = try WAVFile.readSamples(path: out.appendingPathComponent("mix.wav").path)
+        let (_, reference) = try WAVFile.readSamples(path: offline.appendingPathComponent("mix.wav").path)
+        let length = min(live.count, reference.count)
+        #expect(length > 48_000, "the live room ran \(live.count) samples")
+        let differs = (0..<length).first { live[$0] != reference[$0] }
+        #expect(differs == nil, "mix.wav is the mix of the record; it differs from sample \(differs ?? -1)")
+    }
+}

@@ -160,6 +160,7 @@ final class RoomControlHandler: ControlHandler {
         var object = Self.controlFields(state)
         object.merge([
             "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
+            "kind": .string(track.isDerived ? "mix" : "speaker"),
             "state": .string(more.isLive ? "live" : "left"), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
@@ -186,9 +187,22 @@ final class RoomControlHandler: ControlHandler {
         return track
     }
 
-    /// The request's `scope`, or `otherwise` when it has none.
-    private func scope(_ request: ControlRequest, otherwise: ControlScope) throws(ControlFailure) -> ControlScope {
-        try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
+    /// The request's `scope`, or `otherwise` when it has none. A derived track (the mix,
+    /// agent-hears) has what is heard only: its record is the mix of its inputs' records, so a
+    /// record scope on it is refused (taking a speaker off the record is how to change it).
+    private func scope(
+        _ request: ControlRequest, otherwise: ControlScope, of track: AudioTrack
+    ) throws(ControlFailure) -> ControlScope {
+        let scope =
+            try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
+        if track.isDerived && scope != .heard {
+            throw ControlFailure(
+                .badRequest,
+                "'\(track.name)' is made from the other tracks: its controls change what is heard only, and its "
+                    + "file is the mix of the record; to change the record, take a speaker off it "
+                    + "(roomtap mute NAME --scope record)")
+        }
+        return scope
     }
 
     /// `mute` (default scope heard) and `unmute` (default scope all: every mute of the track is
@@ -196,7 +210,7 @@ final class RoomControlHandler: ControlHandler {
     private func mute(_ request: ControlRequest, enabled: Bool, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: enabled ? .all : .heard)
+            let scope = try scope(request, otherwise: enabled && !found.isDerived ? .all : .heard, of: found)
             found.controls.setEnabled(enabled, scope: scope)
             return changed(found, change: enabled ? "unmute" : "mute", scope: scope, by: by)
         } catch { return .failure(error) }
@@ -206,7 +220,7 @@ final class RoomControlHandler: ControlHandler {
     private func volume(_ request: ControlRequest, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: .heard)
+            let scope = try scope(request, otherwise: .heard, of: found)
             found.controls.setVolume(try request.volume(), scope: scope)
             return changed(found, change: "volume", scope: scope, by: by)
         } catch { return .failure(error) }
