@@ -445,11 +445,6 @@ enum RecordCommand {
         plan.releaseDirectory()  // room.json is final and the upload (if any) has read DIR
         if let failure = uploadFailure { throw RuntimeError(description: failure) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
-        if let first = result.errors.first {
-            let more = result.errors.count - 1
-            throw RuntimeError(
-                description: first.error
-                    + (more > 0 ? " (and \(more) more error(s): see errors in \(plan.roomJSONPath))" : ""))
-        }
+        if let line = result.failureLine() { throw RuntimeError(description: line) }
     }
 }

@@ -337,3 +337,86 @@ extension NothingLostRoundTwoTests {
         #expect(differs == nil, "mix.wav is the mix of the record; it differs from sample \(differs ?? -1)")
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// `tool ARGS` (flac, opusdec, ...): its status and output together.
+    static func tool(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let path = try #require(WAVFixtures.tool(name), "\(name) is not installed; make deps installs it")
+        return try WAVFixtures.run(path, arguments)
+    }
+
+    /// Item 5: an offline room on a disk that fills (a tmpfs of its own, in a mount namespace of
+    /// its own) prints its summary whole (`--json` one document with `errors`), ends with one line
+    /// naming each file cut and where and telling to run `roomtap repair DIR`, and exits 1. After
+    /// repair every file (WAV and FLAC) is valid and holds exactly the room's first samples, byte
+    /// for byte what the same room records on a disk with space.
+    @Test(arguments: ["wav", "flac"])
+    func aFullDiskInAnOfflineRoomSaysWhatWasCut(_ format: String) throws {
+        let base = try temporaryDirectory("full-disk-\(format)")
+        let files = [
+            "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--file",
+            "carol=\(sample("carol"))", "--mix", "--format", format,
+        ]
+        let whole = base.appendingPathComponent("whole")
+        try roomtap(["record"] + files + ["--out", whole.path, "--quiet"], expect: 0)
+        let mount = base.appendingPathComponent("disk")
+        let copy = base.appendingPathComponent("copy")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: false)
+        // Room for about a third of the room's files; everything else on that disk fails.
+        let wholeSize = try Self.contents(whole).values.reduce(0) { $0 + $1.count }
+        let script = """
+            mount -t tmpfs -o size=\(wholeSize / 3) roomtap-full "$1" || exit 99
+            "$0" record \(files.map { "'\($0)'" }.joined(separator: " ")) --out "$1/room" --json > "$1.json" 2> "$1.err"
+            status=$?
+            cp -a "$1/room" "$2"
+            exit $status
+            """
+        let outcome = try CLIRunner.run(
+            ["-m", "sh", "-c", script, CLIRunner.executable.path, mount.path, copy.path],
+            timeout: 120, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        #expect(outcome.status == 1, "exit \(outcome.status): \(outcome.stderr)")
+        let stderr = try String(contentsOf: URL(fileURLWithPath: mount.path + ".err"), encoding: .utf8)
+        let errorLines = stderr.split(separator: "\n").filter { $0.hasPrefix("roomtap: error: ") }
+        #expect(errorLines.count == 1, "one error line: \(stderr)")
+        let line = String(errorLines.first ?? "")
+        #expect(line.contains("cut short (No space left on device): "), "\(line)")
+        #expect(line.contains("then run roomtap repair \(mount.path)/room"), "\(line)")
+        // --json: one whole document naming the files that failed.
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: mount.path + ".json")))
+                as? [String: Any])
+        let errors = try #require(json["errors"] as? [[String: Any]])
+        let failed = Set(errors.compactMap { $0["file"] as? String })
+        #expect(!failed.isEmpty && (json["tracks"] as? [[String: Any]])?.count == 4, "\(json)")
+        for file in failed where file != "room.json" {
+            #expect(line.contains("\(file) at "), "\(file) named with its cut: \(line)")
+        }
+
+        // repair, then every file is whole up to its cut and the same audio as on a disk with space.
+        try roomtap(["repair", copy.path], expect: 0)
+        for name in ["alice", "bob", "carol", "mix"] {
+            let cut = copy.appendingPathComponent("\(name).\(format)").path
+            var decoded = cut
+            if format == "flac" {
+                let test = try Self.tool("flac", ["-t", "-s", cut])
+                #expect(test.status == 0, "\(name).flac passes flac -t after repair: \(test.output)")
+                decoded = base.appendingPathComponent("\(name)-cut.wav").path
+                _ = try Self.tool("flac", ["-d", "-s", "-f", cut, "-o", decoded])
+                let full = base.appendingPathComponent("\(name)-whole.wav").path
+                _ = try Self.tool(
+                    "flac", ["-d", "-s", "-f", whole.appendingPathComponent("\(name).flac").path, "-o", full])
+                let (_, got) = try WAVFile.readSamples(path: decoded)
+                let (_, want) = try WAVFile.readSamples(path: full)
+                #expect(
+                    got.count <= want.count && Array(want.prefix(got.count)) == got, "\(name): the room's first samples"
+                )
+            } else {
+                let (_, got) = try WAVFile.readSamples(path: decoded)
+                let (_, want) = try WAVFile.readSamples(path: whole.appendingPathComponent("\(name).wav").path)
+                #expect(
+                    got.count <= want.count && Array(want.prefix(got.count)) == got, "\(name): the room's first samples"
+                )
+            }
+        }
+    }
+}
