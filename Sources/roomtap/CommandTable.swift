@@ -15,7 +15,7 @@ enum CommandTable {
             helpNotes: Help.recordNotes,
             run: { try RecordCommand.run($0) }),
         CommandSpec(
-            "repair", group: .main, summary: "Fix the header of WAV files cut short (killed recorder, full disk)",
+            "repair", group: .main, summary: "Fix WAV, FLAC and Ogg Opus files cut short (killed recorder, full disk)",
             takesPositionals: true, helpIntro: Help.repairIntro, run: { try RepairCommand.run($0) }),
         CommandSpec(
             "timeline", group: .main, summary: "Draw who spoke when in a recording, as an SVG",

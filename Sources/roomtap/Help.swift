@@ -124,7 +124,7 @@ enum Help {
         """
 
     static let repairIntro = """
-        OVERVIEW: Fix the header of WAV files cut short.
+        OVERVIEW: Fix WAV, FLAC and Ogg Opus files cut short.
 
         A recorder killed mid-write (kill -9, power loss, full disk) leaves WAV files whose header
         may understate the audio after it (roomtap refreshes it every second). repair rewrites the
@@ -137,7 +137,9 @@ enum Help {
         recording, so after a kill -9 it still says which file is whose ("state": "recording").
         A directory without room.json (an older recording) gets its WAVs repaired only. Do not
         repair a recording that is still running. FLAC files (record --format flac) are repaired
-        too: STREAMINFO gets the number of samples their whole frames hold.
+        too: STREAMINFO gets the number of samples their whole frames hold and their MD5. Ogg
+        Opus files (record --format opus) are cut after their last whole page, which is marked
+        the end of the stream; its granule position gives their length.
 
         USAGE: roomtap repair FILE...
                roomtap repair DIR

@@ -420,3 +420,64 @@ extension NothingLostRoundTwoTests {
         }
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 6: `repair DIR` of a killed `--format opus` or `--format flac` recording repairs every
+    /// file: Ogg Opus cut after its last whole page and marked end-of-stream (opusdec decodes it
+    /// without complaint, to the length repair reports), FLAC's STREAMINFO set (`flac -t` passes);
+    /// room.json's length is what the files hold, not a stale rewrite's; the audio is the room's
+    /// first samples, the same as an offline recording of the same files. A second repair changes
+    /// nothing.
+    @Test(arguments: ["opus", "flac"])
+    func repairOfAKilledOpusOrFLACRecording(_ format: String) throws {
+        let base = try temporaryDirectory("killed-\(format)")
+        let out = base.appendingPathComponent("killed")
+        let files = ["--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--format", format]
+        let recorder = try CLIRunner.start(
+            ["record"] + files + ["--realtime", "--out", out.path, "--quiet", "--control", uniqueControlPath()])
+        let alice = out.appendingPathComponent("alice.\(format)").path
+        // Killed once well over a second is in the files (and before the 10.5 s room ends): Opus at
+        // 32 kbit/s writes about 4 kB a second, FLAC of speech about 40 kB.
+        let killAt = format == "opus" ? 12_000 : 60_000
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(20)) {
+                ((try? FileManager.default.attributesOfItem(atPath: alice)[.size] as? Int) ?? 0) > killAt
+            })
+        recorder.signal(SIGKILL)
+        #expect(recorder.wait(timeout: 20).status == -SIGKILL)
+
+        let repair = try roomtap(["repair", out.path], expect: 0)
+        #expect(!repair.stderr.contains("not a readable"), "\(repair.stderr)")
+        let json = try roomJSON(out)
+        #expect(json["state"] as? String == "repaired")
+        let duration = try #require(json["durationSamples"] as? Int)
+        let whole = base.appendingPathComponent("whole")
+        try roomtap(["record"] + files + ["--out", whole.path, "--quiet"], expect: 0)
+        for name in ["alice", "bob"] {
+            let path = out.appendingPathComponent("\(name).\(format)").path
+            let decoded = base.appendingPathComponent("\(name).wav").path
+            let reference = base.appendingPathComponent("\(name)-whole.wav").path
+            let wholePath = whole.appendingPathComponent("\(name).\(format)").path
+            if format == "opus" {
+                let decode = try Self.tool("opusdec", ["--quiet", "--rate", "48000", path, decoded])
+                #expect(decode.status == 0, "\(name): \(decode.output)")
+                _ = try Self.tool("opusdec", ["--quiet", "--rate", "48000", wholePath, reference])
+            } else {
+                let test = try Self.tool("flac", ["-t", "-s", path])
+                #expect(test.status == 0 && test.output.isEmpty, "\(name): \(test.output)")
+                _ = try Self.tool("flac", ["-d", "-s", "-f", path, "-o", decoded])
+                _ = try Self.tool("flac", ["-d", "-s", "-f", wholePath, "-o", reference])
+            }
+            let (_, got) = try WAVFile.readSamples(path: decoded)
+            let (_, want) = try WAVFile.readSamples(path: reference)
+            #expect(got.count > 48_000, "\(name): \(got.count) samples after repair")
+            #expect(
+                got.count <= want.count && Array(want.prefix(got.count)) == got, "\(name): the room's first samples")
+            let track = (json["tracks"] as? [[String: Any]])?.first { $0["name"] as? String == name }
+            #expect(track?["samples"] as? Int == got.count, "\(name): room.json gives what the file holds")
+            #expect(duration >= got.count)
+        }
+        let again = try roomtap(["repair", out.path], expect: 0)
+        #expect(!again.stdout.contains("repaired:") && again.stdout.contains("intact"), "\(again.stdout)")
+    }
+}
