@@ -434,7 +434,8 @@ enum RecordCommand {
             throw error
         }
         recording.stopMetrics()
-        recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
+        recording.closeControl(
+            finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path, errors: result.errors)
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
         } else if !options.quiet {

@@ -398,7 +398,7 @@ final class RoomRecording: Sendable {
             if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
                 lastFailureCheck = .now
                 for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
-                noteFailedFiles(announce: options.isLive)
+                noteFailedFiles(announce: options.usesRealTimeClock)
             }
             let controls = server == nil ? 0 : controlLog.all.count
             if reportDue.exchange(false, ordering: .acquiringAndReleasing) || controls != controlsReported

@@ -264,4 +264,4 @@ struct RoomJSONCurrentTests {
 /// ThreadSanitizer's runtime dies of SIGBUS in a process started under `ulimit -f` (before its
 /// report is written; seen with Swift 6.3.1's TSan on Debian 12), so the two tests that limit the
 /// file size to make writes fail run in every pass but `make sanitize`'s TSan one.
-private let underThreadSanitizer = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
+let underThreadSanitizer = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil

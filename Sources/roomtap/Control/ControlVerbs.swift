@@ -152,6 +152,9 @@ enum ControlVerbs {
         }
         lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
         for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }
+        for error in r["errors"]?.arrayValue ?? [] {
+            lines.append("FAILED      \(error["error"]?.stringValue ?? "?")")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -168,7 +171,8 @@ enum TracksTable {
             let solo = t["solo"]?.boolValue == true ? " solo" : ""
             rows.append([
                 (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
-                t["state"]?.stringValue ?? "", muted, volumeText(t),
+                (t["state"]?.stringValue ?? "") + (t["file_error"]?.stringValue != nil ? ", FILE FAILED" : ""), muted,
+                volumeText(t),
                 t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
                 t["talking"]?.boolValue == true ? "yes" : "no",
                 t["loss_percent"]?.doubleValue.map { String(format: "%.1f %%", $0) } ?? "-",

@@ -17,6 +17,8 @@ final class RoomControlHandler: ControlHandler {
         var source: String
         var isLive: Bool
         var lossPercent: Double?
+        /// Why the track's file stopped being written (a full disk), nil while it is written.
+        var fileError: String? = nil
     }
 
     /// The recorder's numbers for `status`.
@@ -27,6 +29,8 @@ final class RoomControlHandler: ControlHandler {
         var files: [String]
         /// `record --upload`: the segments sent so far (``LiveUpload/status``); nil without it.
         var upload: LiveUpload.Status? = nil
+        /// Files that could not be written (a full disk), as room.json's `errors` will list them.
+        var errors: [RoomReport.Failure] = []
     }
 
     let room: Room
@@ -164,6 +168,7 @@ final class RoomControlHandler: ControlHandler {
             "state": .string(more.isLive ? "live" : "left"), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+            "file_error": more.fileError.map(JSONValue.string) ?? .null,
         ]) { _, new in new }
         return .object(object)
     }
@@ -321,6 +326,12 @@ final class RoomControlHandler: ControlHandler {
         return stopAction.withLock { $0 } == nil ? "starting" : "recording"
     }
 
+    /// Failed files as `[{"file", "error"}]` (status, and the `stopped` event).
+    static func errorsJSON(_ errors: [RoomReport.Failure]) -> JSONValue {
+        .array(
+            errors.map { .object(["file": $0.file.map(JSONValue.string) ?? .null, "error": .string($0.error)]) })
+    }
+
     /// `2026-12-01T00:10:00Z`.
     static func iso8601(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
@@ -339,6 +350,7 @@ final class RoomControlHandler: ControlHandler {
             "late_ticks": .number(Double(s.lateTicks)), "files": .array(s.files.map(JSONValue.string)),
             "control": .string(controlPath), "pid": .number(Double(getpid())), "dir": .string(directory),
             "solo": .array(room.soloedTracks.map { .string($0.name) }),
+            "errors": Self.errorsJSON(s.errors),
         ]
         if let agent = agentStatus.withLock({ $0 }) { object["agent"] = agent() }
         if let upload = s.upload {
