@@ -164,6 +164,7 @@ struct RecordingPlan {
         try checkTrackNames(inputs, options)
         let recordedStart = place(&inputs)
         let description = try readDescription(options)
+        try checkPlayTrack(inputs, description, options)
         if let agent = options.agent {
             _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
         }
@@ -319,6 +320,25 @@ struct RecordingPlan {
                 description: "--mic-name '\(mic)' is also a track of \(clash.spec.path); give the microphone "
                     + "another name", command: "record")
         }
+    }
+
+    /// `--play-track NAME` in a room whose track names are all known before it starts (no
+    /// `--listen` streams, `--discover`ed SSRCs or joined publishers, which are named as they
+    /// appear): NAME must be one of them, or nothing would play.
+    private static func checkPlayTrack(
+        _ inputs: [Input], _ description: RoomDescription?, _ options: RecordCommand.Options
+    ) throws {
+        guard let wanted = options.playTrack, options.listen.isEmpty, options.join == nil, !options.discover
+        else { return }
+        var names = inputs.map(\.spec.name) + (description?.participants.map(\.trackName) ?? [])
+        if options.mic != nil { names.append(options.micName) }
+        if options.agent != nil { names += ["agent", "agent-hears"] }
+        if options.mix { names.append("mix") }
+        guard !names.contains(wanted) else { return }
+        throw UsageError(
+            description: "--play-track \(wanted): the room has no track of that name (its tracks: "
+                + names.joined(separator: ", ") + "); name one of them, or leave --play-track out to play the mix",
+            command: "record")
     }
 
     /// Places the recordings that carry wall-clock times (a Janus .mjr's first-packet time `u`;

@@ -535,3 +535,25 @@ extension NothingLostRoundTwoTests {
         #expect(line.contains(String(format: "alice.wav at %.2f s", Double(frames) / 48_000)), "\(line)")
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 10: `--play-track NAME` in a room of files (every name known) must name one of its
+    /// tracks: one line naming them, exit 64, nothing created, dry run or not.
+    @Test func playTrackOfNobodyIsRefused() throws {
+        let base = try temporaryDirectory()
+        let out = base.appendingPathComponent("room")
+        for extra in [["--dry-run"], []] {
+            let outcome = try roomtap(
+                [
+                    "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))", "--play",
+                    "null", "--play-track", "nobody", "--out", out.path,
+                ] + extra, expect: 64)
+            #expect(
+                outcome.stderrLines == [
+                    "roomtap: error: --play-track nobody: the room has no track of that name (its tracks: alice, bob); "
+                        + "name one of them, or leave --play-track out to play the mix (see 'roomtap record --help')"
+                ], "\(outcome.stderr)")
+            #expect(try listing(base).isEmpty)
+        }
+    }
+}
