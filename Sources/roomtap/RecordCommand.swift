@@ -409,6 +409,7 @@ enum RecordCommand {
 
     static func run(_ arguments: ParsedArguments) throws {
         var options = try parse(arguments)
+        try options.agent?.readInstructions()
         // s3:// inputs: downloaded before anything is checked or created, removed after the room.
         let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
         defer { remote?.remove() }

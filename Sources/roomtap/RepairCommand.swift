@@ -92,14 +92,23 @@ enum RepairCommand {
             return
         }
         var repaired: [String: Repaired] = [:]
+        var found = 0
         for name in names
         where [".wav", ".flac", ".opus"].contains(where: name.lowercased().hasSuffix) && !name.hasPrefix(".") {
             let path = RecordingPlan.join(directory, name)
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            found += 1
             repaired[name] = repairFile(path, failures: &failures)
         }
         let roomJSON = RecordingPlan.join(directory, "room.json")
+        var info = stat()
+        if found == 0 && lstat(roomJSON, &info) != 0 {
+            failures.append(
+                "\(directory) holds no recording (no WAV, FLAC or Ogg Opus file, no room.json); give the directory "
+                    + "roomtap record --out wrote, or the files to repair")
+            return
+        }
         do {
             guard let report = try RoomReport.read(from: roomJSON) else {
                 print("\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")

@@ -557,3 +557,34 @@ extension NothingLostRoundTwoTests {
         }
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 15: one exit status per kind of mistake. A missing input file is bad input (exit 1),
+    /// `--file` or `--agent-instructions` alike; `repair` of a directory that holds no recording is
+    /// a failure (exit 1, one line), not "nothing to do".
+    @Test func missingInputsAndEmptyRepairsExitOne() throws {
+        let base = try temporaryDirectory()
+        let missing = base.appendingPathComponent("missing.txt").path
+        let instructions = try roomtap(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-instructions", missing, "--out",
+                base.appendingPathComponent("room").path, "--dry-run",
+            ], expect: 1)
+        #expect(
+            instructions.stderrLines == [
+                "roomtap: error: cannot read --agent-instructions \(missing): No such file or directory; give a "
+                    + "text file of instructions"
+            ], "\(instructions.stderr)")
+        let file = try roomtap(
+            ["record", "--file", "alice=\(missing)", "--out", base.path + "/room", "--dry-run"], expect: 1)
+        #expect(file.stderrLines.count == 1, "\(file.stderr)")
+        let empty = base.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: false)
+        let repair = try roomtap(["repair", empty.path], expect: 1)
+        #expect(
+            repair.stderrLines == [
+                "roomtap: error: \(empty.path) holds no recording (no WAV, FLAC or Ogg Opus file, no room.json); give "
+                    + "the directory roomtap record --out wrote, or the files to repair"
+            ], "\(repair.stderr)")
+    }
+}
