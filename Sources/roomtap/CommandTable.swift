@@ -44,7 +44,7 @@ enum CommandTable {
         control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(
-            "mute", summary: "Mute a track (unmute to undo); --scope record takes it off the record",
+            "mute", summary: "Mute tracks (NAME..., --all; unmute to undo); --scope record: off the record",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both."),
         control(
@@ -52,7 +52,8 @@ enum CommandTable {
             scope: "all (default): every mute of the track; heard: only what is heard;\n"
                 + "record: only the record."),
         control(
-            "volume", summary: "Set a track's volume: 0...10 (1 is unity) or dB (-6dB)",
+            "volume",
+            summary: "Set a track's volume: 0...10 (1 is unity), 0dB, +3dB/-3dB (relative); NAME alone: show it",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both. Never changes a mute."),
         control("solo", summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
@@ -105,6 +106,9 @@ enum CommandTable {
     private static func control(_ verb: String, summary: String, scope: String? = nil) -> CommandSpec {
         var options = [dirOption, controlOption, jsonOption]
         if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
+        if verb == "mute" || verb == "unmute" {
+            options.append(OptionSpec("--all", .flag, help: "Every speaker (not the mixes) instead of NAME..."))
+        }
         return CommandSpec(
             verb, group: .control, summary: summary, options: options,
             takesPositionals: !["tracks", "unsolo"].contains(verb), helpIntro: Help.controlIntro,

@@ -187,14 +187,17 @@ enum Help {
 
         USAGE: roomtap tracks [--json]
                roomtap status [DIR] [--json]
-               roomtap mute NAME [--scope heard|record|all]
-               roomtap unmute NAME [--scope heard|record|all]
-               roomtap volume NAME LEVEL [--scope heard|record|all]
+               roomtap mute NAME... | --all [--scope heard|record|all]
+               roomtap unmute NAME... | --all [--scope heard|record|all]
+               roomtap volume NAME [LEVEL] [--scope heard|record|all]
                roomtap solo NAME...
                roomtap unsolo
 
         LEVEL is a linear gain from 0 to 10 (1 is unity, 0 silent, like the Sora SDK's volume) or
-        a level in dB such as -6dB or +3dB (clamped to the same range). A change takes effect at
+        a level in dB: 0dB or -inf dB set it, and as in pactl a signed one such as +3dB or -6dB
+        changes the volume it has now (clamped to the same range); without LEVEL, volume prints
+        the track's volumes. mute and unmute take several names, or --all (every speaker, not the
+        mixes). A change takes effect at
         the next 10 ms frame, ramped across it (no click); the reply says the room time.
 
         Scope: a track has what is heard (the live mix, playback, the agent) and what is recorded

@@ -121,6 +121,7 @@ struct HelpAndUsageTests {
                   --json          Print the recorder's reply as JSON (tracks, status).
                   --scope SCOPE   heard (default): the mix, playback, the agent; record: the speaker's
                                   own file and the recorded mix; all: both.
+                  --all           Every speaker (not the mixes) instead of NAME...
                   -h, --help      Show this help.
 
                 Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder

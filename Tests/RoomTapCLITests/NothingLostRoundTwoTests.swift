@@ -588,3 +588,51 @@ extension NothingLostRoundTwoTests {
             ], "\(repair.stderr)")
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// What users reach for: `volume NAME` shows the volume; a signed dB level is relative (as in
+    /// pactl), an unsigned one absolute; `mute a b` and `mute --all` (every speaker, never the mix).
+    @Test func volumeShownRelativeDecibelsAndMuteOfSeveral() throws {
+        let control = uniqueControlPath()
+        let recorder = try CLIRunner.start([
+            "record", "--file", "later=\(sample("carol"))@300", "--file", "alice=\(sample("alice"))", "--realtime",
+            "--mix", "--out", try temporaryDirectory().path, "--quiet", "--control", control,
+        ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        func verb(_ arguments: [String], expect status: Int32 = 0) throws -> CLIRunner.Outcome {
+            try roomtap(arguments + ["--control", control], expect: status)
+        }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("\"later\"")
+            })
+        #expect(
+            try verb(["volume", "alice"]).stdout
+                == "alice: heard volume 1.00 (+0.0 dB); record volume 1.00 (+0.0 dB)\n")
+        #expect(try verb(["volume", "alice", "-6dB"]).stdout.contains("heard unmuted, volume 0.50"))
+        #expect(try verb(["volume", "alice", "+3dB"]).stdout.contains("heard unmuted, volume 0.71"))
+        #expect(try verb(["volume", "alice", "+3dB"]).stdout.contains("heard unmuted, volume 1.00"))
+        #expect(try verb(["volume", "alice", "0.25"]).stdout.contains("volume 0.25"))
+        #expect(try verb(["volume", "alice", "0dB"]).stdout.contains("volume 1.00"), "unsigned dB is absolute")
+        #expect(
+            try verb(["volume", "alice", "-6dB", "--scope", "record"]).stdout.contains("record unmuted, volume 0.50"))
+        #expect(try verb(["volume", "alice"]).stdout.contains("record volume 0.50 (-6.0 dB)"))
+        let nobody = try verb(["volume", "nobody"], expect: 1)
+        #expect(nobody.stderrLines == ["roomtap: error: no track named 'nobody' (tracks: mix, later, alice)"])
+
+        let both = try verb(["mute", "alice", "later"])
+        #expect(both.stdout.split(separator: "\n").count == 2 && both.stdout.contains("later: heard muted"))
+        let unmuted = try verb(["unmute", "--all"])
+        #expect(unmuted.stdout.split(separator: "\n").count == 2 && !unmuted.stdout.contains("mix:"))
+        _ = try verb(["mute", "--all"])
+        let tracks = try verb(["tracks", "--json"]).stdout
+        let list = (try JSONSerialization.jsonObject(with: Data(tracks.utf8)) as? [String: Any])?["tracks"]
+        let muted = Dictionary(
+            ((list as? [[String: Any]]) ?? []).map { ($0["name"] as? String ?? "", $0["muted"] as? Bool ?? false) },
+            uniquingKeysWith: { a, _ in a })
+        #expect(muted == ["mix": false, "later": true, "alice": true])
+        _ = try verb(["mute", "--all", "alice"], expect: 64)
+        _ = try verb(["stop"])
+        #expect(recorder.wait(timeout: 60).status == 0)
+    }
+}
