@@ -124,7 +124,8 @@ enum CommandTable {
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
             "--file", .repeatable, "NAME=PATH[@SECONDS]",
-            help: "A speaker: track name, a file of Opus audio (Ogg Opus, a Janus\n"
+            help: "A speaker: track name (left out, PATH[@SECONDS]: the file's name\n"
+                + "without extension), a file of Opus audio (Ogg Opus, a Janus\n"
                 + "recording .mjr, WebM, Matroska or MP4: read from the content), an\n"
                 + "optional start offset in seconds (e.g. bob=bob.opus@12.5). Repeat\n"
                 + "for every speaker. A file with several Opus tracks gives a track\n"
@@ -201,7 +202,8 @@ enum CommandTable {
         OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
-                + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"
+                + "(127.0.0.1:25000, localhost:25000, [::1]:25000, :25000; a host name\n"
+                + "is resolved once, IPv4 first). Repeatable. Every SSRC is a\n"
                 + "track: named by --sdp/--room, otherwise ssrc-<hex>. An undescribed\n"
                 + "room accepts plain RTP from any source and SSRC; see --allow."),
         OptionSpec(

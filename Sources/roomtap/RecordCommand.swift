@@ -238,10 +238,13 @@ enum RecordCommand {
             options.channels = Int(channels)!
         }
         for text in args.values("--listen") {
-            guard let address = ListenAddress(text) else {
+            var parsed = ListenAddress(text)
+            if parsed == nil { parsed = try resolvedListenAddress(text) }
+            guard let address = parsed else {
                 throw UsageError(
-                    description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 0-65535 "
-                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)",
+                    description: "--listen '\(text)' must be HOST:PORT with an address or host name and a port "
+                        + "0-65535 (e.g. 127.0.0.1:25000, localhost:25000, [::1]:25000, :25000; port 0: the kernel "
+                        + "picks a free one)",
                     command: "record")
             }
             options.listen.append(address)
@@ -393,6 +396,46 @@ enum RecordCommand {
             }
             seen[key] = entry
         }
+    }
+
+    /// `--listen NAME:PORT` with a host name (`localhost:25000`), as the room file accepts: the
+    /// name is resolved once, now (getaddrinfo), to its first IPv4 address, else its first IPv6
+    /// one. Nil when `text` is not NAME:PORT; a name that does not resolve is a usage error.
+    private static func resolvedListenAddress(_ text: String) throws(UsageError) -> ListenAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        let name = String(text[..<colon])
+        let hostName = name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "."
+        }
+        guard !name.isEmpty, name.count <= 253, hostName else { return nil }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, nil, &hints, &found)
+        guard status == 0, let first = found else {
+            throw UsageError(
+                description: "--listen '\(text)': the host name \(name) does not resolve "
+                    + "(\(String(cString: gai_strerror(status)))); give an address such as 127.0.0.1:\(port)",
+                command: "record")
+        }
+        defer { freeaddrinfo(first) }
+        var numeric: [(family: Int32, host: String)] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(
+                info.pointee.ai_addr, info.pointee.ai_addrlen, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+                == 0
+            {
+                numeric.append((info.pointee.ai_family, String(cString: host)))
+            }
+            entry = info.pointee.ai_next
+        }
+        guard let chosen = numeric.first(where: { $0.family == AF_INET }) ?? numeric.first else { return nil }
+        return ListenAddress(host: chosen.host, port: port)
     }
 
     private static func integer(_ text: String?, _ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int?

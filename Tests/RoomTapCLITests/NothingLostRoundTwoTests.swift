@@ -636,3 +636,29 @@ extension NothingLostRoundTwoTests {
         #expect(recorder.wait(timeout: 60).status == 0)
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// What users reach for: `--file PATH` names the track after the file (`bob.opus@2.5` is bob
+    /// at 2.5 s), and `--listen localhost:PORT` takes a host name as the room file does (resolved
+    /// once; a name that does not resolve is one line, exit 64).
+    @Test func fileNamedAfterItsFileAndListenOnAHostName() throws {
+        let base = try temporaryDirectory()
+        let out = base.appendingPathComponent("room")
+        try roomtap(
+            ["record", "--file", sample("alice"), "--file", sample("bob") + "@2.5", "--out", out.path, "--quiet"],
+            expect: 0)
+        #expect(try listing(out) == ["alice.wav", "bob.wav", "room.json"])
+        let tracks = try #require(try roomJSON(out)["tracks"] as? [[String: Any]])
+        let bob = try #require(tracks.first { $0["name"] as? String == "bob" })
+        #expect((bob["source"] as? [String: Any])?["offsetSamples"] as? Int == 120_000)
+
+        let plan = try roomtap(
+            ["record", "--listen", "localhost:0", "--out", out.path + "-live", "--dry-run"], expect: 0)
+        #expect(plan.stdout.contains("rtp 127.0.0.1:0"), "\(plan.stdout)")
+        let unknown = try roomtap(
+            ["record", "--listen", "no-such-host.invalid:5004", "--out", out.path + "-live", "--dry-run"], expect: 64)
+        #expect(
+            unknown.stderrLines.count == 1
+                && unknown.stderr.contains("the host name no-such-host.invalid does not resolve"), "\(unknown.stderr)")
+    }
+}
