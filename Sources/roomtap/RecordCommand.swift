@@ -373,6 +373,13 @@ enum RecordCommand {
         }
         var seen: [String: (option: String, label: String, name: String)] = [:]
         for entry in named {
+            // The room file's rule: no control characters (a name is shown, logged and made a file).
+            if entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw UsageError(
+                    description:
+                        "\(entry.option) name '\(entry.name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined())' "
+                        + "has a control character; give the track a printable name", command: "record")
+            }
             let key = entry.name.lowercased()
             if let owner = reserved[key] {
                 throw UsageError(

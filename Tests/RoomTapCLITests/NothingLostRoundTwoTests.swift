@@ -662,3 +662,43 @@ extension NothingLostRoundTwoTests {
                 && unknown.stderr.contains("the host name no-such-host.invalid does not resolve"), "\(unknown.stderr)")
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 14: names. An undescribed stream `ssrc-4d2` also answers to `ssrc-000004d2` and
+    /// `0x000004d2` (as its SOURCE shows it); `tracks` keeps NAME the name alone (a solo is under
+    /// STATE); a control character in a `--file` name is refused as the room file refuses it.
+    @Test func namesFollowOneRule() throws {
+        let control = uniqueControlPath()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 250 * 960, seed: 14), to: address, ssrc: 0x0000_04D2)
+        let recorder = try CLIRunner.start([
+            "record", "--listen", address.description, "--record-delay", "100", "--out",
+            try temporaryDirectory().path, "--quiet", "--control", control,
+        ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        #expect(
+            try waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("ssrc-4d2")
+            })
+        for spelling in ["ssrc-000004d2", "0x000004D2", "ssrc-4d2"] {
+            let muted = try roomtap(["mute", spelling, "--control", control], expect: 0)
+            #expect(muted.stdout.hasPrefix("ssrc-4d2: heard muted"), "\(spelling): \(muted.stdout)")
+        }
+        _ = try roomtap(["solo", "ssrc-4d2", "--control", control], expect: 0)
+        let table = try roomtap(["tracks", "--control", control], expect: 0).stdout
+        let row = table.split(separator: "\n").first { $0.hasPrefix("ssrc-4d2 ") }.map(String.init) ?? ""
+        #expect(row.contains(" live, solo ") && !row.hasPrefix("ssrc-4d2 solo"), "\(table)")
+        _ = try roomtap(["stop", "--control", control], expect: 0)
+        _ = sender.wait()
+
+        let refused = try roomtap(
+            ["record", "--file", "a\u{1}b=\(sample("alice"))", "--out", try temporaryDirectory().path, "--dry-run"],
+            expect: 64)
+        #expect(
+            refused.stderrLines.count == 1 && refused.stderr.contains("has a control character"), "\(refused.stderr)")
+    }
+}

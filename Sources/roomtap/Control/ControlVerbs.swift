@@ -249,10 +249,15 @@ enum TracksTable {
             let heard = t["muted"]?.boolValue == true
             let record = t["record_muted"]?.boolValue == true
             let muted = heard ? (record ? "yes+rec" : "yes") : (record ? "rec" : "no")
-            let solo = t["solo"]?.boolValue == true ? " solo" : ""
+            // STATE: live or left, then what else holds for the track (a solo, a failed file); the
+            // NAME column holds the name alone, as the verbs take it.
+            let state =
+                [
+                    t["state"]?.stringValue ?? "", t["solo"]?.boolValue == true ? "solo" : "",
+                    t["file_error"]?.stringValue != nil ? "FILE FAILED" : "",
+                ].filter { !$0.isEmpty }.joined(separator: ", ")
             rows.append([
-                (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
-                (t["state"]?.stringValue ?? "") + (t["file_error"]?.stringValue != nil ? ", FILE FAILED" : ""), muted,
+                t["name"]?.stringValue ?? "?", t["source"]?.stringValue ?? "", state, muted,
                 volumeText(t),
                 t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
                 t["talking"]?.boolValue == true ? "yes" : "no",
@@ -263,7 +268,7 @@ enum TracksTable {
     }
 
     /// The heard volume, and the record volume when it is not unity: "0.50", "1.00 rec 0.25".
-    private static func volumeText(_ t: JSONValue) -> String {
+    static func volumeText(_ t: JSONValue) -> String {
         let heard = String(format: "%.2f", t["volume"]?.doubleValue ?? 1)
         let record = t["record_volume"]?.doubleValue ?? 1
         return record == 1 ? heard : heard + String(format: " rec %.2f", record)

@@ -185,7 +185,9 @@ final class RoomControlHandler: ControlHandler {
 
     private func track(named name: String) throws(ControlFailure) -> AudioTrack {
         let all = room.tracks
-        guard let track = all.first(where: { $0.name == name }) else {
+        // An undescribed stream also answers to its SSRC as `tracks` shows it (ssrc-000004d2, 0x4d2).
+        let canonical = SSRCTrackName.ssrc(in: name).map(SSRCTrackName.name)
+        guard let track = all.first(where: { $0.name == name }) ?? all.first(where: { $0.name == canonical }) else {
             throw ControlFailure(
                 .unknownTrack, "no track named '\(name)' (tracks: \(all.map(\.name).joined(separator: ", ")))")
         }

@@ -179,7 +179,7 @@ enum WatchCommand {
             ].filter { !$0.isEmpty }.joined(separator: " ")
             lines.append(
                 (i == selected ? "> " : "  ") + name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + bar
-                    + String(format: " %6.1f dB  vol %5.2f  ", level, track["volume"]?.doubleValue ?? 1) + flags)
+                    + String(format: " %6.1f dB  vol ", level) + TracksTable.volumeText(track) + "  " + flags)
         }
         if s.tracks.isEmpty { lines.append("  (no tracks yet)") }
         lines.append("")
