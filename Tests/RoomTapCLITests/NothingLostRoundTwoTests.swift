@@ -702,3 +702,38 @@ extension NothingLostRoundTwoTests {
             refused.stderrLines.count == 1 && refused.stderr.contains("has a control character"), "\(refused.stderr)")
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// Item 13: a recorder stopped with SIGSTOP is not "no recorder": `tracks` and `stop` say it
+    /// does not answer, with its pid and how to resume it (exit 1); resumed, it answers again.
+    @Test func aStoppedRecorderIsSaidNotToAnswer() throws {
+        let runtime = try temporaryDirectory()
+        let env = ["XDG_RUNTIME_DIR": runtime.path, "ROOMTAP_CONTROL": ""]
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
+                "--out", try temporaryDirectory().path, "--quiet",
+            ], environment: env)
+        defer {
+            recorder.signal(SIGCONT)
+            if recorder.isRunning { recorder.signal(SIGKILL) }
+        }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
+            })
+        recorder.signal(SIGSTOP)
+        for verb in [["tracks"], ["stop"]] {
+            let outcome = try CLIRunner.run(verb, environment: env, timeout: 30)
+            #expect(outcome.status == 1)
+            #expect(
+                outcome.stderrLines.count == 1 && outcome.stderr.contains("the recorder pid \(recorder.pid) (")
+                    && outcome.stderr.contains("does not answer")
+                    && outcome.stderr.contains("resume it (kill -CONT \(recorder.pid))"), "\(verb): \(outcome.stderr)")
+        }
+        recorder.signal(SIGCONT)
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
+    }
+}
