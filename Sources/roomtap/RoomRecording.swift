@@ -385,7 +385,7 @@ final class RoomRecording: Sendable {
         var receptionChecked = false
         var receptionEnd: Int64?
         while room.isRunning {
-            progress.update(room.position, tracks: room.tracks.count)
+            progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
                 join?.stop()
                 live?.stop()  // draining: nothing more is received
@@ -437,7 +437,7 @@ final class RoomRecording: Sendable {
                 shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) }
             }
         }
-        progress.finish(room.position, tracks: room.tracks.count)
+        progress.finish(room.position, tracks: room.tracks.count { !$0.isDerived })
         for source in signals { source.cancel() }
         var report = currentReport(.complete)
         if let multichannel = plan.multichannelPath, let given = options.multichannel {

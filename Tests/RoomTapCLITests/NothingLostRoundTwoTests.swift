@@ -737,3 +737,32 @@ extension NothingLostRoundTwoTests {
         #expect(recorder.wait(timeout: 60).status == 0)
     }
 }
+
+extension NothingLostRoundTwoTests {
+    /// What users reach for: a live room's progress counts its speakers, not the mix.
+    @Test func progressDoesNotCountTheMix() throws {
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 600 * 960, seed: 15), to: address, ssrc: 0x0000_0515)
+        let recorder = try CLIRunner.start([
+            "record", "--listen", address.description, "--mix", "--record-delay", "100", "--out",
+            try temporaryDirectory().path,
+        ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        // Without --duration a live room reports every 10 s of room time, with its track count.
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                recorder.stderrSoFar.components(separatedBy: " track(s)\n").count > 2
+            })
+        recorder.signal(SIGINT)
+        let outcome = recorder.wait(timeout: 90)
+        _ = sender.wait()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let lines = outcome.stderrLines.filter { $0.hasPrefix("recording: ") }
+        #expect(lines.count >= 2 && lines[1].hasSuffix(" s, 1 track(s)"), "\(lines)")
+        #expect(!lines.contains { $0.hasSuffix(", 2 track(s)") }, "\(lines)")
+    }
+}
