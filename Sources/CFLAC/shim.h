@@ -100,4 +100,65 @@ static inline FLAC__StreamDecoderInitStatus roomtap_flac_init_count(
     return FLAC__stream_decoder_init_file(
         decoder, path, roomtap_flac_count_write, NULL, roomtap_flac_count_error, count);
 }
+
+#include <openssl/evp.h>
+
+/// The MD5 of a FLAC stream's decoded audio as STREAMINFO states it
+/// (https://xiph.org/flac/format.html#metadata_block_streaminfo): every sample, channels
+/// interleaved, little-endian, in (bits per sample + 7) / 8 bytes. libFLAC computes it only to
+/// check it, so repair computes it here with libcrypto.
+typedef struct {
+    EVP_MD_CTX *md5;
+    int errors;
+} roomtap_flac_md5_state;
+
+static FLAC__StreamDecoderWriteStatus roomtap_flac_md5_write(
+    const FLAC__StreamDecoder *decoder, const FLAC__Frame *frame, const FLAC__int32 *const buffer[],
+    void *client_data) {
+    (void)decoder;
+    roomtap_flac_md5_state *state = (roomtap_flac_md5_state *)client_data;
+    unsigned bytes = (frame->header.bits_per_sample + 7) / 8;
+    unsigned char chunk[4096];
+    size_t n = 0;
+    for (unsigned i = 0; i < frame->header.blocksize; i++) {
+        for (unsigned c = 0; c < frame->header.channels; c++) {
+            FLAC__int32 v = buffer[c][i];
+            for (unsigned b = 0; b < bytes; b++) chunk[n++] = (unsigned char)(((uint32_t)v >> (8 * b)) & 0xFF);
+            if (n > sizeof chunk - 32) {
+                EVP_DigestUpdate(state->md5, chunk, n);
+                n = 0;
+            }
+        }
+    }
+    if (n > 0) EVP_DigestUpdate(state->md5, chunk, n);
+    return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE;
+}
+
+static void roomtap_flac_md5_error(
+    const FLAC__StreamDecoder *decoder, FLAC__StreamDecoderErrorStatus status, void *client_data) {
+    (void)decoder; (void)status;
+    ((roomtap_flac_md5_state *)client_data)->errors += 1;
+}
+
+/// Decodes the whole file at `path` into `digest` (16 bytes). Returns 0, or -1 when it cannot be
+/// opened or decoded without errors.
+static inline int roomtap_flac_md5(const char *path, unsigned char digest[16]) {
+    FLAC__StreamDecoder *decoder = FLAC__stream_decoder_new();
+    if (!decoder) return -1;
+    roomtap_flac_md5_state state = {EVP_MD_CTX_new(), 0};
+    int result = -1;
+    if (state.md5 && EVP_DigestInit_ex(state.md5, EVP_md5(), NULL) == 1
+        && FLAC__stream_decoder_init_file(
+               decoder, path, roomtap_flac_md5_write, NULL, roomtap_flac_md5_error, &state)
+               == FLAC__STREAM_DECODER_INIT_STATUS_OK) {
+        if (FLAC__stream_decoder_process_until_end_of_stream(decoder) && state.errors == 0) {
+            unsigned length = 0;
+            if (EVP_DigestFinal_ex(state.md5, digest, &length) == 1 && length == 16) result = 0;
+        }
+        FLAC__stream_decoder_finish(decoder);
+    }
+    if (state.md5) EVP_MD_CTX_free(state.md5);
+    FLAC__stream_decoder_delete(decoder);
+    return result;
+}
 #endif

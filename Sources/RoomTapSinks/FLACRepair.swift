@@ -4,9 +4,10 @@ import Glibc
 /// Repairs a FLAC file a killed recorder left (``FLACFileEncoder``): decodes it with libFLAC up to
 /// the last whole frame, cuts a partial frame off the end, and writes the total number of samples
 /// into STREAMINFO (https://xiph.org/flac/format.html#metadata_block_streaminfo: 36 bits at
-/// byte 13 of the block's body, the first block after `fLaC`). The MD5 signature is set to all
-/// zeros, which FLAC defines as "not computed" (libFLAC offers no MD5 of its own, and a killed
-/// encoder never wrote one), so decoders skip the check.
+/// byte 13 of the block's body, the first block after `fLaC`). The MD5 signature (a killed
+/// encoder never wrote one) is computed again from the frames kept (`roomtap_flac_md5`: libFLAC
+/// decodes, libcrypto hashes), so `flac -t` checks the audio; should that decode fail, it stays all
+/// zeros, which FLAC defines as "not computed".
 public enum FLACRepair {
     /// What the repair did (samples per channel at the file's rate) and the file's rate.
     public static func repair(path: String) throws(WAVError) -> (report: WAVRepair.Report, sampleRate: Int) {
@@ -62,9 +63,12 @@ public enum FLACRepair {
             body[15] = UInt8((goodSamples >> 16) & 0xFF)
             body[16] = UInt8((goodSamples >> 8) & 0xFF)
             body[17] = UInt8(goodSamples & 0xFF)
-            for i in 18..<34 { body[i] = 0 }  // an MD5 of more than the file holds would fail the check
+            for i in 18..<34 { body[i] = 0 }  // until the MD5 of what is left is known (below)
             try file.write(body, at: 8)
             changed = true
+            // The MD5 of the audio the file now holds, so `flac -t` checks it again.
+            var digest = [UInt8](repeating: 0, count: 16)
+            if roomtap_flac_md5(path, &digest) == 0 { try file.write(digest, at: 8 + 18) }
         }
         let report = WAVRepair.Report(
             path: path, samplesBefore: Int64(stated.totalSamples == 0 ? goodSamples : stated.totalSamples),

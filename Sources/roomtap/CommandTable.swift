@@ -15,7 +15,7 @@ enum CommandTable {
             helpNotes: Help.recordNotes,
             run: { try RecordCommand.run($0) }),
         CommandSpec(
-            "repair", group: .main, summary: "Fix the header of WAV files cut short (killed recorder, full disk)",
+            "repair", group: .main, summary: "Fix WAV, FLAC and Ogg Opus files cut short (killed recorder, full disk)",
             takesPositionals: true, helpIntro: Help.repairIntro, run: { try RepairCommand.run($0) }),
         CommandSpec(
             "timeline", group: .main, summary: "Draw who spoke when in a recording, as an SVG",
@@ -44,7 +44,7 @@ enum CommandTable {
         control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(
-            "mute", summary: "Mute a track (unmute to undo); --scope record takes it off the record",
+            "mute", summary: "Mute tracks (NAME..., --all; unmute to undo); --scope record: off the record",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both."),
         control(
@@ -52,7 +52,8 @@ enum CommandTable {
             scope: "all (default): every mute of the track; heard: only what is heard;\n"
                 + "record: only the record."),
         control(
-            "volume", summary: "Set a track's volume: 0...10 (1 is unity) or dB (-6dB)",
+            "volume",
+            summary: "Set a track's volume: 0...10 (1 is unity), 0dB, +3dB/-3dB (relative); NAME alone: show it",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both. Never changes a mute."),
         control("solo", summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
@@ -105,6 +106,9 @@ enum CommandTable {
     private static func control(_ verb: String, summary: String, scope: String? = nil) -> CommandSpec {
         var options = [dirOption, controlOption, jsonOption]
         if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
+        if verb == "mute" || verb == "unmute" {
+            options.append(OptionSpec("--all", .flag, help: "Every speaker (not the mixes) instead of NAME..."))
+        }
         return CommandSpec(
             verb, group: .control, summary: summary, options: options,
             takesPositionals: !["tracks", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
@@ -120,7 +124,8 @@ enum CommandTable {
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
             "--file", .repeatable, "NAME=PATH[@SECONDS]",
-            help: "A speaker: track name, a file of Opus audio (Ogg Opus, a Janus\n"
+            help: "A speaker: track name (left out, PATH[@SECONDS]: the file's name\n"
+                + "without extension), a file of Opus audio (Ogg Opus, a Janus\n"
                 + "recording .mjr, WebM, Matroska or MP4: read from the content), an\n"
                 + "optional start offset in seconds (e.g. bob=bob.opus@12.5). Repeat\n"
                 + "for every speaker. A file with several Opus tracks gives a track\n"
@@ -231,7 +236,8 @@ enum CommandTable {
         OptionSpec(
             "--listen", .repeatable, "HOST:PORT", section: live,
             help: "Receive Opus RTP (and RTCP on the same port) on this UDP address\n"
-                + "(127.0.0.1:25000, [::1]:25000, :25000). Repeatable. Every SSRC is a\n"
+                + "(127.0.0.1:25000, localhost:25000, [::1]:25000, :25000; a host name\n"
+                + "is resolved once, IPv4 first). Repeatable. Every SSRC is a\n"
                 + "track: named by --sdp/--room, otherwise ssrc-<hex>. An undescribed\n"
                 + "room accepts plain RTP from any source and SSRC; see --allow."),
         OptionSpec(

@@ -8,16 +8,18 @@ struct FileSpec: Equatable {
     /// `NAME=-`: an Ogg Opus stream on standard input, read as it arrives.
     var isStandardInput: Bool { path == "-" }
 
-    /// Parses `NAME=PATH` or `NAME=PATH@SECONDS`. The offset is the text after the last '@' when
-    /// it is a number (so paths containing '@' still work: `a=x@y.opus` has no offset).
+    /// Parses `NAME=PATH` or `NAME=PATH@SECONDS`, or `PATH[@SECONDS]` alone: the track is then
+    /// named after the file (its name without directory and extension: `talks/bob.opus` is `bob`).
+    /// The offset is the text after the last '@' when it is a number (so paths containing '@' still
+    /// work: `a=x@y.opus` has no offset).
     static func parse(_ text: String) throws(UsageError) -> FileSpec {
-        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
-            throw UsageError(
-                description: "--file '\(text)' must be NAME=PATH or NAME=PATH@SECONDS (e.g. alice=alice.opus@2.5)",
-                command: "record")
-        }
-        let name = String(text[..<eq])
-        var path = String(text[text.index(after: eq)...])
+        let usage =
+            "--file '\(text)' must be NAME=PATH, NAME=PATH@SECONDS or PATH (named after the file; e.g. "
+            + "alice=alice.opus@2.5, bob.opus)"
+        let eq = text.firstIndex(of: "=")
+        guard eq != text.startIndex, !text.isEmpty else { throw UsageError(description: usage, command: "record") }
+        let given = eq.map { String(text[..<$0]) }
+        var path = eq.map { String(text[text.index(after: $0)...]) } ?? text
         var offset: Int64 = 0
         if let at = path.lastIndex(of: "@") {
             let tail = String(path[path.index(after: at)...])
@@ -34,6 +36,21 @@ struct FileSpec: Equatable {
         guard !path.isEmpty else {
             throw UsageError(description: "--file '\(text)' has no path after '='", command: "record")
         }
+        if given == nil && path == "-" {
+            throw UsageError(
+                description: "--file - reads standard input, which has no file name; name the track: NAME=-",
+                command: "record")
+        }
+        let name = given ?? Self.stem(of: path)
+        guard !name.isEmpty else { throw UsageError(description: usage, command: "record") }
         return FileSpec(name: name, path: path, offsetSamples: offset)
+    }
+
+    /// The track name a file gives: its last component without its extension (`a/b.x.opus`: `b.x`;
+    /// a name that is only an extension, `.opus`, keeps it).
+    static func stem(of path: String) -> String {
+        let last = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return last }
+        return String(last[..<dot])
     }
 }

@@ -130,7 +130,7 @@ enum Help {
         """
 
     static let repairIntro = """
-        OVERVIEW: Fix the header of WAV files cut short.
+        OVERVIEW: Fix WAV, FLAC and Ogg Opus files cut short.
 
         A recorder killed mid-write (kill -9, power loss, full disk) leaves WAV files whose header
         may understate the audio after it (roomtap refreshes it every second). repair rewrites the
@@ -143,7 +143,9 @@ enum Help {
         recording, so after a kill -9 it still says which file is whose ("state": "recording").
         A directory without room.json (an older recording) gets its WAVs repaired only. Do not
         repair a recording that is still running. FLAC files (record --format flac) are repaired
-        too: STREAMINFO gets the number of samples their whole frames hold.
+        too: STREAMINFO gets the number of samples their whole frames hold and their MD5. Ogg
+        Opus files (record --format opus) are cut after their last whole page, which is marked
+        the end of the stream; its granule position gives their length.
 
         USAGE: roomtap repair FILE...
                roomtap repair DIR
@@ -191,14 +193,17 @@ enum Help {
 
         USAGE: roomtap tracks [--json]
                roomtap status [DIR] [--json]
-               roomtap mute NAME [--scope heard|record|all]
-               roomtap unmute NAME [--scope heard|record|all]
-               roomtap volume NAME LEVEL [--scope heard|record|all]
+               roomtap mute NAME... | --all [--scope heard|record|all]
+               roomtap unmute NAME... | --all [--scope heard|record|all]
+               roomtap volume NAME [LEVEL] [--scope heard|record|all]
                roomtap solo NAME...
                roomtap unsolo
 
         LEVEL is a linear gain from 0 to 10 (1 is unity, 0 silent, like the Sora SDK's volume) or
-        a level in dB such as -6dB or +3dB (clamped to the same range). A change takes effect at
+        a level in dB: 0dB or -inf dB set it, and as in pactl a signed one such as +3dB or -6dB
+        changes the volume it has now (clamped to the same range); without LEVEL, volume prints
+        the track's volumes. mute and unmute take several names, or --all (every speaker, not the
+        mixes). A change takes effect at
         the next 10 ms frame, ramped across it (no click); the reply says the room time.
 
         Scope: a track has what is heard (the live mix, playback, the agent) and what is recorded

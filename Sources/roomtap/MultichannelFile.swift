@@ -4,9 +4,12 @@ import RoomTap
 /// The one file of `record --multichannel`: every speaker a channel.
 enum MultichannelFile {
     /// --multichannel: the speaker files of the finished room (`report`'s), a channel each in
-    /// room order (by track id), into one WAV or FLAC (by the name) at 48 kHz. Main thread, after
-    /// the room ended.
-    static func write(to path: String, speakersOf report: RoomReport, plan: RecordingPlan, startTime: Date) throws
+    /// room order (by track id), into one WAV or FLAC (by the name) at 48 kHz. `path` is where
+    /// (``RecordingPlan/multichannelPath``), `name` what room.json says (--multichannel as given:
+    /// relative to DIR, like the tracks' files). Main thread, after the room ended.
+    static func write(
+        to path: String, named name: String, speakersOf report: RoomReport, plan: RecordingPlan, startTime: Date
+    ) throws
         -> RoomReport.Multichannel
     {
         let speakers = report.tracks.filter { $0.kind == "speaker" }.sorted { $0.id < $1.id }
@@ -22,6 +25,6 @@ enum MultichannelFile {
         _ = try ExportMixing.interleave(
             speakers.map { RecordingPlan.join(plan.outDirectory, $0.file) }, to: path, options: options)
         return .init(
-            file: path, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
+            file: name, format: format.rawValue, sampleRate: AudioFrame.sampleRate, channels: speakers.map(\.name))
     }
 }

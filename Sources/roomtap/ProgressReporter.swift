@@ -33,7 +33,8 @@ final class ProgressReporter {
         decimals = Self.decimals(for: max(total, 0))
     }
 
-    /// `position` in room samples at 48 kHz; `tracks` in the room now.
+    /// `position` in room samples at 48 kHz; `tracks`: the speakers in the room now (the tracks a
+    /// room makes of others, the mix and agent-hears, are not counted).
     func update(_ position: Int64, tracks: Int) {
         guard !quiet else { return }
         guard total > 0 else {

@@ -254,10 +254,13 @@ enum RecordCommand {
             options.channels = Int(channels)!
         }
         for text in args.values("--listen") {
-            guard let address = ListenAddress(text) else {
+            var parsed = ListenAddress(text)
+            if parsed == nil { parsed = try resolvedListenAddress(text) }
+            guard let address = parsed else {
                 throw UsageError(
-                    description: "--listen '\(text)' must be HOST:PORT with a numeric address and a port 0-65535 "
-                        + "(e.g. 127.0.0.1:25000, [::1]:25000, :25000; port 0: the kernel picks a free one)",
+                    description: "--listen '\(text)' must be HOST:PORT with an address or host name and a port "
+                        + "0-65535 (e.g. 127.0.0.1:25000, localhost:25000, [::1]:25000, :25000; port 0: the kernel "
+                        + "picks a free one)",
                     command: "record")
             }
             options.listen.append(address)
@@ -394,6 +397,13 @@ enum RecordCommand {
         }
         var seen: [String: (option: String, label: String, name: String)] = [:]
         for entry in named {
+            // The room file's rule: no control characters (a name is shown, logged and made a file).
+            if entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw UsageError(
+                    description:
+                        "\(entry.option) name '\(entry.name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined())' "
+                        + "has a control character; give the track a printable name", command: "record")
+            }
             let key = entry.name.lowercased()
             if let owner = reserved[key] {
                 throw UsageError(
@@ -419,6 +429,46 @@ enum RecordCommand {
         }
     }
 
+    /// `--listen NAME:PORT` with a host name (`localhost:25000`), as the room file accepts: the
+    /// name is resolved once, now (getaddrinfo), to its first IPv4 address, else its first IPv6
+    /// one. Nil when `text` is not NAME:PORT; a name that does not resolve is a usage error.
+    private static func resolvedListenAddress(_ text: String) throws(UsageError) -> ListenAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        let name = String(text[..<colon])
+        let hostName = name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "."
+        }
+        guard !name.isEmpty, name.count <= 253, hostName else { return nil }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, nil, &hints, &found)
+        guard status == 0, let first = found else {
+            throw UsageError(
+                description: "--listen '\(text)': the host name \(name) does not resolve "
+                    + "(\(String(cString: gai_strerror(status)))); give an address such as 127.0.0.1:\(port)",
+                command: "record")
+        }
+        defer { freeaddrinfo(first) }
+        var numeric: [(family: Int32, host: String)] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(
+                info.pointee.ai_addr, info.pointee.ai_addrlen, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+                == 0
+            {
+                numeric.append((info.pointee.ai_family, String(cString: host)))
+            }
+            entry = info.pointee.ai_next
+        }
+        guard let chosen = numeric.first(where: { $0.family == AF_INET }) ?? numeric.first else { return nil }
+        return ListenAddress(host: chosen.host, port: port)
+    }
+
     private static func integer(_ text: String?, _ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int?
     {
         guard let text else { return nil }
@@ -433,6 +483,7 @@ enum RecordCommand {
 
     static func run(_ arguments: ParsedArguments) throws {
         var options = try parse(arguments)
+        try options.agent?.readInstructions()
         // s3:// inputs: downloaded before anything is checked or created, removed after the room.
         let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
         defer { remote?.remove() }
@@ -461,7 +512,8 @@ enum RecordCommand {
             throw error
         }
         recording.stopMetrics()
-        recording.closeControl(finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path)
+        recording.closeControl(
+            finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path, errors: result.errors)
         recording.stopLivePage()  // after closeControl: the page hears `stopped`
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
@@ -473,11 +525,6 @@ enum RecordCommand {
         plan.releaseDirectory()  // room.json is final and the upload (if any) has read DIR
         if let failure = uploadFailure { throw RuntimeError(description: failure) }
         // Files that failed (disk full): the run went on and room.json lists them; one line here.
-        if let first = result.errors.first {
-            let more = result.errors.count - 1
-            throw RuntimeError(
-                description: first.error
-                    + (more > 0 ? " (and \(more) more error(s): see errors in \(plan.roomJSONPath))" : ""))
-        }
+        if let line = result.failureLine() { throw RuntimeError(description: line) }
     }
 }

@@ -73,7 +73,7 @@ enum RecordPlanReport {
 
     /// The other files the run writes (besides the tracks').
     static func otherFiles(_ plan: RecordingPlan) -> [String] {
-        [plan.transcriptPath, plan.roomJSONPath].compactMap { $0 }
+        [plan.transcriptPath, plan.roomJSONPath, plan.multichannelPath].compactMap { $0 }
     }
 
     static func text(_ plan: RecordingPlan) -> String {

@@ -41,6 +41,11 @@ enum RecordSummaryJSON {
             "stopped_early": .bool(result.report.stoppedEarly),
             "tracks": .array(tracks),
             "warnings": .array(result.warnings.map(JSONValue.string)),
+            // Files that could not be written (a full disk), room.json among them when it was not.
+            "errors": .array(
+                result.errors.map { failure in
+                    .object(["file": failure.file.map(JSONValue.string) ?? .null, "error": .string(failure.error)])
+                }),
         ])
     }
 }

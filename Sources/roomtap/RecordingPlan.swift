@@ -64,6 +64,8 @@ struct RecordingPlan {
     let agentPath: String?
     let transcriptPath: String?
     let roomJSONPath: String
+    /// --multichannel FILE resolved (``OutputPaths/resolve(_:in:)``: relative to DIR); nil without.
+    let multichannelPath: String?
     /// Room length expected from the inputs, in samples (the longest offset + duration; a stream
     /// on standard input counts as its offset: its length is known when it ends).
     let expectedSamples: Int64
@@ -172,6 +174,7 @@ struct RecordingPlan {
         try checkTrackNames(inputs, options)
         let recordedStart = place(&inputs) ?? sora?.planned.start
         let description = try readDescription(options)
+        try checkPlayTrack(inputs, description, options)
         if let agent = options.agent {
             _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
         }
@@ -190,9 +193,22 @@ struct RecordingPlan {
         let agentPath = options.agent != nil ? join(out, "agent" + options.output.dotExtension) : nil
         let transcriptPath = options.agent != nil ? join(out, "transcript.jsonl") : nil
         let roomJSON = join(out, "room.json")
+        let multichannelPath = options.multichannel.map { OutputPaths.resolve($0, in: out) }
+        if let given = options.multichannel, let path = multichannelPath {
+            try checkMultichannel(
+                given: given, path: path, inputs: inputs, describedPaths: describedPaths, mixPath: mixPath,
+                agentPath: agentPath, transcriptPath: transcriptPath, roomJSON: roomJSON,
+                created: missingDirectories, options)
+            // A stream that appears later never takes its name (`--multichannel ssrc-4d2.wav`).
+            if OutputPaths.canonical(DirectoryPath.parent(of: path)) == OutputPaths.canonical(out),
+                path.hasSuffix(options.output.dotExtension)
+            {
+                naming.reserve(String((path as NSString).lastPathComponent.dropLast(options.output.dotExtension.count)))
+            }
+        }
         let outputs =
             inputs.map(\.wavPath) + describedPaths.values.sorted()
-            + [mixPath, agentPath, transcriptPath, roomJSON, options.multichannel].compactMap { $0 }
+            + [mixPath, agentPath, transcriptPath, roomJSON, multichannelPath].compactMap { $0 }
         if let refusal = RecorderLock.refusal(out, "stop it first (roomtap stop) or choose another --out") {
             throw refusal  // even with --force: its files are in use
         }
@@ -210,8 +226,31 @@ struct RecordingPlan {
         return RecordingPlan(
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
             naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
-            roomJSONPath: roomJSON, expectedSamples: expected, missingDirectories: missingDirectories,
+            roomJSONPath: roomJSON, multichannelPath: multichannelPath, expectedSamples: expected,
+            missingDirectories: missingDirectories,
             earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart, sora: sora?.planned)
+    }
+
+    /// --multichannel against every other output of the run (each track's file, the mix, the
+    /// agent's, the transcript, room.json, DIR's lock) and its directory (``OutputPaths``).
+    private static func checkMultichannel(
+        given: String, path: String, inputs: [Input], describedPaths: [String: String], mixPath: String?,
+        agentPath: String?, transcriptPath: String?, roomJSON: String, created: [String],
+        _ options: RecordCommand.Options
+    ) throws {
+        var others = inputs.map { OutputPaths.Output(what: "the file of track \($0.spec.name)", path: $0.wavPath) }
+        others += describedPaths.sorted { $0.key < $1.key }.map {
+            OutputPaths.Output(what: "the file of track \($0.key)", path: $0.value)
+        }
+        if let mixPath { others.append(.init(what: "the mix", path: mixPath)) }
+        if let agentPath { others.append(.init(what: "the agent's voice", path: agentPath)) }
+        if let transcriptPath { others.append(.init(what: "the transcript", path: transcriptPath)) }
+        others.append(.init(what: "the room's report", path: roomJSON))
+        let lock = join(options.out, RecorderLock.fileName)
+        others.append(.init(what: "the recorder's lock", path: lock))
+        try OutputPaths.check(
+            .init(what: "--multichannel", path: path), given: given, against: others, directory: options.out,
+            created: created)
     }
 
     /// Reads `spec`'s file as a recording if its content says it is one: a Janus .mjr (`MJR0000` at
@@ -294,6 +333,25 @@ struct RecordingPlan {
                 description: "--mic-name '\(mic)' is also a track of \(clash.spec.path); give the microphone "
                     + "another name", command: "record")
         }
+    }
+
+    /// `--play-track NAME` in a room whose track names are all known before it starts (no
+    /// `--listen` streams, `--discover`ed SSRCs or joined publishers, which are named as they
+    /// appear): NAME must be one of them, or nothing would play.
+    private static func checkPlayTrack(
+        _ inputs: [Input], _ description: RoomDescription?, _ options: RecordCommand.Options
+    ) throws {
+        guard let wanted = options.playTrack, options.listen.isEmpty, options.join == nil, !options.discover
+        else { return }
+        var names = inputs.map(\.spec.name) + (description?.participants.map(\.trackName) ?? [])
+        if options.mic != nil { names.append(options.micName) }
+        if options.agent != nil { names += ["agent", "agent-hears"] }
+        if options.mix { names.append("mix") }
+        guard !names.contains(wanted) else { return }
+        throw UsageError(
+            description: "--play-track \(wanted): the room has no track of that name (its tracks: "
+                + names.joined(separator: ", ") + "); name one of them, or leave --play-track out to play the mix",
+            command: "record")
     }
 
     /// Places the recordings that carry wall-clock times (a Janus .mjr's first-packet time `u`;

@@ -1,8 +1,8 @@
 import Foundation
 import RoomTap
 
-/// `roomtap repair FILE...|DIR`: make WAV files cut short readable again; for a recording's
-/// directory, every WAV in it and then room.json brought up to what the files hold.
+/// `roomtap repair FILE...|DIR`: make WAV, FLAC and Ogg Opus files cut short readable again; for a
+/// recording's directory, every such file in it and then room.json brought up to what they hold.
 enum RepairCommand {
     static func run(_ args: ParsedArguments) throws {
         let paths = args.positionals
@@ -40,7 +40,7 @@ enum RepairCommand {
         var roomSamples: Int64
     }
 
-    /// Repairs one WAV (or FLAC: STREAMINFO, see ``FLACRepair``) and prints its line; returns what
+    /// Repairs one WAV (or FLAC: STREAMINFO, see ``FLACRepair``; or Ogg Opus: ``OggOpusRepair``) and prints its line; returns what
     /// it did, nil (and a failure) when it could not.
     private static func repairFile(_ path: String, failures: inout [String]) -> Repaired? {
         do {
@@ -48,6 +48,15 @@ enum RepairCommand {
             let report: WAVRepair.Report
             if path.lowercased().hasSuffix(".flac") {
                 (report, rate) = try FLACRepair.repair(path: path)
+            } else if path.lowercased().hasSuffix(".opus") {
+                report = try OggOpusRepair.repair(path: path)  // granule positions: 48 kHz
+                if report.changed {
+                    print(
+                        "\(path): repaired: \(report.samplesAfter) samples readable (to its last whole page), "
+                            + (report.bytesTrimmed > 0 ? "\(report.bytesTrimmed) byte(s) of a cut page trimmed, " : "")
+                            + "end of stream marked")
+                    return Repaired(changed: true, roomSamples: report.samplesAfter)
+                }
             } else {
                 report = try WAVRepair.repair(path: path)
                 rate = (try? WAVFile.inspect(path: path).sampleRate) ?? rate
@@ -56,7 +65,8 @@ enum RepairCommand {
                 print(
                     "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
                         + (report.bytesTrimmed > 0
-                            ? ", \(report.bytesTrimmed) trailing byte(s) of a partial sample trimmed" : ""))
+                            ? ", \(report.bytesTrimmed) trailing byte(s) of a partial "
+                                + (path.lowercased().hasSuffix(".flac") ? "frame" : "sample") + " trimmed" : ""))
             } else {
                 print("\(path): intact: \(report.samplesAfter) samples")
             }
@@ -69,7 +79,8 @@ enum RepairCommand {
         }
     }
 
-    /// Every WAV directly in `directory` (regular files; links are left alone), then its room.json.
+    /// Every WAV, FLAC and Ogg Opus file directly in `directory` (regular files; links are left
+    /// alone), then its room.json.
     private static func repairDirectory(_ directory: String, failures: inout [String]) {
         // The lock file a recorder killed with SIGKILL left (nobody holds it: checked by the caller).
         unlink(RecordingPlan.join(directory, RecorderLock.fileName))
@@ -81,13 +92,23 @@ enum RepairCommand {
             return
         }
         var repaired: [String: Repaired] = [:]
-        for name in names where [".wav", ".flac"].contains(where: name.lowercased().hasSuffix) && !name.hasPrefix(".") {
+        var found = 0
+        for name in names
+        where [".wav", ".flac", ".opus"].contains(where: name.lowercased().hasSuffix) && !name.hasPrefix(".") {
             let path = RecordingPlan.join(directory, name)
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            found += 1
             repaired[name] = repairFile(path, failures: &failures)
         }
         let roomJSON = RecordingPlan.join(directory, "room.json")
+        var info = stat()
+        if found == 0 && lstat(roomJSON, &info) != 0 {
+            failures.append(
+                "\(directory) holds no recording (no WAV, FLAC or Ogg Opus file, no room.json); give the directory "
+                    + "roomtap record --out wrote, or the files to repair")
+            return
+        }
         do {
             guard let report = try RoomReport.read(from: roomJSON) else {
                 print("\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
@@ -119,8 +140,8 @@ enum RepairCommand {
             let file = updated.tracks[index].file
             guard let samples = repaired[file]?.roomSamples else {
                 CommandDispatch.printWarning(
-                    "\(path) lists \(file), which is not a readable WAV in the directory; its figures were left "
-                        + "as they were")
+                    "\(path) lists \(file), which is not a readable audio file in the directory; its figures "
+                        + "were left as they were")
                 continue
             }
             updated.tracks[index].samples = samples

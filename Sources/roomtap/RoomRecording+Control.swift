@@ -7,12 +7,15 @@ extension RoomRecording {
     /// watchers and the client that asked to `stop` first get the event
     /// `{"event":"stopped","dir":..,"room_json":..}`; without it (the recording failed) the
     /// connections just close. Idempotent; the thread that ran ``run()``.
-    func closeControl(finished roomJSON: String?) {
+    /// `errors`: the files that failed (and room.json when it could not be written), which the
+    /// event lists so that `roomtap stop` reports them.
+    func closeControl(finished roomJSON: String?, errors: [RoomReport.Failure] = []) {
         guard let server = controlServer.withLock({ $0 }) else { return }
         if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
             handler.publish(
                 .object([
                     "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
+                    "errors": RoomControlHandler.errorsJSON(errors),
                 ]))
         }
         server.stop()
@@ -37,7 +40,7 @@ extension RoomRecording {
                 return RoomControlHandler.StatusDetails(
                     sinks: room.tracks.reduce(0) { $0 + $1.sinks.count },
                     droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
-                    files: s.created, upload: liveUpload?.status)
+                    files: s.created, upload: liveUpload?.status, errors: currentErrors(s))
             })
         let server = try ControlServer(path: path, handler: handler)
         handler.setPublisher { [weak server] event in server?.publish(event) }
@@ -46,8 +49,25 @@ extension RoomRecording {
         return server
     }
 
+    /// The files failed so far: those the main loop has noted, and those whose writer failed since
+    /// (a sink knows at once), so `status` says so without waiting for the loop.
+    private func currentErrors(_ s: Shared) -> [RoomReport.Failure] {
+        s.errors
+            + s.sinks.sorted { $0.key < $1.key }.compactMap { id, sink in
+                guard !s.failedTracks.contains(id), let failure = sink.failure else { return nil }
+                return .init(file: (sink.path as NSString).lastPathComponent, error: "\(failure)")
+            }
+    }
+
     /// Where a track comes from and how it fares, for `roomtap tracks`.
     private func details(of track: AudioTrack) -> RoomControlHandler.TrackDetails {
+        var details = origin(of: track)
+        details.fileError = shared.withLock { $0.sinks[track.id]?.failure }.map { "\($0)" }
+        return details
+    }
+
+    /// Where a track comes from, whether it is live, and its loss.
+    private func origin(of track: AudioTrack) -> RoomControlHandler.TrackDetails {
         if track.isDerived { return .init(source: "mix", isLive: true, lossPercent: nil) }
         if let input = shared.withLock({ $0.inputsBySource[ObjectIdentifier(track.source)] }) {
             return .init(source: "file \(input)", isLive: !track.source.isFinished, lossPercent: nil)

@@ -50,8 +50,48 @@ final class RoomRecording: Sendable {
         /// Files that could not be created or written (also in room.json `errors`).
         let errors: [RoomReport.Failure]
         let plan: RecordingPlan
+        /// Why files were cut (``Shared/cutReason``).
+        var cutReason: String? = nil
 
         func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, roomSamples: roomSamples) }
+
+        /// The run's one error line when files failed (nil when none did). Files cut short (a full
+        /// disk, EIO, a size limit) are named with the room time of their cut and why; the line
+        /// says whether room.json was written, and to run `roomtap repair DIR` when it is needed (FLAC
+        /// and Ogg Opus files cut short, or room.json not written): repair makes each file whole up to
+        /// its cut and room.json say so. A WAV keeps a valid header through its cut.
+        func failureLine() -> String? {
+            guard let first = errors.first else { return nil }
+            let roomJSONFailure = errors.first { $0.file == "room.json" }
+            let cut = errors.compactMap { failure -> String? in
+                guard let file = failure.file, file != "room.json" else { return nil }
+                let written = report.tracks.first { $0.file == file }?.samplesWritten
+                return file + (written.map { String(format: " at %.2f s", Double($0) / 48_000) } ?? "")
+            }
+            guard !cut.isEmpty || roomJSONFailure != nil else {
+                let more = errors.count - 1
+                return first.error
+                    + (more > 0 ? " (and \(more) more error(s): see errors in \(plan.roomJSONPath))" : "")
+            }
+            var line = ""
+            if !cut.isEmpty {
+                line =
+                    "\(cut.count) file(s) cut short" + (cutReason.map { " (\($0))" } ?? "") + ": "
+                    + cut.joined(separator: ", ")
+                    + (plan.options.output.format == .wav ? "" : " (each kept up to its last whole frame before that)")
+                    + "; "
+            }
+            let needsRepair = roomJSONFailure != nil || plan.options.output.format != .wav
+            if let roomJSONFailure {
+                line += "room.json was not brought up to date (\(roomJSONFailure.error)); "
+            } else {
+                line += "\(plan.roomJSONPath) lists them under errors; "
+            }
+            return line
+                + (needsRepair
+                    ? "make room on the disk, then run roomtap repair \(plan.outDirectory) (each file is kept up to its cut)"
+                    : "each file keeps what was written up to its cut")
+        }
     }
 
     /// What the room's event handlers, the main loop and the control socket share (under `shared`).
@@ -65,6 +105,9 @@ final class RoomRecording: Sendable {
         var errors: [RoomReport.Failure] = []
         /// Tracks whose file failed, with the failure already in `errors`.
         var failedTracks: Set<TrackID> = []
+        /// Why the first file was cut (strerror of its errno: "No space left on device"), for the
+        /// run's last line.
+        var cutReason: String?
         var created: [String] = []
         /// The input file of each file track's source.
         var inputsBySource: [ObjectIdentifier: String] = [:]
@@ -358,7 +401,7 @@ final class RoomRecording: Sendable {
         var receptionChecked = false
         var receptionEnd: Int64?
         while room.isRunning {
-            progress.update(room.position, tracks: room.tracks.count)
+            progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
                 join?.stop()
                 stopSoraStreaming()
@@ -373,7 +416,7 @@ final class RoomRecording: Sendable {
                 lastFailureCheck = .now
                 for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
                 printSoraStreamingWarnings()
-                noteFailedFiles(announce: options.isLive)
+                noteFailedFiles(announce: options.usesRealTimeClock)
             }
             let controls = server == nil ? 0 : controlLog.all.count
             if reportDue.exchange(false, ordering: .acquiringAndReleasing) || controls != controlsReported
@@ -414,20 +457,25 @@ final class RoomRecording: Sendable {
                 shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) }
             }
         }
-        progress.finish(room.position, tracks: room.tracks.count)
+        progress.finish(room.position, tracks: room.tracks.count { !$0.isDerived })
         for source in signals { source.cancel() }
         var report = currentReport(.complete)
-        if let multichannel = options.multichannel {
+        if let multichannel = plan.multichannelPath, let given = options.multichannel {
             do {
                 report.multichannel = try MultichannelFile.write(
-                    to: multichannel, speakersOf: report, plan: plan, startTime: startTime)
+                    to: multichannel, named: given, speakersOf: report, plan: plan, startTime: startTime)
             } catch {
                 let failure = RoomReport.Failure(file: (multichannel as NSString).lastPathComponent, error: "\(error)")
                 shared.withLock { $0.errors.append(failure) }
                 report.errors = (report.errors ?? []) + [failure]
             }
         }
-        try roomJSON.write(report, overwrite: true)
+        do {
+            try roomJSON.write(report, overwrite: true)
+        } catch {
+            // A full disk: the summary still goes out, naming what was cut (RecordCommand).
+            shared.withLock { $0.errors.append(.init(file: "room.json", error: "\(error)")) }
+        }
 
         let state = shared.withLock { $0 }
         var warnings: [String] = []
@@ -454,7 +502,7 @@ final class RoomRecording: Sendable {
         }
         return Result(
             report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
-            errors: state.errors, plan: plan)
+            errors: state.errors, plan: plan, cutReason: state.cutReason)
     }
 
     // MARK: - room.json
@@ -505,6 +553,9 @@ final class RoomRecording: Sendable {
             for (id, sink) in s.sinks where !s.failedTracks.contains(id) {
                 guard let failure = sink.failure else { continue }
                 s.failedTracks.insert(id)
+                if s.cutReason == nil, let code = (failure as? WAVError)?.errno {
+                    s.cutReason = String(cString: strerror(code))
+                }
                 found.append(.init(file: (sink.path as NSString).lastPathComponent, error: "\(failure)"))
             }
             s.errors += found
@@ -616,6 +667,9 @@ final class RoomRecording: Sendable {
             loudness: (sink.writer as? EncodedFileWriter)?.loudness)
         shared.withLock { s in
             s.outcomes.append(outcome)
+            if s.cutReason == nil, let code = (sink.failure as? WAVError)?.errno {
+                s.cutReason = String(cString: strerror(code))
+            }
             if let closeError, s.failedTracks.insert(track.id).inserted {
                 s.errors.append(.init(file: (sink.path as NSString).lastPathComponent, error: closeError))
             }

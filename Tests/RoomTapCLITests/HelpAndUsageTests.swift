@@ -121,6 +121,7 @@ struct HelpAndUsageTests {
                   --json          Print the recorder's reply as JSON (tracks, status).
                   --scope SCOPE   heard (default): the mix, playback, the agent; record: the speaker's
                                   own file and the recorded mix; all: both.
+                  --all           Every speaker (not the mixes) instead of NAME...
                   -h, --help      Show this help.
 
                 Without --dir or --control (or $ROOMTAP_CONTROL) the command talks to the only recorder
@@ -135,7 +136,8 @@ struct HelpAndUsageTests {
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["record", "--out", "x"], "no speakers"),
         (["record", "--file", "a=Samples/room/alice.opus"], "no output directory"),
-        (["record", "--file", "alice.opus", "--out", "x"], "must be NAME=PATH"),
+        (["record", "--file", "=alice.opus", "--out", "x"], "must be NAME=PATH"),
+        (["record", "--file", "-", "--out", "x"], "name the track: NAME=-"),
         (["record", "--file", "a=x.opus@-3", "--out", "x"], "offset must be"),
         (["record", "--file", "a=x.opus", "--out", "x", "--channels", "3"], "--channels must be 1 or 2"),
         (["record", "--file", "a=x.opus", "--out", "x", "--loud"], "unknown option '--loud'"),

@@ -21,7 +21,8 @@ extension RealtimeAgent {
     ) -> AgentTracks {
         let voiceTrack = room.addTrack(name: voiceName, source: voice)
         let hears = room.addMix(name: hearsName, inputs: [], channels: 1)
-        hears.addSink(listenSink, tap: .live)
+        // What the agent hears is what is heard of this mix-minus: `mute agent-hears` deafens it.
+        hears.addSink(listenSink, tap: .heard)
         hearingTrack = hears
         for track in humans { hear(track) }
         return AgentTracks(voice: voiceTrack, hears: hears)

@@ -19,7 +19,9 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     public let statistics = TrackStatistics()
     /// What the track renders from.
     public let source: any FrameSource
-    /// Derived tracks (mixes) render after every source track of the same tick.
+    /// Derived tracks (mixes) render after every source track of the same tick. Their own controls
+    /// apply to what is heard of them only (``SinkTap/heard``): neither solo nor a record control
+    /// changes their record (`mix.wav` is the mix of the record).
     public let isDerived: Bool
     /// Mute and volume (Sora's `audioEnabled` and `remoteAudioVolume`), settable from any thread.
     public let controls = TrackControls()
@@ -96,15 +98,18 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
         // frees the list it replaces (see PublishedSnapshot).
         _ = sinkList.take(into: &state.sinks, generation: &state.sinkGeneration)
         let controlState = TrackControls.decode(controls.packed, soloed: controls.isSoloed)
-        let heardNow = controlState.heardGain(soloActive: soloActive)
+        // A derived track (a mix) is made of tracks whose controls and solo it already applies:
+        // its own controls shape what is heard of it only, and its record is the mix of the record.
+        let heardNow = controlState.heardGain(soloActive: soloActive && !isDerived)
+        let recordedNow = isDerived ? 1 : controlState.recordedGain
         state.liveHeardGain.advance(to: heardNow)
         if let gains = state.gainDelay {
-            let delayed = gains.pass(heard: heardNow, recorded: controlState.recordedGain)
+            let delayed = gains.pass(heard: heardNow, recorded: recordedNow)
             state.recordMixGain.advance(to: delayed.heard * delayed.recorded)
             state.recordedGain.advance(to: delayed.recorded)
         } else {
-            state.recordMixGain.advance(to: heardNow * controlState.recordedGain)
-            state.recordedGain.advance(to: controlState.recordedGain)
+            state.recordMixGain.advance(to: heardNow * recordedNow)
+            state.recordedGain.advance(to: recordedNow)
         }
 
         let buffer = state.buffer

@@ -126,7 +126,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
             return drop(.unlistedPort)
         }
         return add(
-            Slot(name: "ssrc-" + String(ssrc, radix: 16), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
+            Slot(name: SSRCTrackName.name(ssrc), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
     }
 
     /// The tracks so far, by slot.
@@ -144,7 +144,7 @@ public final class ParticipantDirectory: @unchecked Sendable {
     }
 
     private func claim(_ described: ParticipantDescription, _ key: Key, _ arrival: UInt64) -> Route {
-        let name = described.name ?? "ssrc-" + String(key.ssrc, radix: 16)
+        let name = described.name ?? SSRCTrackName.name(key.ssrc)
         return add(Slot(name: name, participant: described, ssrc: key.ssrc, lastArrival: arrival), key)
     }
 

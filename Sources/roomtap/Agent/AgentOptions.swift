@@ -28,6 +28,23 @@ struct AgentOptions {
     var userTools: [UserTool] = []
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
+    /// Reads `--agent-instructions FILE` into ``instructions`` (trimmed). A file that cannot be
+    /// read is bad input like a missing `--file`: one line, exit 1. Main thread, before the plan.
+    mutating func readInstructions() throws {
+        guard let file = instructionsFile else { return }
+        do {
+            instructions = try String(contentsOfFile: file, encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            var info = stat()
+            let reason =
+                stat(file, &info) != 0
+                ? String(cString: strerror(errno)) : "not a readable UTF-8 text file"
+            throw RuntimeError(
+                description: "cannot read --agent-instructions \(file): \(reason); give a text file of instructions")
+        }
+    }
+
     static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
         let enabled = args.flag("--agent")
         var o = AgentOptions()
@@ -61,13 +78,7 @@ struct AgentOptions {
             }
             o.publish = true
         }
-        if let file {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw UsageError(description: "cannot read --agent-instructions file '\(file)'", command: "record")
-            }
-            o.instructions = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            o.instructionsFile = file
-        }
+        o.instructionsFile = file  // read by ``readInstructions()``: a missing file is bad input, not usage
         if let voice {
             guard voices.contains(voice) else {
                 throw UsageError(

@@ -17,10 +17,27 @@ enum ControlVerbs {
             try DirectoryStatus.run(directory: positionals[0], args)
             return
         }
-        let (command, parameters) = try request(verb, positionals, scope: scope)
+        if ["mute", "unmute"].contains(verb) && (positionals.count != 1 || args.flag("--all")) {
+            try several(verb, positionals, all: args.flag("--all"), scope: scope, json: json, explicit, dir)
+            return
+        }
+        if verb == "volume" && positionals.count == 1 {
+            try showVolume(positionals[0], json: json, explicit, dir)
+            return
+        }
+        var (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
-        let result: JSONValue
-        do { result = try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
+        if verb == "volume", let change = relativeDecibels(positionals[1]) {
+            // pactl's rule: a signed dB level is a change of the volume now (of the scope's side).
+            let track = try ask(client, "tracks", [:])["tracks"]?.arrayValue?.first {
+                $0["name"]?.stringValue == positionals[0]
+            }
+            let side = scope == "record" ? "record_volume" : "volume"
+            let now = track?[side]?.doubleValue ?? 1  // an unknown track: the recorder names it below
+            let next = min(10, max(0, now * pow(10, change / 20)))
+            parameters["volume"] = .number((next * 1_000_000).rounded() / 1_000_000)
+        }
+        let result = try ask(client, command, parameters)
         if json {
             print(result.jsonText)
             return
@@ -31,6 +48,70 @@ enum ControlVerbs {
         case "agent": print(result["message"]?.stringValue ?? "ok")
         default: print(changeText(verb, result))
         }
+    }
+
+    /// Sends one request; a failure is one line.
+    private static func ask(_ client: ControlClient, _ command: String, _ parameters: [String: JSONValue]) throws
+        -> JSONValue
+    {
+        do { return try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
+    }
+
+    /// A signed level in dB (`+3dB`, `-6 dB`): the change it asks for, as pactl reads it; nil for
+    /// an absolute level (`0.5`, `0dB`, `-inf dB`: silence).
+    static func relativeDecibels(_ level: String) -> Double? {
+        let text = level.trimmingCharacters(in: .whitespaces)
+        guard let sign = text.first, sign == "+" || sign == "-", text.lowercased().hasSuffix("db"),
+            let value = Double(text.dropLast(2).trimmingCharacters(in: .whitespaces)), value.isFinite
+        else { return nil }
+        return value
+    }
+
+    /// `mute`/`unmute` of several NAMEs, or of every speaker (`--all`): one request per track, in
+    /// order, one line (or JSON reply) each; the first that fails ends the run (exit 1).
+    private static func several(
+        _ verb: String, _ names: [String], all: Bool, scope: String?, json: Bool, _ explicit: String?, _ dir: String?
+    ) throws {
+        if all && !names.isEmpty {
+            throw UsageError(description: "give NAME... or --all, not both", command: verb)
+        }
+        guard all || !names.isEmpty else {
+            throw UsageError(description: "usage: roomtap \(verb) NAME... | --all", command: verb)
+        }
+        for name in names { _ = try request(verb, [name], scope: scope) }  // every usage error first
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
+        let targets =
+            all
+            ? (try ask(client, "tracks", [:])["tracks"]?.arrayValue ?? [])
+                .filter { $0["kind"]?.stringValue != "mix" }.compactMap { $0["name"]?.stringValue } : names
+        for name in targets {
+            let (command, parameters) = try request(verb, [name], scope: scope)
+            let result = try ask(client, command, parameters)
+            print(json ? result.jsonText : changeText(verb, result))
+        }
+    }
+
+    /// `volume NAME`: the track's volumes now, heard and recorded, linear and in dB.
+    private static func showVolume(_ name: String, json: Bool, _ explicit: String?, _ dir: String?) throws {
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: "volume"))
+        let tracks = try ask(client, "tracks", [:])["tracks"]?.arrayValue ?? []
+        guard let track = tracks.first(where: { $0["name"]?.stringValue == name }) else {
+            throw RuntimeError(
+                description: "no track named '\(name)' (tracks: "
+                    + tracks.compactMap { $0["name"]?.stringValue }.joined(separator: ", ") + ")")
+        }
+        let heard = track["volume"]?.doubleValue ?? 1
+        let record = track["record_volume"]?.doubleValue ?? 1
+        if json {
+            print(
+                JSONValue.object(["track": .string(name), "volume": .number(heard), "record_volume": .number(record)])
+                    .jsonText)
+            return
+        }
+        func text(_ gain: Double) -> String {
+            String(format: "%.2f (", gain) + (gain > 0 ? String(format: "%+.1f dB)", 20 * log10(gain)) : "-inf dB)")
+        }
+        print("\(name): heard volume \(text(heard)); record volume \(text(record))")
     }
 
     /// Opens the control socket at `path` (see ``RecorderChoice/socketPath(control:dir:command:)``).
@@ -152,6 +233,9 @@ enum ControlVerbs {
         }
         lines.append("control     \(r["control"]?.stringValue ?? "") (pid \(n("pid")))")
         for file in r["files"]?.arrayValue?.compactMap(\.stringValue) ?? [] { lines.append("file        \(file)") }
+        for error in r["errors"]?.arrayValue ?? [] {
+            lines.append("FAILED      \(error["error"]?.stringValue ?? "?")")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -165,10 +249,16 @@ enum TracksTable {
             let heard = t["muted"]?.boolValue == true
             let record = t["record_muted"]?.boolValue == true
             let muted = heard ? (record ? "yes+rec" : "yes") : (record ? "rec" : "no")
-            let solo = t["solo"]?.boolValue == true ? " solo" : ""
+            // STATE: live or left, then what else holds for the track (a solo, a failed file); the
+            // NAME column holds the name alone, as the verbs take it.
+            let state =
+                [
+                    t["state"]?.stringValue ?? "", t["solo"]?.boolValue == true ? "solo" : "",
+                    t["file_error"]?.stringValue != nil ? "FILE FAILED" : "",
+                ].filter { !$0.isEmpty }.joined(separator: ", ")
             rows.append([
-                (t["name"]?.stringValue ?? "?") + solo, t["source"]?.stringValue ?? "",
-                t["state"]?.stringValue ?? "", muted, volumeText(t),
+                t["name"]?.stringValue ?? "?", t["source"]?.stringValue ?? "", state, muted,
+                volumeText(t),
                 t["level_dbfs"]?.doubleValue.map { String(format: "%.1f dBFS", $0) } ?? "-",
                 t["talking"]?.boolValue == true ? "yes" : "no",
                 t["loss_percent"]?.doubleValue.map { String(format: "%.1f %%", $0) } ?? "-",
@@ -178,7 +268,7 @@ enum TracksTable {
     }
 
     /// The heard volume, and the record volume when it is not unity: "0.50", "1.00 rec 0.25".
-    private static func volumeText(_ t: JSONValue) -> String {
+    static func volumeText(_ t: JSONValue) -> String {
         let heard = String(format: "%.2f", t["volume"]?.doubleValue ?? 1)
         let record = t["record_volume"]?.doubleValue ?? 1
         return record == 1 ? heard : heard + String(format: " rec %.2f", record)

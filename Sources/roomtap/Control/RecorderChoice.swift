@@ -20,9 +20,10 @@ enum RecorderChoice {
         if let configured = ControlSocketPath.configured(explicit: control, environment: environment) {
             return configured
         }
-        let recorders = RecorderDirectory.scan(environment: environment).recorders
+        let scan = RecorderDirectory.scan(environment: environment)
+        let recorders = scan.recorders
         switch recorders.count {
-        case 0: throw noRecorder(environment)
+        case 0: throw notAnswering(scan) ?? noRecorder(environment)
         case 1: return recorders[0].socket
         default:
             throw RuntimeError(
@@ -34,7 +35,8 @@ enum RecorderChoice {
     /// The recorder whose output directory is `dir` (the same directory: device and inode, not the
     /// spelling), among those in the runtime directory and the one at $ROOMTAP_CONTROL.
     static func recorder(recordingTo dir: String, environment: [String: String]) throws -> RunningRecorder {
-        var recorders = RecorderDirectory.scan(environment: environment).recorders
+        let scan = RecorderDirectory.scan(environment: environment)
+        var recorders = scan.recorders
         if let configured = ControlSocketPath.configured(explicit: nil, environment: environment),
             !recorders.contains(where: { $0.socket == configured }),
             let named = try? RecorderDirectory.hello(at: configured)
@@ -47,7 +49,7 @@ enum RecorderChoice {
                     + "roomtap list")
         }
         if let match = recorders.first(where: { identity(of: $0.directory) == wanted }) { return match }
-        if recorders.isEmpty { throw noRecorder(environment) }
+        if recorders.isEmpty { throw notAnswering(scan) ?? noRecorder(environment) }
         throw RuntimeError(
             description: "no recorder is recording to \(dir) (running: \(describe(recorders))); check the path, "
                 + "or see roomtap list")
@@ -59,6 +61,19 @@ enum RecorderChoice {
             description:
                 "no recorder is running (none in \(ControlSocketPath.defaultDirectory(environment: environment))"
                 + "); start one with roomtap record, or give --control PATH")
+    }
+
+    /// A recorder whose socket accepts but does not answer (stopped with SIGSTOP, or stuck): it is
+    /// not "no recorder", so say so, with its pid. Nil when every socket answered.
+    static func notAnswering(_ scan: RecorderDirectory.Scan) -> RuntimeError? {
+        guard let first = scan.unanswered.first else { return nil }
+        let name = (first.socket as NSString).lastPathComponent
+        let pid = ControlSocketPath.pid(inSocketName: name)
+        let who = pid.map { "the recorder pid \($0) (\(first.socket))" } ?? "the recorder at \(first.socket)"
+        let resume = pid.map { " (kill -CONT \($0))" } ?? ""
+        return RuntimeError(
+            description: "\(who) does not answer (\(first.reason)); it may be stopped (SIGSTOP, Ctrl-Z) or stuck: "
+                + "resume it\(resume), or see roomtap list")
     }
 
     /// "DIR (pid N)", joined with commas.

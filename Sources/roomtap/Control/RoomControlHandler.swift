@@ -17,6 +17,8 @@ final class RoomControlHandler: ControlHandler {
         var source: String
         var isLive: Bool
         var lossPercent: Double?
+        /// Why the track's file stopped being written (a full disk), nil while it is written.
+        var fileError: String? = nil
     }
 
     /// The recorder's numbers for `status`.
@@ -27,6 +29,8 @@ final class RoomControlHandler: ControlHandler {
         var files: [String]
         /// `record --upload`: the segments sent so far (``LiveUpload/status``); nil without it.
         var upload: LiveUpload.Status? = nil
+        /// Files that could not be written (a full disk), as room.json's `errors` will list them.
+        var errors: [RoomReport.Failure] = []
     }
 
     let room: Room
@@ -160,9 +164,11 @@ final class RoomControlHandler: ControlHandler {
         var object = Self.controlFields(state)
         object.merge([
             "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
+            "kind": .string(track.isDerived ? "mix" : "speaker"),
             "state": .string(more.isLive ? "live" : "left"), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+            "file_error": more.fileError.map(JSONValue.string) ?? .null,
         ]) { _, new in new }
         return .object(object)
     }
@@ -179,16 +185,31 @@ final class RoomControlHandler: ControlHandler {
 
     private func track(named name: String) throws(ControlFailure) -> AudioTrack {
         let all = room.tracks
-        guard let track = all.first(where: { $0.name == name }) else {
+        // An undescribed stream also answers to its SSRC as `tracks` shows it (ssrc-000004d2, 0x4d2).
+        let canonical = SSRCTrackName.ssrc(in: name).map(SSRCTrackName.name)
+        guard let track = all.first(where: { $0.name == name }) ?? all.first(where: { $0.name == canonical }) else {
             throw ControlFailure(
                 .unknownTrack, "no track named '\(name)' (tracks: \(all.map(\.name).joined(separator: ", ")))")
         }
         return track
     }
 
-    /// The request's `scope`, or `otherwise` when it has none.
-    private func scope(_ request: ControlRequest, otherwise: ControlScope) throws(ControlFailure) -> ControlScope {
-        try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
+    /// The request's `scope`, or `otherwise` when it has none. A derived track (the mix,
+    /// agent-hears) has what is heard only: its record is the mix of its inputs' records, so a
+    /// record scope on it is refused (taking a speaker off the record is how to change it).
+    private func scope(
+        _ request: ControlRequest, otherwise: ControlScope, of track: AudioTrack
+    ) throws(ControlFailure) -> ControlScope {
+        let scope =
+            try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
+        if track.isDerived && scope != .heard {
+            throw ControlFailure(
+                .badRequest,
+                "'\(track.name)' is made from the other tracks: its controls change what is heard only, and its "
+                    + "file is the mix of the record; to change the record, take a speaker off it "
+                    + "(roomtap mute NAME --scope record)")
+        }
+        return scope
     }
 
     /// `mute` (default scope heard) and `unmute` (default scope all: every mute of the track is
@@ -196,7 +217,7 @@ final class RoomControlHandler: ControlHandler {
     private func mute(_ request: ControlRequest, enabled: Bool, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: enabled ? .all : .heard)
+            let scope = try scope(request, otherwise: enabled && !found.isDerived ? .all : .heard, of: found)
             found.controls.setEnabled(enabled, scope: scope)
             return changed(found, change: enabled ? "unmute" : "mute", scope: scope, by: by)
         } catch { return .failure(error) }
@@ -206,7 +227,7 @@ final class RoomControlHandler: ControlHandler {
     private func volume(_ request: ControlRequest, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: .heard)
+            let scope = try scope(request, otherwise: .heard, of: found)
             found.controls.setVolume(try request.volume(), scope: scope)
             return changed(found, change: "volume", scope: scope, by: by)
         } catch { return .failure(error) }
@@ -307,6 +328,12 @@ final class RoomControlHandler: ControlHandler {
         return stopAction.withLock { $0 } == nil ? "starting" : "recording"
     }
 
+    /// Failed files as `[{"file", "error"}]` (status, and the `stopped` event).
+    static func errorsJSON(_ errors: [RoomReport.Failure]) -> JSONValue {
+        .array(
+            errors.map { .object(["file": $0.file.map(JSONValue.string) ?? .null, "error": .string($0.error)]) })
+    }
+
     /// `2026-12-01T00:10:00Z`.
     static func iso8601(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
@@ -325,6 +352,7 @@ final class RoomControlHandler: ControlHandler {
             "late_ticks": .number(Double(s.lateTicks)), "files": .array(s.files.map(JSONValue.string)),
             "control": .string(controlPath), "pid": .number(Double(getpid())), "dir": .string(directory),
             "solo": .array(room.soloedTracks.map { .string($0.name) }),
+            "errors": Self.errorsJSON(s.errors),
         ]
         if let agent = agentStatus.withLock({ $0 }) { object["agent"] = agent() }
         if let upload = s.upload {

@@ -4,8 +4,9 @@ import RoomTap
 /// `roomtap stop [--control PATH | --dir DIR]`: asks a running recorder to stop exactly as Ctrl-C
 /// does (a network room drains its record delay, every WAV header is finalised, room.json is
 /// written) and waits until it has: the recorder announces `stopped` once room.json is written.
-/// Exit 0 then; 1 when no recorder answers, when it ended without finishing its recording, or when
-/// it has not finished within ``finishTimeout``. A recorder still starting is asked again for up
+/// Exit 0 then; 1 when no recorder answers, when it ended without finishing its recording, when
+/// files of the recording failed (a full disk: the `stopped` event lists them), or when it has not
+/// finished within ``finishTimeout``. A recorder still starting is asked again for up
 /// to ``startTimeout``.
 enum StopCommand {
     /// How long `stop` waits for the recorder to finish its files.
@@ -42,6 +43,15 @@ enum StopCommand {
         let directory = stopped?["dir"]?.stringValue ?? reply["dir"]?.stringValue ?? path
         let roomJSON = stopped?["room_json"]?.stringValue ?? "room.json"
         print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
+        // The recording ended, but not whole: files cut short (a full disk) are a failure of the run.
+        let errors = stopped?["errors"]?.arrayValue ?? []
+        if let first = errors.first {
+            let what = errors.compactMap { $0["file"]?.stringValue }
+            throw RuntimeError(
+                description: "the recording of \(directory) ended with \(errors.count) failed file(s)"
+                    + (what.isEmpty ? "" : " (\(what.joined(separator: ", ")))") + ": "
+                    + (first["error"]?.stringValue ?? "?") + "; see errors in \(roomJSON)")
+        }
     }
 
     /// Sends `stop`; a recorder still starting answers `unavailable`, and is asked again every

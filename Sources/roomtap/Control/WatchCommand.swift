@@ -100,7 +100,12 @@ enum WatchCommand {
             }
             if snapshot.tracksStale {
                 if let result = try? commands.request("tracks") {
-                    snapshot.tracks = result["tracks"]?.arrayValue ?? []
+                    // Speakers first, the mixes (derived: mix, agent-hears) last, so the view opens on a
+                    // speaker and a key press never starts on the mix.
+                    let all = result["tracks"]?.arrayValue ?? []
+                    snapshot.tracks =
+                        all.filter { $0["kind"]?.stringValue != "mix" }
+                        + all.filter { $0["kind"]?.stringValue == "mix" }
                     screen.withLock {
                         $0.tracks = snapshot.tracks
                         $0.tracksStale = false
@@ -174,7 +179,7 @@ enum WatchCommand {
             ].filter { !$0.isEmpty }.joined(separator: " ")
             lines.append(
                 (i == selected ? "> " : "  ") + name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + bar
-                    + String(format: " %6.1f dB  vol %5.2f  ", level, track["volume"]?.doubleValue ?? 1) + flags)
+                    + String(format: " %6.1f dB  vol ", level) + TracksTable.volumeText(track) + "  " + flags)
         }
         if s.tracks.isEmpty { lines.append("  (no tracks yet)") }
         lines.append("")
@@ -248,9 +253,14 @@ private final class RawTerminal {
     func readKey(timeoutMilliseconds: Int32) -> Key? {
         var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
         guard poll(&fds, 1, timeoutMilliseconds) > 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 8)
-        let n = read(STDIN_FILENO, &bytes, bytes.count)
-        guard n > 0 else { return .quit }
+        // One key per call: keys typed (or pasted) faster than the screen redraws are each taken.
+        var bytes = [UInt8](repeating: 0, count: 3)
+        guard read(STDIN_FILENO, &bytes, 1) > 0 else { return .quit }
+        var n = 1
+        if bytes[0] == 0x1B {  // an arrow key: ESC [ A, its bytes already there
+            var more = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            while n < 3, poll(&more, 1, 10) > 0, read(STDIN_FILENO, &bytes[n], 1) > 0 { n += 1 }
+        }
         if n >= 3 && bytes[0] == 0x1B && bytes[1] == UInt8(ascii: "[") {
             switch bytes[2] {
             case UInt8(ascii: "A"): return .up

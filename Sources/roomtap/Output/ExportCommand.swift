@@ -23,7 +23,8 @@ enum ExportCommand {
                 help: "Also write one file with a channel per speaker, in room order:\n"
                     + "FLAC for a .flac name (8 speakers at most), else WAV (RF64 past\n"
                     + "4 GiB); channel names in its LIST/INFO chunk (WAV) or Vorbis\n"
-                    + "comment ROOMTAP_CHANNELS (FLAC), and in the report."),
+                    + "comment ROOMTAP_CHANNELS (FLAC), and in the report. A relative FILE\n"
+                    + "is relative to OUT; it may not be another output or an input."),
             OptionSpec(
                 "--normalize", .value, "LUFS",
                 help: "Re-make the mix from the speaker files, each brought to this\n"
@@ -89,7 +90,8 @@ enum ExportCommand {
             }
             mixOutput = RecordingPlan.join(out, "mix." + format.format.fileExtension)
         }
-        let multichannel = args.value("--multichannel")
+        let givenMultichannel = args.value("--multichannel")
+        let multichannel = givenMultichannel.map { OutputPaths.resolve($0, in: out) }
         let multichannelFormat: AudioFileFormat? = multichannel.map {
             AudioFileFormat.fromExtension(of: $0) == .flac ? .flac : .wav
         }
@@ -108,6 +110,17 @@ enum ExportCommand {
         }
         let reportPath = RecordingPlan.join(out, sameDirectory(out, directory) ? "export.json" : "room.json")
         let inputs = jobs.map(\.input)
+        if let multichannel, let givenMultichannel {
+            var others = jobs.map {
+                OutputPaths.Output(what: "the file of track \(report.tracks[$0.index].name)", path: $0.output)
+            }
+            if let mixOutput { others.append(.init(what: "the normalized mix", path: mixOutput)) }
+            others.append(.init(what: "the report", path: reportPath))
+            others += jobs.map { .init(what: "the recording of track \(report.tracks[$0.index].name)", path: $0.input) }
+            try OutputPaths.check(
+                .init(what: "--multichannel", path: multichannel), given: givenMultichannel, against: others,
+                directory: out, created: missingDirectories(out))
+        }
         let outputs = jobs.map(\.output) + [mixOutput, multichannel, reportPath].compactMap { $0 }
         for output in outputs {
             if let input = inputs.first(where: { sameFile($0, output) }) {
@@ -171,7 +184,8 @@ enum ExportCommand {
             options.format = multichannelFormat
             let samples = try ExportMixing.interleave(speakerInputs, to: multichannel, options: options)
             report.multichannel = .init(
-                file: multichannel, format: multichannelFormat.rawValue, sampleRate: format.sampleRate, channels: names)
+                file: givenMultichannel ?? multichannel, format: multichannelFormat.rawValue,
+                sampleRate: format.sampleRate, channels: names)
             made.append(
                 line(multichannel, samples: samples, loudness: nil) + ", channels " + names.joined(separator: ", "))
         }
@@ -209,6 +223,18 @@ enum ExportCommand {
         } catch let error as WAVError {
             throw RuntimeError(description: error.description)
         }
+    }
+
+    /// The directories `out` and its parents that do not exist yet (created before writing).
+    private static func missingDirectories(_ out: String) -> [String] {
+        var missing: [String] = []
+        var path = out
+        var info = stat()
+        while stat(path, &info) != 0 && DirectoryPath.parent(of: path) != path {
+            missing.append(path)
+            path = DirectoryPath.parent(of: path)
+        }
+        return missing
     }
 
     private static func line(_ path: String, samples: Int64, loudness: LoudnessMeter.Result?) -> String {

@@ -42,7 +42,8 @@ struct OutputFormat: Equatable {
                 "--multichannel", .value, "FILE", section: section,
                 help: "When the room ends, also write one file with a channel per speaker\n"
                     + "(room order; WAV/RF64, or FLAC for a .flac name), channel names in\n"
-                    + "its LIST/INFO chunk (WAV) or Vorbis comments (FLAC) and room.json."),
+                    + "its LIST/INFO chunk (WAV) or Vorbis comments (FLAC) and room.json.\n"
+                    + "A relative FILE is relative to --out; it may not be another output."),
         ]
 
     /// The format the arguments ask for. `command`: for the usage errors.
