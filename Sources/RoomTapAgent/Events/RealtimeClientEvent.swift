@@ -12,6 +12,10 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     case sessionUpdate(RealtimeSessionSettings)
     /// `session.update` changing only the instructions (only fields sent are changed).
     case updateInstructions(String)
+    /// `session.update` of a transcription session (`session.type` "transcription").
+    case transcriptionSessionUpdate(RealtimeTranscriptionSettings)
+    /// `input_audio_buffer.commit`: the audio since the last turn is a turn (transcribed now).
+    case commitAudio
     /// `conversation.item.create`: a user message with `input_text` content.
     case userMessage(String)
     /// `conversation.item.create`: an assistant message with `output_text` content.
@@ -37,6 +41,10 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             object = ["type": "session.update", "session": settings.sessionObject()]
         case .updateInstructions(let text):
             object = ["type": "session.update", "session": ["type": "realtime", "instructions": text]]
+        case .transcriptionSessionUpdate(let settings):
+            object = ["type": "session.update", "session": settings.sessionObject()]
+        case .commitAudio:
+            object = ["type": "input_audio_buffer.commit"]
         case .userMessage(let text):
             object = Self.message(role: "user", contentType: "input_text", text: text)
         case .assistantMessage(let text):

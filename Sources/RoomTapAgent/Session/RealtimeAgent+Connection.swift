@@ -216,6 +216,11 @@ extension RealtimeAgent {
 
     /// `session.update` and the context summary for a new session.
     private func setUp(_ connection: RealtimeConnection, _ s: inout State) -> [AgentAction] {
+        if let transcription = configuration.transcription {
+            // A transcription session: its settings only (no conversation to remind it of).
+            let update = RealtimeClientEvent.transcriptionSessionUpdate(transcription)
+            return [.send(update.json(eventID: sessionUpdateID(&s)), on: connection)]
+        }
         var actions: [AgentAction] = [
             .send(RealtimeClientEvent.sessionUpdate(s.settings).json(eventID: sessionUpdateID(&s)), on: connection)
         ]

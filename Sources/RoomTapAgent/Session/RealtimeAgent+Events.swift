@@ -127,6 +127,19 @@ extension RealtimeAgent {
             ]
         case .inputTranscriptionCompleted(let itemID, let transcript):
             guard current || previousClock != nil else { return [] }
+            if let speaker = configuration.speaker {
+                // A transcription session hears one speaker's record: the line is theirs, on the
+                // files' timeline.
+                let now = (previousClock ?? s.clock).lastRoomSample ?? 0
+                let span = s.transcript.utterance(itemID: itemID, now: now)
+                guard !transcript.isEmpty else { return [] }
+                return [
+                    .transcript(
+                        PendingTranscriptLine(
+                            start: span.start, end: span.end, speaker: speaker, text: transcript,
+                            onRecordTimeline: true))
+                ]
+            }
             let span = s.transcript.utterance(itemID: itemID, now: voice.lastRenderedRoomSample + 480)
             let names = speakers.speakers(from: span.start, to: span.end)
             let who = names.isEmpty ? "unknown" : names.joined(separator: "+")
@@ -149,6 +162,19 @@ extension RealtimeAgent {
     /// end the agent.
     private func serverError(_ error: RealtimeError, incoming: Bool, _ s: inout State) -> [AgentAction] {
         if error.code == "response_cancel_not_active" { return [] }
+        if let id = error.eventID, s.sessionUpdateIDs.contains(id), configuration.transcription != nil {
+            // A transcription session without its settings transcribes nothing: off, in one line.
+            let line =
+                "the server refused the transcription session's settings (\(error.code ?? error.type): "
+                + "\(error.message)); transcription is off, the recording goes on"
+            s.failure = line
+            s.lastError = line
+            s.status = .failed
+            s.fatal = true
+            errors.add(1, ordering: .relaxed)
+            connected.store(false, ordering: .releasing)
+            return [.log(line)] + (s.connection.map { [.close($0)] } ?? [])
+        }
         if let id = error.eventID, s.sessionUpdateIDs.contains(id) {
             let warning =
                 "the server refused a session.update (\(error.code ?? error.type): \(error.message)); the "

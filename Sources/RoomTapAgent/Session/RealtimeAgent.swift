@@ -123,7 +123,8 @@ public final class RealtimeAgent: @unchecked Sendable {
                 transcript: TranscriptAttribution(contextLines: configuration.contextLines)))
         listening = Atomic(configuration.listening)
         let box = WeakInput()
-        listenSink = try AgentListenSink(input: box, chunkMilliseconds: configuration.chunkMilliseconds)
+        listenSink = try AgentListenSink(
+            input: box, chunkMilliseconds: configuration.chunkMilliseconds, gate: configuration.gate)
         box.target = self
     }
 
@@ -175,6 +176,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// Sends `text` as a user message and asks for a spoken answer when it is the agent's turn:
     /// queued while a response is in progress, while someone talks, or while connecting.
     public func say(_ text: String) {
+        guard configuration.transcription == nil else { return }  // a transcription session never answers
         perform(
             state.withLock { s -> [AgentAction] in
                 s.turns.queue(text)
@@ -185,6 +187,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// Changes the instructions now (`session.update` with only the instructions; an empty text
     /// clears them) and for later sessions.
     public func setInstructions(_ text: String) {
+        guard configuration.transcription == nil else { return }
         perform(
             state.withLock { s -> [AgentAction] in
                 s.settings.instructions = text
@@ -284,7 +287,7 @@ public final class RealtimeAgent: @unchecked Sendable {
             case .transcript(let line):
                 configuration.transcript?.write(
                     startSample: line.start, endSample: line.end, speaker: line.speaker, text: line.text,
-                    interrupted: line.interrupted)
+                    interrupted: line.interrupted, onRecordTimeline: line.onRecordTimeline)
             case .close(let c): c.close(code: 1000)
             case .runTool(let call, let generation): runTool(call, generation: generation)
             }

@@ -62,6 +62,16 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public var toolRunner: (@Sendable (RealtimeFunctionCall) -> RealtimeToolResult)?
     /// Where transcript lines go (nil: none). The agent writes, the caller closes.
     public var transcript: TranscriptWriter?
+    /// Set for a transcription session (``transcription(apiKey:url:settings:speaker:)``): the
+    /// sessions are opened with `?intent=transcription` and set up with these settings; they
+    /// never answer, speak or call tools. Nil: a conversation (the agent).
+    public var transcription: RealtimeTranscriptionSettings?
+    /// With ``transcription``: whose words every line is (the speaker's track name), and the heard
+    /// audio is that track's record (so times are on the files' timeline, no record lag added).
+    public var speaker: String?
+    /// A local voice-activity gate on the heard audio (nil: everything is sent). Transcription
+    /// sessions use one so that silence is never sent.
+    public var gate: VoiceGate.Settings?
     /// Log lines (one line each, no key, no audio); default standard error.
     public var log: @Sendable (String) -> Void
 
@@ -147,6 +157,36 @@ public enum RealtimeAuthentication: String, Sendable, Equatable, Codable {
 }
 
 extension RealtimeAgentConfiguration {
+    /// The OpenAI endpoint of transcription sessions (no `model=`: the model is in the session).
+    public static let defaultTranscriptionURL = "wss://api.openai.com/v1/realtime?intent=transcription"
+
+    /// A transcription session's configuration: `speaker`'s track goes to its own session at `url`
+    /// (default ``defaultTranscriptionURL``; a URL without `intent=` gets `intent=transcription`,
+    /// and never a `model=`), through a ``VoiceGate`` (`gate`), and every line is `speaker`'s.
+    /// A small voice buffer (nothing is spoken); the authentication follows the URL as for the
+    /// agent.
+    public static func transcription(
+        apiKey: String, url: String? = nil, settings: RealtimeTranscriptionSettings, speaker: String,
+        gate: VoiceGate.Settings = VoiceGate.Settings(), chunkMilliseconds: Int = 100,
+        transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
+    ) -> RealtimeAgentConfiguration {
+        var c = RealtimeAgentConfiguration(
+            apiKey: apiKey, url: nil, session: RealtimeSessionSettings(model: nil), chunkMilliseconds: chunkMilliseconds,
+            voiceBufferSeconds: 1, contextLines: 0, transcript: transcript, log: log)
+        var target = url ?? defaultTranscriptionURL
+        if !target.split(separator: "?", maxSplits: 1).dropFirst().contains(where: { $0.contains("intent=") }) {
+            target += (target.contains("?") ? "&" : "?") + "intent=transcription"
+        }
+        c.url = target
+        c.session.model = nil
+        c.authentication = RealtimeAuthentication.forURL(target)
+        c.keyName = c.authentication == .azureAPIKey ? "AZURE_OPENAI_API_KEY" : "OPENAI_API_KEY"
+        c.transcription = settings
+        c.speaker = speaker
+        c.gate = gate
+        return c
+    }
+
     /// The `model=` of a URL's query, if it has one.
     public static func model(inURL url: String) -> String? {
         guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }

@@ -20,6 +20,9 @@ struct SessionClock {
         lastChunkEnd = roomSample + 2 * Int64(count)
     }
 
+    /// The room sample (48 kHz) just after the last audio appended; nil before any.
+    var lastRoomSample: Int64? { lastChunkEnd < 0 ? nil : lastChunkEnd }
+
     /// The room sample (48 kHz) of session offset `ms`; nil before any audio was sent.
     func roomSample(sessionMs ms: Int) -> Int64? {
         let sample = Int64(max(0, ms)) * 24

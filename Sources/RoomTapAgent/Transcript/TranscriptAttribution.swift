@@ -138,6 +138,9 @@ struct TranscriptAttribution {
         humanSpeech[itemID] = (humanSpeech[itemID]?.start, room)
     }
 
+    /// Utterances whose speech started and whose transcription has not come yet.
+    var pendingUtterances: Int { humanSpeech.count }
+
     /// The room span of utterance `itemID` (forgotten after), defaulting to `now`.
     mutating func utterance(itemID: String, now: Int64) -> (start: Int64, end: Int64) {
         let span = humanSpeech.removeValue(forKey: itemID)

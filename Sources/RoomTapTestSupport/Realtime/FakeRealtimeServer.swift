@@ -76,6 +76,8 @@ public final class FakeRealtimeServer: Sendable {
     private let maxSessionDuration: Duration?
     private let sendsExpiryError: Bool
     private let closesAtOnce: (code: UInt16, reason: String)?
+    /// What a transcription session's turn says (its 24 kHz audio in).
+    let transcribe: @Sendable ([Int16]) -> String
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
@@ -89,8 +91,10 @@ public final class FakeRealtimeServer: Sendable {
         port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, expectedAzureKey: String? = nil,
         autoReply: [Int16]? = nil,
         maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
-        closesAtOnce: (code: UInt16, reason: String)? = nil
+        closesAtOnce: (code: UInt16, reason: String)? = nil,
+        transcribe: @escaping @Sendable ([Int16]) -> String = FakeRealtimeServer.describeSpeech
     ) throws {
+        self.transcribe = transcribe
         self.autoReply = autoReply
         self.maxSessionDuration = maxSessionDuration
         self.sendsExpiryError = sendsExpiryError
@@ -147,6 +151,19 @@ public final class FakeRealtimeServer: Sendable {
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
+
+    /// The URL of transcription sessions (`ws://127.0.0.1:PORT/v1/realtime?intent=transcription`).
+    public var transcriptionURL: String { "ws://127.0.0.1:\(server.port)/v1/realtime?intent=transcription" }
+
+    /// The indices of the connections opened as transcription sessions (`?intent=transcription`).
+    public var transcriptionConnections: [Int] {
+        record.withLock { r in r.sessions.indices.filter { r.sessions[$0].isTranscription } }
+    }
+
+    /// The default transcript of a transcription turn: "speech of 1.23 s".
+    public static let describeSpeech: @Sendable ([Int16]) -> String = { samples in
+        "speech of " + String(format: "%.2f", Double(samples.count) / 24_000) + " s"
+    }
 
     /// Every client event so far, in order.
     public var events: [ClientEvent] { record.snapshot(\.events) }
@@ -347,11 +364,12 @@ public final class FakeRealtimeServer: Sendable {
     private func opened(_ connection: WebSocketTestConnection) {
         let query = URLComponents(string: "http://h" + connection.request.target)?.queryItems
         let model = query?.first { $0.name == "model" }?.value ?? "gpt-realtime"
+        let transcription = query?.first { $0.name == "intent" }?.value == "transcription"
         let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
             r.connectionTimes.append(.now)
             r.audio.append([])
-            r.sessions.append(FakeRealtimeSession(model: model))
+            r.sessions.append(FakeRealtimeSession(model: model, transcription: transcription))
             let i = r.sessions.count - 1
             let expiresAt =
                 maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
@@ -406,7 +424,28 @@ public final class FakeRealtimeServer: Sendable {
             guard let index = r.connections.firstIndex(where: { $0 === connection }) else { return ([], nil) }
             r.events.append(ClientEvent(connection: index, type: type, json: text, time: .now))
             r.audio[index] += samples
-            let (answers, stream) = answer(type: type, object, session: index, &r)
+            var (answers, stream) = answer(type: type, object, session: index, &r)
+            if type == "input_audio_buffer.append", r.sessions[index].isTranscription, !samples.isEmpty,
+                var vad = r.sessions[index].vad
+            {
+                let found = vad.append(samples) { r.sessions[index].itemID() }
+                r.sessions[index].vad = vad
+                for event in found {
+                    switch event {
+                    case .started(let itemID, let ms):
+                        answers.append([
+                            "type": "input_audio_buffer.speech_started", "event_id": r.sessions[index].eventID(),
+                            "audio_start_ms": ms, "item_id": itemID,
+                        ])
+                    case .stopped(let turn):
+                        answers.append([
+                            "type": "input_audio_buffer.speech_stopped", "event_id": r.sessions[index].eventID(),
+                            "audio_end_ms": turn.endMs, "item_id": turn.itemID,
+                        ])
+                        answers += transcribed(turn, session: index, &r)
+                    }
+                }
+            }
             return (answers.map(Self.text), stream)
         }
         for reply in replies { connection.send(text: reply) }
@@ -442,6 +481,21 @@ public final class FakeRealtimeServer: Sendable {
                 return error(.invalid("audio", "Invalid 'audio'. Expected base64-encoded audio bytes."))
             }
             return ([], nil)
+        case "input_audio_buffer.commit" where r.sessions[i].isTranscription:
+            var vad = r.sessions[i].vad ?? FakeServerVAD()
+            let turn = vad.commit { r.sessions[i].itemID() }
+            if r.sessions[i].vad != nil { r.sessions[i].vad = vad }
+            guard let turn else {
+                return error(
+                    FakeRealtimeError(
+                        code: "input_audio_buffer_commit_empty",
+                        message: "Error committing input audio buffer: buffer too small. Expected at least 100ms "
+                            + "of audio, but buffer only has \(vad.uncommittedSamples / 24).00ms of audio."))
+            }
+            return (transcribed(turn, session: i, &r), nil)
+        case "response.create" where r.sessions[i].isTranscription:
+            return error(
+                .invalid("type", "Invalid value: 'response.create'. A transcription session does not create responses."))
         case "input_audio_buffer.commit":
             return (
                 [
@@ -540,6 +594,40 @@ public final class FakeRealtimeServer: Sendable {
         default:
             return error(.unknownEvent(type))
         }
+    }
+}
+
+extension FakeRealtimeServer {
+    /// A transcription session's turn committed: `input_audio_buffer.committed`, the user item
+    /// (`conversation.item.added`), then its transcription (a delta, then `completed`), as the
+    /// service sends them.
+    fileprivate func transcribed(
+        _ turn: FakeServerVAD.Turn, session i: Int, _ r: inout Record
+    ) -> [[String: Any]] {
+        let text = transcribe(turn.samples)
+        let item: [String: Any] = [
+            "id": turn.itemID, "type": "message", "role": "user", "status": "completed",
+            "content": [["type": "input_audio", "transcript": NSNull()]],
+        ]
+        r.sessions[i].items.insert(turn.itemID)
+        return [
+            [
+                "type": "input_audio_buffer.committed", "event_id": r.sessions[i].eventID(), "item_id": turn.itemID,
+                "previous_item_id": NSNull(),
+            ],
+            [
+                "type": "conversation.item.added", "event_id": r.sessions[i].eventID(), "previous_item_id": NSNull(),
+                "item": item,
+            ],
+            [
+                "type": "conversation.item.input_audio_transcription.delta", "event_id": r.sessions[i].eventID(),
+                "item_id": turn.itemID, "content_index": 0, "delta": text,
+            ],
+            [
+                "type": "conversation.item.input_audio_transcription.completed", "event_id": r.sessions[i].eventID(),
+                "item_id": turn.itemID, "content_index": 0, "transcript": text,
+            ],
+        ]
     }
 }
 

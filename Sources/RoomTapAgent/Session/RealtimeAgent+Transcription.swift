@@ -1,0 +1,36 @@
+import Foundation
+
+/// The end of a transcription session (``RealtimeAgentConfiguration/transcription``): nothing a
+/// speaker said is lost because the room stopped.
+extension RealtimeAgent {
+    /// Sends what the listen sink still holds, lets the server finish the turns it has (a turn cut
+    /// off by the end of the room, with no silence after it, is committed with
+    /// `input_audio_buffer.commit`), waits up to `timeout` for their transcriptions, then
+    /// ``stop()``s. Call once the room no longer feeds the listen sink. Blocks the caller (any
+    /// thread but the room clock's); idempotent (later calls only stop).
+    public func finishTranscription(timeout: Duration) {
+        listenSink.close()  // every frame queued is converted and appended
+        let start = ContinuousClock.now
+        let deadline = start + timeout
+        // The server's answer to the last appends (speech_started) needs a round trip.
+        let settled = start + min(timeout, .milliseconds(500))
+        // A turn still open this long after the last audio has no silence coming: commit it.
+        let silence = configuration.transcription?.vadSilenceDurationMs ?? 500
+        let commitAt = start + .milliseconds(silence + 300)
+        var committed = false
+        while ContinuousClock.now < deadline {
+            let (connection, talking, pending) = state.withLock { s in
+                (s.isConnected ? s.connection : nil, s.turns.humanTalking, s.transcript.pendingUtterances)
+            }
+            guard let connection else { break }
+            let now = ContinuousClock.now
+            if pending == 0 && (!talking || committed) && now >= settled { break }
+            if talking && !committed && now >= commitAt {
+                committed = true
+                _ = connection.send(RealtimeClientEvent.commitAudio.json(eventID: nextEventID()))
+            }
+            Thread.sleep(forTimeInterval: 0.01)  // the server's events arrive on its connection's thread
+        }
+        stop()
+    }
+}
