@@ -1,3 +1,5 @@
+import RoomTap
+
 /// Every `roomtap` command and its options: the one table that parsing, validation, dispatch,
 /// `--help`, `help <command>`, the top-level COMMANDS list and the usage errors come from.
 /// To add a command: one entry in ``all`` (name, group, summary, options, help prose) and its
@@ -116,6 +118,7 @@ enum CommandTable {
     private static let live = "LIVE OPTIONS"
     private static let agent = "AGENT OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
     private static let playback = "CONTROL AND PLAYBACK"
+    private static let transcription = "TRANSCRIPTION OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
 
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
@@ -309,6 +312,27 @@ enum CommandTable {
         OptionSpec(
             "--agent-chunk-ms", .value, "N", section: agent,
             help: "Audio per input_audio_buffer.append, 20...100 ms (default 40)."),
+        OptionSpec(
+            "--transcribe", .flag, section: transcription,
+            help: "Transcribe every speaker on their own: each speaker's track (as\n"
+                + "recorded) goes to a transcription session of its own, only while they\n"
+                + "talk (a local voice gate: silence is never sent), so every line of\n"
+                + "DIR/transcript.jsonl is that speaker's, at the times their file holds\n"
+                + "the words. With or without --agent. Needs OPENAI_API_KEY. Runs at\n"
+                + "real time (files as with --realtime)."),
+        OptionSpec(
+            "--transcribe-model", .value, "M", section: transcription,
+            help: "Transcription model (default \(RealtimeTranscriptionSettings.defaultModel))."),
+        OptionSpec(
+            "--transcribe-language", .value, "LANG", section: transcription,
+            help: "The speakers' language, ISO-639-1 (e.g. en; default: detected)."),
+        OptionSpec(
+            "--transcribe-prompt", .value, "TEXT", section: transcription,
+            help: "Words to expect (names, terms), given to the model."),
+        OptionSpec(
+            "--transcribe-url", .value, "URL", section: transcription,
+            help: "WebSocket URL (default wss://api.openai.com/v1/realtime?intent=\n"
+                + "transcription; a host under *.openai.azure.com uses AZURE_OPENAI_API_KEY)."),
         OptionSpec(
             "--control", .value, "PATH", section: playback,
             help: "The control socket (default: $ROOMTAP_CONTROL, else a socket of this\n"

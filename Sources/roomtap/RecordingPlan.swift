@@ -165,6 +165,10 @@ struct RecordingPlan {
         if let agent = options.agent {
             _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
         }
+        if let transcribe = options.transcribe {
+            _ = try RoomAgent.apiKey(
+                in: ProcessInfo.processInfo.environment, azure: transcribe.azure, option: "--transcribe")
+        }
         let out = options.out
         let missingDirectories = try checkDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }
@@ -175,7 +179,7 @@ struct RecordingPlan {
         }
         let mixPath = options.mix ? join(out, "mix" + options.output.dotExtension) : nil
         let agentPath = options.agent != nil ? join(out, "agent" + options.output.dotExtension) : nil
-        let transcriptPath = options.agent != nil ? join(out, "transcript.jsonl") : nil
+        let transcriptPath = options.writesTranscript ? join(out, "transcript.jsonl") : nil
         let roomJSON = join(out, "room.json")
         let outputs =
             inputs.map(\.wavPath) + describedPaths.values.sorted()

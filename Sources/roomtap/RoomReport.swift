@@ -265,6 +265,11 @@ struct RoomReport: Codable {
     var upload: UploadReport? = nil
     /// With `--join`/`--whep`: the room joined over WebRTC and each publisher's connection.
     var join: JoinReport? = nil
+    /// With `--transcribe`: per-speaker transcription (settings, never the key; audio sent per
+    /// speaker against the room's length; each speaker's sessions).
+    var transcription: RoomTranscriber.Report? = nil
+    /// Lines in transcript.jsonl (with `--agent` or `--transcribe`).
+    var transcriptLines: Int? = nil
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {

@@ -98,6 +98,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     let bargeIns = Atomic<Int>(0)
     let reconnects = Atomic<Int>(0)
     let rollovers = Atomic<Int>(0)
+    let sessionsOpened = Atomic<Int>(0)
     let retries = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let transcriptionFailures = Atomic<Int>(0)
@@ -214,7 +215,7 @@ public final class RealtimeAgent: @unchecked Sendable {
         let (status, failure, lastError, warning, saysWaiting, humanTalking) = state.withLock {
             ($0.status, $0.failure, $0.lastError, $0.sessionWarning, $0.turns.waiting, $0.turns.humanTalking)
         }
-        return RealtimeAgentStatistics(
+        var statistics = RealtimeAgentStatistics(
             state: status, failure: failure, lastError: lastError, retries: retries.load(ordering: .relaxed),
             sessionWarning: warning, audioBytesSent: audioBytes.load(ordering: .relaxed),
             audioChunksSent: audioChunks.load(ordering: .relaxed), responses: responses.load(ordering: .relaxed),
@@ -225,6 +226,8 @@ public final class RealtimeAgent: @unchecked Sendable {
             textReplies: textReplies.load(ordering: .relaxed), toolCalls: toolCalls.load(ordering: .relaxed),
             toolErrors: toolErrors.load(ordering: .relaxed), voiceSamples: voice.writePosition,
             voiceOverflowSamples: voice.overflowSamples, listenDroppedFrames: listenSink.droppedFrames)
+        statistics.sessions = sessionsOpened.load(ordering: .relaxed)
+        return statistics
     }
 
     // MARK: - Heard audio (listen thread)

@@ -74,6 +74,9 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public var gate: VoiceGate.Settings?
     /// Log lines (one line each, no key, no audio); default standard error.
     public var log: @Sendable (String) -> Void
+    /// The time the session timers run on (backoff, the floor, rollover, patience): the wall
+    /// clock, or a ``ManualAgentClock`` in tests.
+    public var clock: any AgentClock = SystemAgentClock()
 
     /// A configuration; `url` defaults to the OpenAI endpoint for `session.model`. A `url` with a
     /// `model=` sets `session.model` (check that they agree before, as the CLI does); one without

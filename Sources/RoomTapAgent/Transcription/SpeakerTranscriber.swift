@@ -46,7 +46,7 @@ public final class SpeakerTranscriber: Sendable {
         return SpeakerTranscriptionStatistics(
             speaker: track.name, state: s.state, failure: s.failure, lastError: s.lastError,
             secondsSent: Double(s.audioBytesSent) / 48_000, framesGated: session.listenSink.gatedFrames,
-            framesSent: session.listenSink.passedFrames, reconnects: s.reconnects, rollovers: s.rollovers,
+            framesSent: session.listenSink.passedFrames, sessions: s.sessions, reconnects: s.reconnects, rollovers: s.rollovers,
             retries: s.retries, errors: s.errors, transcriptionFailures: s.transcriptionFailures,
             droppedFrames: s.listenDroppedFrames)
     }
@@ -68,6 +68,8 @@ public struct SpeakerTranscriptionStatistics: Sendable, Codable, Equatable {
     /// 10 ms frames the gate held back (silence, never sent) and frames let through.
     public var framesGated: Int
     public var framesSent: Int
+    /// Sessions opened (the first, reconnects and rollovers).
+    public var sessions: Int
     public var reconnects: Int
     public var rollovers: Int
     public var retries: Int

@@ -1,4 +1,5 @@
 import Foundation
+public import RoomTap
 import RoomTapSync
 
 #if canImport(Glibc)
@@ -78,6 +79,8 @@ public final class FakeRealtimeServer: Sendable {
     private let closesAtOnce: (code: UInt16, reason: String)?
     /// What a transcription session's turn says (its 24 kHz audio in).
     let transcribe: @Sendable ([Int16]) -> String
+    /// The time sessions expire on and `expires_at` is given in (the agent's, in a virtual-time test).
+    private let clock: any AgentClock
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
@@ -92,9 +95,11 @@ public final class FakeRealtimeServer: Sendable {
         autoReply: [Int16]? = nil,
         maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
         closesAtOnce: (code: UInt16, reason: String)? = nil,
-        transcribe: @escaping @Sendable ([Int16]) -> String = FakeRealtimeServer.describeSpeech
+        transcribe: @escaping @Sendable ([Int16]) -> String = FakeRealtimeServer.describeSpeech,
+        clock: any AgentClock = SystemAgentClock()
     ) throws {
         self.transcribe = transcribe
+        self.clock = clock
         self.autoReply = autoReply
         self.maxSessionDuration = maxSessionDuration
         self.sendsExpiryError = sendsExpiryError
@@ -146,7 +151,8 @@ public final class FakeRealtimeServer: Sendable {
     /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
     public var connections: [WebSocketTestConnection] { record.snapshot(\.connections) }
 
-    /// When each connection was accepted, in order.
+    /// When each connection was accepted, in order (on the server's clock: virtual in a
+    /// virtual-time test).
     public var connectionTimes: [ContinuousClock.Instant] { record.snapshot(\.connectionTimes) }
 
     /// Connections accepted so far.
@@ -158,6 +164,25 @@ public final class FakeRealtimeServer: Sendable {
     /// The indices of the connections opened as transcription sessions (`?intent=transcription`).
     public var transcriptionConnections: [Int] {
         record.withLock { r in r.sessions.indices.filter { r.sessions[$0].isTranscription } }
+    }
+
+    /// A transcript naming the strongest of `tones` (Hz) in a turn's audio, "tone 300": the test
+    /// gives every speaker a tone of their own, so a line says whose audio it came from.
+    public static func namingTones(_ tones: [Double]) -> @Sendable ([Int16]) -> String {
+        { samples in
+            func amplitude(_ f: Double) -> Double {
+                var re = 0.0
+                var im = 0.0
+                for (k, v) in samples.enumerated() {
+                    let a = 2 * Double.pi * f * Double(k) / 24_000
+                    re += Double(v) * cos(a)
+                    im += Double(v) * sin(a)
+                }
+                return re * re + im * im
+            }
+            let best = tones.max { amplitude($0) < amplitude($1) } ?? 0
+            return "tone \(Int(best))"
+        }
     }
 
     /// The default transcript of a transcription turn: "speech of 1.23 s".
@@ -367,13 +392,13 @@ public final class FakeRealtimeServer: Sendable {
         let transcription = query?.first { $0.name == "intent" }?.value == "transcription"
         let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
-            r.connectionTimes.append(.now)
+            r.connectionTimes.append(clock.now)
             r.audio.append([])
             r.sessions.append(FakeRealtimeSession(model: model, transcription: transcription))
             let i = r.sessions.count - 1
             let expiresAt =
-                maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
-                ?? (closesAtOnce != nil ? Int(Date().timeIntervalSince1970) + 3_600 : nil)
+                maxSessionDuration.map { Int(clock.unixTime) + Int($0.components.seconds) }
+                ?? (closesAtOnce != nil ? Int(clock.unixTime) + 3_600 : nil)
             return (
                 Self.text([
                     "type": "session.created", "event_id": r.sessions[i].eventID(),
@@ -394,8 +419,17 @@ public final class FakeRealtimeServer: Sendable {
         }
         if let maxSessionDuration {
             let sendsError = sendsExpiryError
+            let clock = self.clock
+            let end = clock.now + maxSessionDuration
             let thread = Thread {
-                guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
+                if clock is SystemAgentClock {
+                    guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
+                } else {
+                    // On virtual time: it moves only when the test moves it.
+                    while clock.now < end {
+                        if connection.waitUntilEnded(timeout: .milliseconds(1)) { return }
+                    }
+                }
                 if sendsError {
                     Self.send(
                         FakeRealtimeError.sessionExpired.event(eventID: "event_expired", clientEventID: nil),
