@@ -29,7 +29,7 @@ import Testing
         let tracks: [AudioTrack]
         let writer: TranscriptWriter
         let directory: TemporaryDirectory
-        let log = LogCapture()
+        let log: LogCapture
 
         init(
             _ speakers: [(String, any FrameSource)], server: FakeRealtimeServer? = nil,
@@ -41,7 +41,9 @@ import Testing
             let writer = try TranscriptWriter(path: directory.file("transcript.jsonl"), recordLagSamples: 4_800)
             self.writer = writer
             let url = fake.transcriptionURL
-            let sink = log.sink
+            let capture = LogCapture()
+            log = capture
+            let sink = capture.sink
             transcription = RoomTranscription(configure: { speaker in
                 var c = RealtimeAgentConfiguration.transcription(
                     apiKey: AgentTestRig.key, url: url, settings: RealtimeTranscriptionSettings(language: "en"),
@@ -49,13 +51,17 @@ import Testing
                 c.reconnectDelay = { _ in 0.05 }
                 return c
             })
-            room = Room(clock: RealTimeClock(), endsWhenSourcesFinish: false)
+            let room = Room(clock: RealTimeClock(), endsWhenSourcesFinish: false)
+            self.room = room
             tracks = speakers.map { room.addTrack(name: $0.0, source: $0.1) }
             for track in tracks {
                 before(track)
                 try transcription.transcribe(track)
             }
-            _ = waitUntil { self.transcription.speakers.allSatisfy { $0.statistics.state != .connecting } }
+            // Every session open (or refused) before the room plays, so no word is missed meanwhile.
+            _ = waitUntil {
+                self.transcription.speakers.allSatisfy { [.connected, .failed].contains($0.statistics.state) }
+            }
             room.start()
         }
 

@@ -17,7 +17,6 @@ import Testing
             guard ContinuousClock.now - start < .seconds(30) else { return false }
             guard waitUntil(timeout: .seconds(10), { clock.waiters > 0 || done() }) else { return false }
             clock.advanceToNextDeadline()
-            Thread.yield()
         }
         return true
     }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import RoomTapSync
 
 /// The time the agent's timers run on: backoff, the floor between connection attempts, the
