@@ -12,7 +12,9 @@ struct TranscribeCLITests {
     static let tones: [Double] = [300, 500, 700]
 
     /// An Ogg Opus file of `seconds`, a tone of `frequency` from `from` to `to` s, silence elsewhere.
-    private func speaker(_ dir: URL, _ name: String, _ frequency: Double, from: Double, to: Double, seconds: Double = 3.5)
+    private func speaker(
+        _ dir: URL, _ name: String, _ frequency: Double, from: Double, to: Double, seconds: Double = 3.5
+    )
         throws -> String
     {
         let pcm = (0..<Int(seconds * 48_000)).map { n -> Int16 in
@@ -37,7 +39,8 @@ struct TranscribeCLITests {
     }
 
     @Test func threeSpeakersGiveThreeSessionsAndEveryLineIsTheSpeakers() throws {
-        let server = try FakeRealtimeServer(expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones(Self.tones))
+        let server = try FakeRealtimeServer(
+            expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones(Self.tones))
         defer { server.stop() }
         let inputs = try temporaryDirectory()
         let out = try temporaryDirectory().appendingPathComponent("room")
@@ -52,7 +55,7 @@ struct TranscribeCLITests {
             ], environment: ["OPENAI_API_KEY": Self.key]
         ).wait(timeout: 120)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
-        #expect(!outcome.stderr.contains(Self.key) && outcome.stderr.isEmpty, "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains(Self.key) && !outcome.stderr.contains("transcribe"), "\(outcome.stderr)")
         #expect(server.transcriptionConnections.count == 3, "one transcription session per speaker")
         #expect(server.events(ofType: "error").isEmpty)
 
@@ -79,7 +82,8 @@ struct TranscribeCLITests {
         for (name, talk) in [("alice", 1.0), ("bob", 1.2)] {
             let sent = byName[name]?["secondsSent"] as? Double ?? 0
             let share = byName[name]?["shareOfRoom"] as? Double ?? 1
-            #expect(sent >= talk && sent <= talk + 1.7 && share < 0.8, "\(name): \(sent) s sent, \(share) of the room")
+            // The talk, 0.3 s of pre-roll and 1 s of hangover.
+            #expect(sent >= talk && sent <= talk + 1.35 && share < 0.75, "\(name): \(sent) s sent, \(share) of the room")
             #expect(byName[name]?["sessions"] as? Int == 1 && byName[name]?["state"] as? String == "stopped")
         }
         let roomJSON = try String(contentsOfFile: out.appendingPathComponent("room.json").path, encoding: .utf8)
@@ -90,7 +94,8 @@ struct TranscribeCLITests {
     }
 
     @Test func withTheAgentTheHumansLinesComeFromTheirOwnSessions() throws {
-        let server = try FakeRealtimeServer(expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones(Self.tones))
+        let server = try FakeRealtimeServer(
+            expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones(Self.tones))
         defer { server.stop() }
         let inputs = try temporaryDirectory()
         let out = try temporaryDirectory().appendingPathComponent("room")
@@ -106,8 +111,11 @@ struct TranscribeCLITests {
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(server.transcriptionConnections.count == 2, "the agent's voice is not transcribed")
         let update = try #require(
-            server.events(ofType: "session.update").first { $0.object["session"].flatMap { $0 as? [String: Any] }?["type"] as? String == "realtime" })
-        let input = ((update.object["session"] as? [String: Any])?["audio"] as? [String: Any])?["input"] as? [String: Any]
+            server.events(ofType: "session.update").first {
+                $0.object["session"].flatMap { $0 as? [String: Any] }?["type"] as? String == "realtime"
+            })
+        let input =
+            ((update.object["session"] as? [String: Any])?["audio"] as? [String: Any])?["input"] as? [String: Any]
         #expect(input?["transcription"] == nil, "the agent's session does not transcribe the mix too")
         let lines = try transcript(out)
         let said = Set(lines.map { "\($0["speaker"] as? String ?? "?"): \($0["text"] as? String ?? "?")" })
@@ -129,7 +137,8 @@ struct TranscribeCLITests {
             #expect(outcome.stderr.contains(message) && outcome.stderrLines.count <= 2, "\(extra): \(outcome.stderr)")
         }
         let missing = try CLIRunner.run(base + ["--transcribe"], environment: ["OPENAI_API_KEY": ""])
-        #expect(missing.status == 1 && missing.stderr.contains("--transcribe needs an OpenAI API key"), "\(missing.stderr)")
+        #expect(
+            missing.status == 1 && missing.stderr.contains("--transcribe needs an OpenAI API key"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "nothing created")
     }
 }

@@ -21,14 +21,15 @@ public struct VoiceGate {
         /// The level of a voiced 10 ms frame, in dBFS of its RMS (default −50: quiet speech in a
         /// close microphone is about −40; the track meter's "talking" is −45).
         public var thresholdDBFS: Double
-        /// Audio handed over before the first voiced frame, in milliseconds (default 400).
+        /// Audio handed over before the first voiced frame, in milliseconds (default 300: the
+        /// prefix the server's VAD keeps).
         public var prerollMilliseconds: Int
-        /// Audio without voice after which the gate closes, in milliseconds (default 1200: the
-        /// server's 500 ms of silence that ends a turn, and a margin).
+        /// Audio without voice after which the gate closes, in milliseconds (default 1000: the
+        /// server's 500 ms of silence that ends a turn, and a margin as long).
         public var hangoverMilliseconds: Int
 
         /// Settings with the defaults above.
-        public init(thresholdDBFS: Double = -50, prerollMilliseconds: Int = 400, hangoverMilliseconds: Int = 1_200) {
+        public init(thresholdDBFS: Double = -50, prerollMilliseconds: Int = 300, hangoverMilliseconds: Int = 1_000) {
             self.thresholdDBFS = thresholdDBFS
             self.prerollMilliseconds = max(0, prerollMilliseconds)
             self.hangoverMilliseconds = max(10, hangoverMilliseconds)

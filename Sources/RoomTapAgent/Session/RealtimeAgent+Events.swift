@@ -230,10 +230,14 @@ extension RealtimeAgent {
         s.voiceInput = 0
         bargeIns.add(1, ordering: .relaxed)
         guard let c = s.connection else { return [] }
-        return s.transcript.cut(at: stoppedAt, session: s.generation).map { t in
-            .send(
-                RealtimeClientEvent.truncate(itemID: t.itemID, contentIndex: t.contentIndex, audioEndMs: t.audioEndMs)
-                    .json(eventID: nextEventID()), on: c)
+        return s.transcript.cut(at: stoppedAt, session: s.generation).map { cut in
+            let event: RealtimeClientEvent =
+                switch cut {
+                case .truncate(let itemID, let contentIndex, let audioEndMs):
+                    .truncate(itemID: itemID, contentIndex: contentIndex, audioEndMs: audioEndMs)
+                case .delete(let itemID): .deleteItem(itemID: itemID)
+                }
+            return .send(event.json(eventID: nextEventID()), on: c)
         }
     }
 

@@ -197,8 +197,19 @@ public final class RealtimeAgent: @unchecked Sendable {
             })
     }
 
-    /// Stops (false) or resumes (true) sending what the agent hears, keeping the session.
-    public func setListening(_ on: Bool) { listening.store(on, ordering: .releasing) }
+    /// Stops (false) or resumes (true) sending what the agent hears, keeping the session. Stopped
+    /// while someone talks, the server would wait for the end of a turn that never comes (and hold
+    /// every `say`): the input buffer is cleared (`input_audio_buffer.clear`) and the turn ends.
+    public func setListening(_ on: Bool) {
+        listening.store(on, ordering: .releasing)
+        guard !on else { return }
+        perform(
+            state.withLock { s -> [AgentAction] in
+                guard let c = s.connection, s.isConnected, s.turns.humanTalking else { return [] }
+                s.turns.speechStopped()
+                return [.send(RealtimeClientEvent.clearAudio.json(eventID: nextEventID()), on: c)] + releaseSay(&s)
+            })
+    }
 
     /// True while heard audio is sent.
     public var isListening: Bool { listening.load(ordering: .acquiring) }

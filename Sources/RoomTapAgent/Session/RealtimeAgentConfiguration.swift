@@ -174,7 +174,8 @@ extension RealtimeAgentConfiguration {
         transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
     ) -> RealtimeAgentConfiguration {
         var c = RealtimeAgentConfiguration(
-            apiKey: apiKey, url: nil, session: RealtimeSessionSettings(model: nil), chunkMilliseconds: chunkMilliseconds,
+            apiKey: apiKey, url: nil, session: RealtimeSessionSettings(model: nil),
+            chunkMilliseconds: chunkMilliseconds,
             voiceBufferSeconds: 1, contextLines: 0, transcript: transcript, log: log)
         var target = url ?? defaultTranscriptionURL
         if !target.split(separator: "?", maxSplits: 1).dropFirst().contains(where: { $0.contains("intent=") }) {

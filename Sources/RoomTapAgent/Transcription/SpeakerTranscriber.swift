@@ -46,7 +46,8 @@ public final class SpeakerTranscriber: Sendable {
         return SpeakerTranscriptionStatistics(
             speaker: track.name, state: s.state, failure: s.failure, lastError: s.lastError,
             secondsSent: Double(s.audioBytesSent) / 48_000, framesGated: session.listenSink.gatedFrames,
-            framesSent: session.listenSink.passedFrames, sessions: s.sessions, reconnects: s.reconnects, rollovers: s.rollovers,
+            framesSent: session.listenSink.passedFrames, sessions: s.sessions, reconnects: s.reconnects,
+            rollovers: s.rollovers,
             retries: s.retries, errors: s.errors, transcriptionFailures: s.transcriptionFailures,
             droppedFrames: s.listenDroppedFrames)
     }

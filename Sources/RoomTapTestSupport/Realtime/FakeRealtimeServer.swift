@@ -529,7 +529,8 @@ public final class FakeRealtimeServer: Sendable {
             return (transcribed(turn, session: i, &r), nil)
         case "response.create" where r.sessions[i].isTranscription:
             return error(
-                .invalid("type", "Invalid value: 'response.create'. A transcription session does not create responses."))
+                .invalid("type", "Invalid value: 'response.create'. A transcription session does not create responses.")
+            )
         case "input_audio_buffer.commit":
             return (
                 [
@@ -583,6 +584,13 @@ public final class FakeRealtimeServer: Sendable {
             added["id"] = id
             added["status"] = "completed"
             return (r.sessions[i].itemAddedAndDone(added), nil)
+        case "conversation.item.delete":
+            let id = object["item_id"] as? String ?? ""
+            guard r.sessions[i].items.remove(id) != nil else {
+                return error(.invalid("item_id", "Conversation item with id '\(id)' not found."))
+            }
+            r.sessions[i].assistantAudioMs[id] = nil
+            return ([["type": "conversation.item.deleted", "event_id": r.sessions[i].eventID(), "item_id": id]], nil)
         case "conversation.item.truncate":
             let id = object["item_id"] as? String ?? ""
             let end = object["audio_end_ms"] as? Int ?? -1

@@ -229,13 +229,15 @@ struct FakeRealtimeSession {
                 list.allSatisfy({ $0 == "item.input_audio_transcription.logprobs" })
             else {
                 return .invalid(
-                    "session.include", "Invalid value: supported values are: 'item.input_audio_transcription.logprobs'.")
+                    "session.include", "Invalid value: supported values are: 'item.input_audio_transcription.logprobs'."
+                )
             }
         }
         let audio = session["audio"] as? [String: Any] ?? [:]
         for key in audio.keys.sorted() where key != "input" { return unknown("session.audio.\(key)") }
         let input = audio["input"] as? [String: Any] ?? [:]
-        for key in input.keys.sorted() where !["format", "noise_reduction", "transcription", "turn_detection"].contains(key) {
+        for key in input.keys.sorted()
+        where !["format", "noise_reduction", "transcription", "turn_detection"].contains(key) {
             return unknown("session.audio.input.\(key)")
         }
         if let format = input["format"] {
@@ -249,7 +251,8 @@ struct FakeRealtimeSession {
             }
         }
         if let noise = input["noise_reduction"], !(noise is NSNull) {
-            guard let n = noise as? [String: Any], let t = n["type"] as? String, ["near_field", "far_field"].contains(t)
+            guard let n = noise as? [String: Any], let t = n["type"] as? String,
+                ["near_field", "far_field"].contains(t)
             else {
                 return .invalid(
                     "session.audio.input.noise_reduction.type", "Supported values are: 'near_field' and 'far_field'.")

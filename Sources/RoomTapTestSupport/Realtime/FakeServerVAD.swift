@@ -91,7 +91,8 @@ struct FakeServerVAD {
         let from = max(0, current.startSample - bufferStart)
         let to = max(from, min(buffer.count, end - bufferStart))
         let turn = Turn(
-            itemID: current.itemID, startMs: current.startSample / 24, endMs: end / 24, samples: Array(buffer[from..<to]))
+            itemID: current.itemID, startMs: current.startSample / 24, endMs: end / 24,
+            samples: Array(buffer[from..<to]))
         // What follows the turn stays uncommitted (the server's buffer after a commit).
         buffer.removeFirst(to)
         bufferStart += to
