@@ -277,7 +277,8 @@ enum CommandTable {
             help: "The agent's instructions (see Samples/agents/)."),
         OptionSpec(
             "--agent-voice", .value, "V", section: agent,
-            help: "alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),\ncedar."),
+            help: "alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),\n"
+                + "cedar, or a custom voice's id (voice_...)."),
         OptionSpec(
             "--agent-hears", .value, "all|NAME,...", section: agent,
             help: "Which tracks the agent hears (default all humans)."),
@@ -306,6 +307,25 @@ enum CommandTable {
             "--agent-vad-threshold", .value, "X", section: agent, help: "Server VAD threshold 0...1 (default 0.5)."),
         OptionSpec(
             "--agent-vad-silence-ms", .value, "N", section: agent, help: "Silence that ends a turn (default 500)."),
+        OptionSpec(
+            "--agent-vad", .value, "server|semantic", section: agent,
+            help: "Turn detection: server (level and silence, default) or semantic (a\n"
+                + "model judges whether the speaker is done; fewer false turns in a room)."),
+        OptionSpec(
+            "--agent-vad-eagerness", .value, "E", section: agent,
+            help: "Semantic VAD: low, medium, high or auto (default auto)."),
+        OptionSpec(
+            "--agent-idle-timeout-ms", .value, "N", section: agent,
+            help: "Server VAD: after N ms of silence the model speaks up (default: never)."),
+        OptionSpec(
+            "--agent-noise-reduction", .value, "far_field|near_field|none", section: agent,
+            help: "Noise reduction of what the agent hears (default far_field)."),
+        OptionSpec(
+            "--agent-transcription-language", .value, "LANG", section: agent,
+            help: "The language of what it hears, ISO-639-1, for its transcription."),
+        OptionSpec(
+            "--agent-transcription-prompt", .value, "TEXT", section: agent,
+            help: "Words its transcription should expect (names, terms)."),
         OptionSpec(
             "--agent-transcription", .value, "MODEL|none", section: agent,
             help: "Transcription of what the agent hears (default gpt-4o-mini-transcribe)."),

@@ -33,6 +33,7 @@ import Testing
 
         init(
             _ speakers: [(String, any FrameSource)], server: FakeRealtimeServer? = nil,
+            settings: RealtimeTranscriptionSettings = RealtimeTranscriptionSettings(language: "en"),
             before: (AudioTrack) -> Void = { _ in }
         ) throws {
             let fake = try server ?? FakeRealtimeServer(expectedKey: AgentTestRig.key, transcribe: toneTranscriber)
@@ -46,7 +47,7 @@ import Testing
             let sink = capture.sink
             transcription = RoomTranscription(configure: { speaker in
                 var c = RealtimeAgentConfiguration.transcription(
-                    apiKey: AgentTestRig.key, url: url, settings: RealtimeTranscriptionSettings(language: "en"),
+                    apiKey: AgentTestRig.key, url: url, settings: settings,
                     speaker: speaker, transcript: writer, log: { sink("\(speaker): \($0)") })
                 c.reconnectDelay = { _ in 0.05 }
                 return c
@@ -211,5 +212,48 @@ func transcriptLines(_ path: String) -> [[String: Any]] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
     return text.split(separator: "\n").compactMap {
         (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+}
+
+extension TranscriptionTests {
+    /// The live transcription models take no turn detection (the stand-in refuses `server_vad`
+    /// with them, as the service does): the session is set up with `turn_detection: null` and each
+    /// turn is committed when the gate closes, the line placed where the speaker talked.
+    @Test func aModelWithoutTurnDetectionGetsEachTurnCommittedByTheGate() throws {
+        let rig = try Rig(
+            [("alice", MixSource([Self.speech(300, from: 0.4, to: 0.9), Self.speech(300, from: 2.4, to: 2.9)]))],
+            settings: RealtimeTranscriptionSettings(model: "gpt-live-transcribe"))
+        let written = rig.run(to: 4.5)
+        let update = rig.server.events(ofType: "session.update").first?.object["session"] as? [String: Any]
+        let input = (update?["audio"] as? [String: Any])?["input"] as? [String: Any]
+        #expect(input?["turn_detection"] is NSNull, "\(String(describing: input))")
+        #expect(rig.server.events(ofType: "error").isEmpty && !rig.log.all.contains { $0.contains("refused") })
+        #expect(rig.server.events(ofType: "input_audio_buffer.commit").count == 2)
+        #expect(written.map { $0["text"] as? String } == ["tone 300", "tone 300"], "\(written)")
+        let starts = written.compactMap { $0["start"] as? Double }
+        let ends = written.compactMap { $0["end"] as? Double }
+        // From the pre-roll (0.3 s before the voice) to where the voice ended.
+        #expect(starts.count == 2 && abs(starts[0] - 0.1) <= 0.05 && abs(starts[1] - 2.1) <= 0.05, "\(starts)")
+        #expect(ends.count == 2 && abs(ends[0] - 0.9) <= 0.05 && abs(ends[1] - 2.9) <= 0.05, "\(ends)")
+    }
+}
+
+/// Sums sources (a speaker who talks twice).
+final class MixSource: FrameSource, @unchecked Sendable {
+    let parts: [any FrameSource]
+    private var scratch = [Int16](repeating: 0, count: 480)
+    init(_ parts: [any FrameSource]) { self.parts = parts }
+    var channels: Int { 1 }
+    var isFinished: Bool { false }
+    func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
+        for i in samples.indices { samples[i] = 0 }
+        var any = false
+        for part in parts {
+            let status = scratch.withUnsafeMutableBufferPointer { part.render(into: $0, at: roomSample) }
+            guard !status.isZero else { continue }
+            any = true
+            for i in samples.indices { samples[i] = samples[i] &+ scratch[i] }
+        }
+        return any ? .normal : .silence
     }
 }

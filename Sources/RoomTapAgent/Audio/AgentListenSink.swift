@@ -11,6 +11,13 @@ public protocol AgentAudioInput: AnyObject, Sendable {
     /// One chunk of 24 kHz mono PCM whose first sample is at room sample `roomSample` (48 kHz).
     /// The samples are valid only during the call.
     func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64)
+    /// The ``VoiceGate`` closed: the speaker's turn ended (its last chunk was handed over).
+    func endOfTurn()
+}
+
+extension AgentAudioInput {
+    /// Nothing to do at the end of a turn by default.
+    public func endOfTurn() {}
 }
 
 /// What the agent hears: attach it to the mix-minus track of the humans it listens to.
@@ -111,7 +118,10 @@ final class ListenConsumer: FrameConsumer {
         let before = counters.passed.load(ordering: .relaxed)
         let closed = gate!.admit(frame) { pass($0) }
         if counters.passed.load(ordering: .relaxed) == before { counters.gated.add(1, ordering: .relaxed) }
-        if closed { sendPartial() }  // the turn's last audio goes now, not at the next word
+        if closed {
+            sendPartial()  // the turn's last audio goes now, not at the next word
+            input.endOfTurn()
+        }
     }
 
     /// One frame on to the converter and the chunks.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a transcription session asks for: the fields of a GA `session.update` with
 /// `session.type` "transcription", on a connection opened with `?intent=transcription` (no
 /// `model=` in the URL: that one opens a conversation session, which refuses this update). The
@@ -49,6 +51,14 @@ public struct RealtimeTranscriptionSettings: Sendable, Equatable {
         self.vadSilenceDurationMs = vadSilenceDurationMs
     }
 
+    /// Transcription models that take no turn detection (the live ones): the client commits
+    /// each turn itself (`input_audio_buffer.commit`), here when the ``VoiceGate`` closes.
+    public static let commitOnlyModels: Set<String> = ["gpt-live-transcribe", "gpt-realtime-whisper"]
+
+    /// Whether the server finds the turns (`server_vad`), or the client commits them
+    /// (`turn_detection: null`, ``commitOnlyModels``).
+    public var serverTurnDetection: Bool { !Self.commitOnlyModels.contains(model) }
+
     /// The `session` object of the `session.update`.
     func sessionObject() -> [String: Any] {
         var transcription: [String: Any] = ["model": model]
@@ -57,10 +67,11 @@ public struct RealtimeTranscriptionSettings: Sendable, Equatable {
         var input: [String: Any] = [
             "format": ["type": "audio/pcm", "rate": 24_000] as [String: Any],
             "transcription": transcription,
-            "turn_detection": [
-                "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
-                "silence_duration_ms": vadSilenceDurationMs,
-            ] as [String: Any],
+            "turn_detection": serverTurnDetection
+                ? [
+                    "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
+                    "silence_duration_ms": vadSilenceDurationMs,
+                ] as [String: Any] : NSNull() as Any,
         ]
         if let noiseReduction { input["noise_reduction"] = ["type": noiseReduction] }
         return ["type": "transcription", "audio": ["input": input] as [String: Any]]

@@ -62,6 +62,15 @@ extension RealtimeAgent {
             guard current else { return [] }
             s.turns.speechStopped()
             return releaseSay(&s)
+        case .committed(let itemID):
+            // A turn the client committed (a transcription model without turn detection): its
+            // room span is the one kept when it was committed.
+            guard current, configuration.transcription?.serverTurnDetection == false, !s.pendingCommits.isEmpty
+            else { return [] }
+            let span = s.pendingCommits.removeFirst()
+            s.transcript.speechStarted(itemID: itemID, at: span.start)
+            s.transcript.speechStopped(itemID: itemID, at: span.end)
+            return []
         case .responseCreated(let id):
             guard current else { return [] }
             responses.add(1, ordering: .relaxed)

@@ -82,6 +82,9 @@ public final class RealtimeAgent: @unchecked Sendable {
         var handledCalls: Set<String> = []
         /// The mix-minus track the agent hears, once `attach(to:hearing:...)` made it.
         var hearing: AudioTrack?
+        /// A transcription session without server turn detection: the room spans of the turns
+        /// committed and not yet acknowledged (`input_audio_buffer.committed`), oldest first.
+        var pendingCommits: [(start: Int64, end: Int64)] = []
 
         var isConnected: Bool { status == .connected && connection != nil }
     }
@@ -329,5 +332,9 @@ private final class WeakInput: AgentAudioInput, @unchecked Sendable {
     var wantsAudio: Bool { target?.wantsAudio ?? false }
     func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64) {
         target?.appendAudio(chunk, roomSample: roomSample)
+    }
+    func endOfTurn() {
+        guard let target else { return }
+        target.endOfTurn(trailingSilence: Int64(target.configuration.gate?.hangoverMilliseconds ?? 0) * 48)
     }
 }

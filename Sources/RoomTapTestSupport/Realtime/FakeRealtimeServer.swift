@@ -459,9 +459,8 @@ public final class FakeRealtimeServer: Sendable {
             r.events.append(ClientEvent(connection: index, type: type, json: text, time: .now))
             r.audio[index] += samples
             var (answers, stream) = answer(type: type, object, session: index, &r)
-            if type == "input_audio_buffer.append", r.sessions[index].isTranscription, !samples.isEmpty,
+            if type == "input_audio_buffer.append", r.sessions[index].isTranscription, !samples.isEmpty {
                 var vad = r.sessions[index].vad
-            {
                 let found = vad.append(samples) { r.sessions[index].itemID() }
                 r.sessions[index].vad = vad
                 for event in found {
@@ -516,9 +515,9 @@ public final class FakeRealtimeServer: Sendable {
             }
             return ([], nil)
         case "input_audio_buffer.commit" where r.sessions[i].isTranscription:
-            var vad = r.sessions[i].vad ?? FakeServerVAD()
+            var vad = r.sessions[i].vad
             let turn = vad.commit { r.sessions[i].itemID() }
-            if r.sessions[i].vad != nil { r.sessions[i].vad = vad }
+            r.sessions[i].vad = vad
             guard let turn else {
                 return error(
                     FakeRealtimeError(

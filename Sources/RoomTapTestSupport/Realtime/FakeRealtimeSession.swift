@@ -20,8 +20,9 @@ struct FakeRealtimeSession {
     var transcriptionModel = "gpt-4o-mini-transcribe"
     var language: String?
     var prompt: String?
-    /// A transcription session's server VAD (nil: turn detection off, the client commits).
-    var vad: FakeServerVAD? = FakeServerVAD()
+    /// A transcription session's input buffer and server VAD (`detects` false: turn detection
+    /// off, the client commits).
+    var vad = FakeServerVAD()
     var instructions = ""
     var voice = "marin"
     var outputModalities = ["audio"]
@@ -185,7 +186,11 @@ struct FakeRealtimeSession {
             }
         }
         if let voice = output["voice"] {
-            guard let v = voice as? String, Self.voices.contains(v) else {
+            // A custom voice is an object with the voice's id.
+            let custom = (voice as? [String: Any]).flatMap { o in
+                o.count == 1 ? (o["id"] as? String).flatMap { $0.hasPrefix("voice_") ? $0 : nil } : nil
+            }
+            guard let v = custom ?? (voice as? String), custom != nil || Self.voices.contains(v) else {
                 return .invalid(
                     "session.audio.output.voice",
                     "Invalid value: '\(voice)'. Supported values are: "
@@ -205,6 +210,33 @@ struct FakeRealtimeSession {
                     return .invalid(
                         "session.audio.input.turn_detection.type",
                         "Supported values are: 'server_vad' and 'semantic_vad'.")
+                }
+                // Each kind takes its own fields: semantic VAD has no level or silence to set.
+                let fields: Set<String> =
+                    kind == "server_vad"
+                    ? [
+                        "type", "threshold", "prefix_padding_ms", "silence_duration_ms", "idle_timeout_ms",
+                        "create_response", "interrupt_response",
+                    ] : ["type", "eagerness", "create_response", "interrupt_response"]
+                for key in t.keys.sorted() where !fields.contains(key) {
+                    return FakeRealtimeError(
+                        code: "unknown_parameter",
+                        message: "Unknown parameter: 'session.audio.input.turn_detection.\(key)' (\(kind)).",
+                        param: "session.audio.input.turn_detection.\(key)")
+                }
+                if let eagerness = t["eagerness"] {
+                    guard let e = eagerness as? String, ["low", "medium", "high", "auto"].contains(e) else {
+                        return .invalid(
+                            "session.audio.input.turn_detection.eagerness",
+                            "Invalid value: '\(eagerness)'. Supported values are: 'low', 'medium', 'high' and 'auto'.")
+                    }
+                }
+                if let idle = t["idle_timeout_ms"] {
+                    guard let ms = idle as? Int, ms > 0 else {
+                        return .invalid(
+                            "session.audio.input.turn_detection.idle_timeout_ms",
+                            "Invalid 'idle_timeout_ms': expected a positive integer.")
+                    }
                 }
                 next.interruptResponse = t["interrupt_response"] as? Bool ?? true
                 next.createResponse = t["create_response"] as? Bool ?? true
@@ -291,7 +323,7 @@ struct FakeRealtimeSession {
         }
         if let turn = input["turn_detection"] {
             if turn is NSNull {
-                next.vad = nil
+                next.vad.detects = false
             } else {
                 guard let t = turn as? [String: Any], let kind = t["type"] as? String,
                     kind == "server_vad" || kind == "semantic_vad"
@@ -306,15 +338,30 @@ struct FakeRealtimeSession {
                             "session.audio.input.turn_detection.threshold", "Expected a number between 0 and 1.")
                     }
                 }
-                var vad = next.vad ?? FakeServerVAD()
-                if let ms = t["prefix_padding_ms"] as? Int { vad.prefixPaddingMs = ms }
-                if let ms = t["silence_duration_ms"] as? Int { vad.silenceDurationMs = ms }
-                next.vad = vad
+                next.vad.detects = true
+                if let ms = t["prefix_padding_ms"] as? Int { next.vad.prefixPaddingMs = ms }
+                if let ms = t["silence_duration_ms"] as? Int { next.vad.silenceDurationMs = ms }
             }
+        }
+        // The live transcription models take no turn detection: the client commits each turn.
+        if Self.commitOnlyModels.contains(next.transcriptionModel) && next.vad.detects {
+            // Omitted, it is off for these models; asked for, it is an error.
+            guard input["turn_detection"] != nil else {
+                next.vad.detects = false
+                self = next
+                return nil
+            }
+            return .invalid(
+                "session.audio.input.turn_detection",
+                "Turn detection is not supported with '\(next.transcriptionModel)': set it to null and commit each "
+                    + "turn with input_audio_buffer.commit.")
         }
         self = next
         return nil
     }
+
+    /// Transcription models that take no turn detection (the client commits each turn).
+    static let commitOnlyModels: Set<String> = ["gpt-live-transcribe", "gpt-realtime-whisper"]
 
     /// The fields of a GA transcription `session` object.
     static let transcriptionSessionFields: Set<String> = ["type", "audio", "include", "object", "id", "expires_at"]
@@ -322,7 +369,7 @@ struct FakeRealtimeSession {
     /// Transcription models the service takes.
     static let transcriptionModels: Set<String> = [
         "whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-latest",
-        "gpt-4o-mini-transcribe-2025-12-15", "gpt-transcribe", "gpt-live-transcribe",
+        "gpt-4o-mini-transcribe-2025-12-15", "gpt-transcribe", "gpt-live-transcribe", "gpt-realtime-whisper",
     ]
 
     /// The fields of a GA `session` object.
@@ -350,12 +397,11 @@ struct FakeRealtimeSession {
                 "audio": [
                     "input": [
                         "format": ["type": "audio/pcm", "rate": 24_000], "transcription": transcription,
-                        "turn_detection": vad.map { v -> Any in
-                            [
-                                "type": "server_vad", "threshold": 0.5, "prefix_padding_ms": v.prefixPaddingMs,
-                                "silence_duration_ms": v.silenceDurationMs,
-                            ] as [String: Any]
-                        } ?? NSNull(),
+                        "turn_detection": vad.detects
+                            ? [
+                                "type": "server_vad", "threshold": 0.5, "prefix_padding_ms": vad.prefixPaddingMs,
+                                "silence_duration_ms": vad.silenceDurationMs,
+                            ] as [String: Any] : NSNull() as Any,
                     ] as [String: Any]
                 ] as [String: Any],
             ]

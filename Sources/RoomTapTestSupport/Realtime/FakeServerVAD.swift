@@ -28,6 +28,8 @@ struct FakeServerVAD {
 
     var prefixPaddingMs = 300
     var silenceDurationMs = 500
+    /// False with `turn_detection: null`: audio is only buffered, the client commits each turn.
+    var detects = true
     /// Samples appended this session.
     private(set) var position = 0
     /// The audio since the last commit (bounded: at most the last 60 s).
@@ -59,6 +61,7 @@ struct FakeServerVAD {
             partial.removeFirst(Self.block)
             position += Self.block
             let loud = (sum / Double(Self.block)).squareRoot() >= Self.speechRMS
+            guard detects else { continue }
             if var current = speech {
                 if loud {
                     current.lastVoice = position

@@ -44,6 +44,11 @@ final class RoomAgent: Sendable {
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
             transcriptionModel: humanLines ? options.transcriptionModel : nil)
         settings.tools = RoomTools.definitions + options.userTools.map(\.definition)
+        settings.turnDetection = options.turnDetection
+        settings.idleTimeoutMs = options.idleTimeoutMilliseconds
+        settings.noiseReduction = options.noiseReduction
+        settings.transcriptionLanguage = options.transcriptionLanguage
+        settings.transcriptionPrompt = options.transcriptionPrompt
         var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,

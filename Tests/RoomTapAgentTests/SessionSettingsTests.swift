@@ -1,0 +1,67 @@
+import Foundation
+import RoomTapAgent
+import RoomTapCore
+import RoomTapTestSupport
+import Testing
+
+/// The session settings of issue 25 (semantic VAD with its eagerness, the idle timeout, noise
+/// reduction, the input transcription's language and prompt, a custom voice), each taken by the
+/// stand-in as the service takes it: no refused `session.update`.
+@Suite(.serialized) struct SessionSettingsTests {
+    private func update(_ configure: @escaping (inout RealtimeSessionSettings) -> Void) throws -> (
+        [String: Any], RealtimeAgentStatistics
+    ) {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))]) { configure(&$0.session) }
+        #expect(rig.server.wait { !$0.events(ofType: "session.update").isEmpty })
+        #expect(rig.wait { rig.agent.statistics.state == .connected })
+        // The stand-in answers an update at once: session.updated or an error, before anything else.
+        _ = rig.server.wait(timeout: .seconds(2)) { _ in rig.agent.statistics.sessionWarning != nil }
+        let stats = rig.agent.statistics
+        let session = rig.server.events(ofType: "session.update").first?.object["session"] as? [String: Any] ?? [:]
+        rig.finish()
+        return (session, stats)
+    }
+
+    private func input(_ session: [String: Any]) -> [String: Any] {
+        ((session["audio"] as? [String: Any])?["input"] as? [String: Any]) ?? [:]
+    }
+
+    @Test func semanticVADWithItsEagernessACustomVoiceAndTheTranscriptionsLanguage() throws {
+        let (session, stats) = try update {
+            $0.turnDetection = .semantic(eagerness: "low")
+            $0.voice = "voice_1234abcd"
+            $0.transcriptionLanguage = "de"
+            $0.transcriptionPrompt = "Alice, Bob, roomtap"
+            $0.noiseReduction = "near_field"
+        }
+        #expect(stats.sessionWarning == nil, "accepted: \(stats.sessionWarning ?? "")")
+        let turn = input(session)["turn_detection"] as? [String: Any] ?? [:]
+        #expect(turn["type"] as? String == "semantic_vad" && turn["eagerness"] as? String == "low")
+        #expect(turn["threshold"] == nil && turn["silence_duration_ms"] == nil, "no server VAD fields: \(turn)")
+        let transcription = input(session)["transcription"] as? [String: Any] ?? [:]
+        #expect(
+            transcription["language"] as? String == "de" && transcription["prompt"] as? String == "Alice, Bob, roomtap")
+        #expect((input(session)["noise_reduction"] as? [String: Any])?["type"] as? String == "near_field")
+        let output = (session["audio"] as? [String: Any])?["output"] as? [String: Any] ?? [:]
+        #expect((output["voice"] as? [String: Any])?["id"] as? String == "voice_1234abcd")
+    }
+
+    @Test func serverVADWithAnIdleTimeoutAndNoNoiseReduction() throws {
+        let (session, stats) = try update {
+            $0.idleTimeoutMs = 8_000
+            $0.noiseReduction = nil
+        }
+        #expect(stats.sessionWarning == nil, "accepted: \(stats.sessionWarning ?? "")")
+        let turn = input(session)["turn_detection"] as? [String: Any] ?? [:]
+        #expect(turn["type"] as? String == "server_vad" && turn["idle_timeout_ms"] as? Int == 8_000)
+        #expect(input(session)["noise_reduction"] == nil)
+    }
+
+    @Test func theStandInRefusesWhatTheServiceRefuses() throws {
+        // An unknown voice name and an eagerness the service does not have: refused, one warning.
+        let (_, voice) = try update { $0.voice = "robot" }
+        #expect(voice.sessionWarning?.contains("voice") == true, "\(voice.sessionWarning ?? "")")
+        let (_, eager) = try update { $0.turnDetection = .semantic(eagerness: "eager") }
+        #expect(eager.sessionWarning?.contains("eagerness") == true, "\(eager.sessionWarning ?? "")")
+    }
+}
