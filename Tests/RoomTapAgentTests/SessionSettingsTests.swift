@@ -14,8 +14,10 @@ import Testing
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))]) { configure(&$0.session) }
         #expect(rig.server.wait { !$0.events(ofType: "session.update").isEmpty })
         #expect(rig.wait { rig.agent.statistics.state == .connected })
-        // The stand-in answers an update at once: session.updated or an error, before anything else.
-        _ = rig.server.wait(timeout: .seconds(2)) { _ in rig.agent.statistics.sessionWarning != nil }
+        // The stand-in decided on the update as it arrived; a refusal reaches the agent as a warning.
+        if rig.server.refusedSessionUpdates > 0 {
+            #expect(rig.wait { rig.agent.statistics.sessionWarning != nil })
+        }
         let stats = rig.agent.statistics
         let session = rig.server.events(ofType: "session.update").first?.object["session"] as? [String: Any] ?? [:]
         rig.finish()
@@ -60,8 +62,8 @@ import Testing
     @Test func theStandInRefusesWhatTheServiceRefuses() throws {
         // An unknown voice name and an eagerness the service does not have: refused, one warning.
         let (_, voice) = try update { $0.voice = "robot" }
-        #expect(voice.sessionWarning?.contains("voice") == true, "\(voice.sessionWarning ?? "")")
+        #expect(voice.sessionWarning?.contains("'robot'") == true, "\(voice.sessionWarning ?? "")")
         let (_, eager) = try update { $0.turnDetection = .semantic(eagerness: "eager") }
-        #expect(eager.sessionWarning?.contains("eagerness") == true, "\(eager.sessionWarning ?? "")")
+        #expect(eager.sessionWarning?.contains("'eager'") == true, "\(eager.sessionWarning ?? "")")
     }
 }

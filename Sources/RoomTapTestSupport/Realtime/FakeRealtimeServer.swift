@@ -68,6 +68,8 @@ public final class FakeRealtimeServer: Sendable {
         var failures: [String] = []
         /// Responses started without `response.created` sent yet.
         var unannounced: Set<String> = []
+        /// `session.update`s answered with an `error` (the session unchanged).
+        var refusedUpdates = 0
     }
 
     private let server: WebSocketTestServer
@@ -157,6 +159,9 @@ public final class FakeRealtimeServer: Sendable {
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
+
+    /// `session.update`s refused so far (decided as each arrives, before it is in ``events``).
+    public var refusedSessionUpdates: Int { record.withLock { $0.refusedUpdates } }
 
     /// The URL of transcription sessions (`ws://127.0.0.1:PORT/v1/realtime?intent=transcription`).
     public var transcriptionURL: String { "ws://127.0.0.1:\(server.port)/v1/realtime?intent=transcription" }
@@ -500,7 +505,10 @@ public final class FakeRealtimeServer: Sendable {
         }
         switch type {
         case "session.update":
-            if let e = r.sessions[i].update(object["session"]) { return error(e) }
+            if let e = r.sessions[i].update(object["session"]) {
+                r.refusedUpdates += 1
+                return error(e)
+            }
             return (
                 [
                     [
