@@ -290,7 +290,9 @@ enum CommandTable {
             "--agent-publish", .flag, section: agent,
             help: "Publish the agent's voice into the --join room as a publisher named\n"
                 + "agent (WebRTC), so every participant hears it."),
-        OptionSpec("--agent-model", .value, "M", section: agent, help: "Realtime model (default gpt-realtime)."),
+        OptionSpec(
+            "--agent-model", .value, "M", section: agent,
+            help: "Realtime model (default \(RealtimeSessionSettings.defaultModel))."),
         OptionSpec(
             "--agent-url", .value, "URL", section: agent,
             help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),

@@ -67,3 +67,21 @@ import Testing
         #expect(eager.sessionWarning?.contains("'eager'") == true, "\(eager.sessionWarning ?? "")")
     }
 }
+
+extension SessionSettingsTests {
+    /// The default model is a current one, and a model the service does not have (retired or
+    /// misspelt) ends the agent with one line that names it and the option to change it.
+    @Test func aModelTheServiceDoesNotHaveIsOneLineNamingItAndTheOption() throws {
+        #expect(RealtimeSessionSettings.defaultModel == "gpt-realtime-2.1")
+        #expect(RealtimeAgentConfiguration(apiKey: "k").url.hasSuffix("?model=gpt-realtime-2.1"))
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
+        rig.server.failNextResponses(code: "model_not_found")
+        rig.agent.say("Hello?")
+        #expect(rig.wait { rig.agent.statistics.state == .failed })
+        rig.finish()
+        let line = try #require(rig.log.all.first)
+        #expect(rig.log.all.count == 1, "\(rig.log.all)")
+        #expect(line.contains("no model 'gpt-realtime'") && line.contains("--agent-model"), "\(line)")
+        #expect(line.contains("the recording goes on"))
+    }
+}

@@ -83,7 +83,8 @@ struct TranscribeCLITests {
             let sent = byName[name]?["secondsSent"] as? Double ?? 0
             let share = byName[name]?["shareOfRoom"] as? Double ?? 1
             // The talk, 0.3 s of pre-roll and 1 s of hangover.
-            #expect(sent >= talk && sent <= talk + 1.35 && share < 0.75, "\(name): \(sent) s sent, \(share) of the room")
+            #expect(
+                sent >= talk && sent <= talk + 1.35 && share < 0.75, "\(name): \(sent) s sent, \(share) of the room")
             #expect(byName[name]?["sessions"] as? Int == 1 && byName[name]?["state"] as? String == "stopped")
         }
         let roomJSON = try String(contentsOfFile: out.appendingPathComponent("room.json").path, encoding: .utf8)

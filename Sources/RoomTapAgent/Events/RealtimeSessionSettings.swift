@@ -5,7 +5,12 @@
 ///
 /// Thread: a value; use anywhere.
 public struct RealtimeSessionSettings: Sendable, Equatable {
-    /// The model (`gpt-realtime`). It is the URL's `model=` (``RealtimeAgentConfiguration`` puts
+    /// The default model, the one place it is named (`--agent-model`'s default): a current one.
+    /// `gpt-realtime` and `gpt-realtime-mini` are retired on 2027-01-19 (replaced by the 2.1
+    /// models); a retired or unknown model ends the agent with one line naming it.
+    public static let defaultModel = "gpt-realtime-2.1"
+
+    /// The model (``defaultModel``). It is the URL's `model=` (``RealtimeAgentConfiguration`` puts
     /// it there) and never sent in `session.update`: the session's model is fixed when it opens.
     public var model: String?
     /// The system instructions; empty ones are not sent (an empty string would clear them).
@@ -52,7 +57,8 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
 
     /// Settings with the documented defaults.
     public init(
-        model: String? = "gpt-realtime", instructions: String = "", voice: String = "marin", vadThreshold: Double = 0.5,
+        model: String? = Self.defaultModel, instructions: String = "", voice: String = "marin",
+        vadThreshold: Double = 0.5,
         vadPrefixPaddingMs: Int = 300, vadSilenceDurationMs: Int = 500,
         transcriptionModel: String? = "gpt-4o-mini-transcribe", noiseReduction: String? = "far_field"
     ) {

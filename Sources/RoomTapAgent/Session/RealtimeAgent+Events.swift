@@ -89,9 +89,14 @@ extension RealtimeAgent {
             if status == "failed" || status == "incomplete" {
                 let (code, message) = Self.failure(in: details)
                 if status == "failed", let code, Self.fatalResponseCodes.contains(code) {
+                    let model = configuration.session.model ?? RealtimeSessionSettings.defaultModel
                     let line =
-                        "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
-                        + "recording goes on"
+                        ["model_not_found", "invalid_model"].contains(code)
+                        ? "the Realtime service has no model '\(model)' (\(code)\(message.isEmpty ? "" : ": \(message)")): "
+                            + "it may be retired; give a current one with --agent-model (default "
+                            + "\(RealtimeSessionSettings.defaultModel)); the agent is off, the recording goes on"
+                        : "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
+                            + "recording goes on"
                     s.failure = line
                     s.lastError = line
                     s.status = .failed

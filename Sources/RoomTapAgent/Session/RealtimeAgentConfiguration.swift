@@ -99,12 +99,12 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
                 session.model = model
                 self.url = url
             } else {
-                let model = session.model ?? "gpt-realtime"
+                let model = session.model ?? RealtimeSessionSettings.defaultModel
                 session.model = model
                 self.url = url + (url.contains("?") ? "&" : "?") + "model=" + model
             }
         } else {
-            self.url = Self.defaultURL(model: session.model ?? "gpt-realtime")
+            self.url = Self.defaultURL(model: session.model ?? RealtimeSessionSettings.defaultModel)
         }
         self.session = session
         authentication = RealtimeAuthentication.forURL(self.url)

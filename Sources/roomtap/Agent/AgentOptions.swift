@@ -11,7 +11,7 @@ struct AgentOptions {
     /// nil: every human track; otherwise these track names.
     var hears: [String]?
     var send: ListenAddress?
-    var model = "gpt-realtime"
+    var model = RealtimeSessionSettings.defaultModel
     var url: String?
     var vadThreshold = 0.5
     var vadSilenceMilliseconds = 500
