@@ -73,6 +73,10 @@ extension SessionSettingsTests {
     /// misspelt) ends the agent with one line that names it and the option to change it.
     @Test func aModelTheServiceDoesNotHaveIsOneLineNamingItAndTheOption() throws {
         #expect(RealtimeSessionSettings.defaultModel == "gpt-realtime-2.1")
+        #expect(RealtimeSessionSettings().model == "gpt-realtime-2.1")
+        #expect(
+            RealtimeAgentConfiguration(apiKey: "k", session: RealtimeSessionSettings()).url.hasSuffix(
+                "=gpt-realtime-2.1"))
         #expect(RealtimeAgentConfiguration(apiKey: "k").url.hasSuffix("?model=gpt-realtime-2.1"))
         let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
         rig.server.failNextResponses(code: "model_not_found")
