@@ -1,3 +1,5 @@
+import RoomTap
+
 /// Every `roomtap` command and its options: the one table that parsing, validation, dispatch,
 /// `--help`, `help <command>`, the top-level COMMANDS list and the usage errors come from.
 /// To add a command: one entry in ``all`` (name, group, summary, options, help prose) and its
@@ -120,6 +122,7 @@ enum CommandTable {
     private static let live = "LIVE OPTIONS"
     private static let agent = "AGENT OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
     private static let playback = "CONTROL AND PLAYBACK"
+    private static let transcription = "TRANSCRIPTION OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
 
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
@@ -314,7 +317,8 @@ enum CommandTable {
             help: "The agent's instructions (see Samples/agents/)."),
         OptionSpec(
             "--agent-voice", .value, "V", section: agent,
-            help: "alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),\ncedar."),
+            help: "alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin (default),\n"
+                + "cedar, or a custom voice's id (voice_...)."),
         OptionSpec(
             "--agent-hears", .value, "all|NAME,...", section: agent,
             help: "Which tracks the agent hears (default all humans)."),
@@ -326,7 +330,9 @@ enum CommandTable {
             "--agent-publish", .flag, section: agent,
             help: "Publish the agent's voice into the --join room as a publisher named\n"
                 + "agent (WebRTC), so every participant hears it."),
-        OptionSpec("--agent-model", .value, "M", section: agent, help: "Realtime model (default gpt-realtime)."),
+        OptionSpec(
+            "--agent-model", .value, "M", section: agent,
+            help: "Realtime model (default \(RealtimeSessionSettings.defaultModel))."),
         OptionSpec(
             "--agent-url", .value, "URL", section: agent,
             help: "WebSocket URL (default wss://api.openai.com/v1/realtime?model=M)."),
@@ -344,11 +350,51 @@ enum CommandTable {
         OptionSpec(
             "--agent-vad-silence-ms", .value, "N", section: agent, help: "Silence that ends a turn (default 500)."),
         OptionSpec(
+            "--agent-vad", .value, "server|semantic", section: agent,
+            help: "Turn detection: server (level and silence, default) or semantic (a\n"
+                + "model judges whether the speaker is done; fewer false turns in a room)."),
+        OptionSpec(
+            "--agent-vad-eagerness", .value, "E", section: agent,
+            help: "Semantic VAD: low, medium, high or auto (default auto)."),
+        OptionSpec(
+            "--agent-idle-timeout-ms", .value, "N", section: agent,
+            help: "Server VAD: after N ms of silence the model speaks up (default: never)."),
+        OptionSpec(
+            "--agent-noise-reduction", .value, "far_field|near_field|none", section: agent,
+            help: "Noise reduction of what the agent hears (default far_field)."),
+        OptionSpec(
+            "--agent-transcription-language", .value, "LANG", section: agent,
+            help: "The language of what it hears, ISO-639-1, for its transcription."),
+        OptionSpec(
+            "--agent-transcription-prompt", .value, "TEXT", section: agent,
+            help: "Words its transcription should expect (names, terms)."),
+        OptionSpec(
             "--agent-transcription", .value, "MODEL|none", section: agent,
             help: "Transcription of what the agent hears (default gpt-4o-mini-transcribe)."),
         OptionSpec(
             "--agent-chunk-ms", .value, "N", section: agent,
             help: "Audio per input_audio_buffer.append, 20...100 ms (default 40)."),
+        OptionSpec(
+            "--transcribe", .flag, section: transcription,
+            help: "Transcribe every speaker on their own: each speaker's track (as\n"
+                + "recorded) goes to a transcription session of its own, only while they\n"
+                + "talk (a local voice gate: silence is never sent), so every line of\n"
+                + "DIR/transcript.jsonl is that speaker's, at the times their file holds\n"
+                + "the words. With or without --agent. Needs OPENAI_API_KEY. Runs at\n"
+                + "real time (files as with --realtime)."),
+        OptionSpec(
+            "--transcribe-model", .value, "M", section: transcription,
+            help: "Transcription model (default \(RealtimeTranscriptionSettings.defaultModel))."),
+        OptionSpec(
+            "--transcribe-language", .value, "LANG", section: transcription,
+            help: "The speakers' language, ISO-639-1 (e.g. en; default: detected)."),
+        OptionSpec(
+            "--transcribe-prompt", .value, "TEXT", section: transcription,
+            help: "Words to expect (names, terms), given to the model."),
+        OptionSpec(
+            "--transcribe-url", .value, "URL", section: transcription,
+            help: "WebSocket URL (default wss://api.openai.com/v1/realtime?intent=\n"
+                + "transcription; a host under *.openai.azure.com uses AZURE_OPENAI_API_KEY)."),
         OptionSpec(
             "--control", .value, "PATH", section: playback,
             help: "The control socket (default: $ROOMTAP_CONTROL, else a socket of this\n"

@@ -70,6 +70,8 @@ enum RecordCommand {
         var micName = "local"
         /// The Realtime agent (--agent and its options).
         var agent: AgentOptions?
+        /// Per-speaker transcription (--transcribe and its options).
+        var transcribe: TranscribeOptions?
         /// Render threads (--threads); nil: one per core, at most one per track.
         var threads: Int?
         /// Format and rate of the files (--format, --rate, --bitrate).
@@ -128,7 +130,11 @@ enum RecordCommand {
         var drainSamples: Int64 { hasNetwork ? Int64(recordDelayMilliseconds) * 48 : 0 }
         /// True when the room runs on the real-time clock.
         /// Playback is heard at the pace it is played, so it needs the real-time clock too.
-        var usesRealTimeClock: Bool { isLive || realtime || play != nil }
+        /// Transcription streams each speaker to the service as the room plays, so it runs at real
+        /// time too (a file room still ends with its files).
+        var usesRealTimeClock: Bool { isLive || realtime || play != nil || transcribe != nil }
+        /// True when the room writes transcript.jsonl (an agent, per-speaker transcription).
+        var writesTranscript: Bool { agent != nil || transcribe != nil }
     }
 
     /// The options of a parsed `record` command line, checked (ranges, combinations, names).
@@ -338,6 +344,7 @@ enum RecordCommand {
         }
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
+        options.transcribe = try TranscribeOptions.parse(args)
         options.play = args.value("--play")
         options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }

@@ -181,6 +181,10 @@ struct RecordingPlan {
         if let address = options.http {
             _ = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
         }
+        if let transcribe = options.transcribe {
+            _ = try RoomAgent.apiKey(
+                in: ProcessInfo.processInfo.environment, azure: transcribe.azure, option: "--transcribe")
+        }
         let out = options.out
         let missingDirectories = try checkDirectory(out)
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }
@@ -191,7 +195,7 @@ struct RecordingPlan {
         }
         let mixPath = options.mix ? join(out, "mix" + options.output.dotExtension) : nil
         let agentPath = options.agent != nil ? join(out, "agent" + options.output.dotExtension) : nil
-        let transcriptPath = options.agent != nil ? join(out, "transcript.jsonl") : nil
+        let transcriptPath = options.writesTranscript ? join(out, "transcript.jsonl") : nil
         let roomJSON = join(out, "room.json")
         let multichannelPath = options.multichannel.map { OutputPaths.resolve($0, in: out) }
         if let given = options.multichannel, let path = multichannelPath {

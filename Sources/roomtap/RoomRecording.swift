@@ -122,6 +122,10 @@ final class RoomRecording: Sendable {
     let controlHandler = Locked<RoomControlHandler?>(nil)
     private let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
+    /// --transcribe: every speaker's own transcription session.
+    let roomTranscriber = Locked<RoomTranscriber?>(nil)
+    /// transcript.jsonl (--agent, --transcribe), shared by the agent and the speakers' sessions.
+    let transcript = Locked<TranscriptWriter?>(nil)
     let controlServer = Locked<ControlServer?>(nil)
     /// The network's sockets, bound before DIR is touched; closed by ``abandon(_:)`` (closing is
     /// idempotent, so also once the live room owns them).
@@ -293,6 +297,32 @@ final class RoomRecording: Sendable {
             abandon(room)
             throw error
         }
+        if let transcriptPath = plan.transcriptPath {
+            do {
+                let writer = try TranscriptWriter(
+                    path: transcriptPath,
+                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel))
+                shared.withLock { $0.created.append(transcriptPath) }
+                transcript.withLock { $0 = writer }
+            } catch {
+                abandon(room)
+                throw RuntimeError(description: "\(error)")
+            }
+        }
+        // Per-speaker transcription before any speaker: each track added from now on (files now,
+        // live participants whenever they appear) gets a session in the add-track handler.
+        if let transcribeOptions = options.transcribe, let writer = transcript.withLock({ $0 }) {
+            do {
+                let transcriber = try RoomTranscriber(
+                    options: transcribeOptions, transcript: writer, environment: ProcessInfo.processInfo.environment,
+                    skip: { [self] track in roomAgent.withLock { $0 }?.owns(track) == true })
+                roomTranscriber.withLock { $0 = transcriber }
+                for track in room.tracks { transcriber.trackAdded(track) }
+            } catch {
+                abandon(room)
+                throw error
+            }
+        }
         if options.needsMix {
             shared.withLock { $0.mixPath = plan.mixPath }
             room.addMix(name: "mix", inputs: [], channels: options.channels)
@@ -310,15 +340,12 @@ final class RoomRecording: Sendable {
             room.addTrack(name: input.spec.name, source: source)
         }
         if let microphone { room.addTrack(name: options.micName, source: microphone) }
-        if let agentOptions = options.agent, let transcriptPath = plan.transcriptPath {
+        if let agentOptions = options.agent, let writer = transcript.withLock({ $0 }) {
             do {
                 let published = try publishAgentVoice(agentOptions)
                 let agent = try RoomAgent(
-                    options: agentOptions, transcriptPath: transcriptPath,
-                    environment: ProcessInfo.processInfo.environment,
-                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel),
-                    publish: published)
-                shared.withLock { $0.created.append(transcriptPath) }
+                    options: agentOptions, transcript: writer, environment: ProcessInfo.processInfo.environment,
+                    humanLines: options.transcribe == nil, publish: published)
                 roomAgent.withLock { $0 = agent }
                 let handler = controlHandler.withLock { $0 }
                 handler?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
@@ -445,6 +472,10 @@ final class RoomRecording: Sendable {
         microphone?.close()
         agent?.stop()
         room.waitUntilFinished()
+        // Every speaker's last words: their sessions finish side by side (bounded), then the
+        // transcript is complete.
+        roomTranscriber.withLock { $0 }?.finish()
+        transcript.withLock { $0 }?.close()
         // The control socket stays open until the recording is written (``closeControl(finished:)``),
         // so that `roomtap stop` hears when it is done.
         if let live, !receptionChecked {
@@ -536,6 +567,8 @@ final class RoomRecording: Sendable {
             controls: controls ? controlLog.all : nil, playback: playback, agent: agent?.report, errors: s.errors)
         report.join = roomJoin.withLock { $0 }.map(RoomReport.JoinReport.init)
         report.soraAudioStreaming = soraStreaming.withLock { $0 }.map(RoomReport.SoraStreamingReport.init)
+        report.transcription = roomTranscriber.withLock { $0 }?.report(roomSeconds: Double(room.position) / 48_000)
+        report.transcriptLines = transcript.withLock { $0 }?.lineCount
         return report
     }
 
@@ -607,6 +640,7 @@ final class RoomRecording: Sendable {
         }
         if isOurMix, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
         agent?.trackAdded(track)
+        roomTranscriber.withLock { $0 }?.trackAdded(track)
         if let player = playback.withLock({ $0 }),
             track.name == (plan.options.playTrack ?? "mix") && track.isDerived == (plan.options.playTrack == nil)
         {
@@ -681,6 +715,8 @@ final class RoomRecording: Sendable {
     /// run created, so nothing is left half-made.
     private func abandon(_ room: Room) {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
+        roomTranscriber.withLock { $0 }?.finish(timeout: .zero)
+        transcript.withLock { $0 }?.close()
         controlServer.withLock { $0 }?.stop()
         stopMetrics()
         stopLivePage()

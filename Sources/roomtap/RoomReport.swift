@@ -269,6 +269,11 @@ struct RoomReport: Codable {
     var soraAudioStreaming: SoraStreamingReport? = nil
     /// With `--sora-recording`: the recording, its connections and files (``SoraSection``).
     var sora: SoraSection? = nil
+    /// With `--transcribe`: per-speaker transcription (settings, never the key; audio sent per
+    /// speaker against the room's length; each speaker's sessions).
+    var transcription: RoomTranscriber.Report? = nil
+    /// Lines in transcript.jsonl (with `--agent` or `--transcribe`).
+    var transcriptLines: Int? = nil
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {

@@ -162,3 +162,47 @@ func silentRuns(_ signal: ArraySlice<Int16>) -> Int {
     }
     return total + (run >= 8 ? run : 0)
 }
+
+/// Barge-in edge cases (issue 25).
+@Suite(.serialized) struct BargeInEdgeTests {
+    /// A reply that arrived but had not started playing when someone talked over it is deleted
+    /// (`conversation.item.delete`), not truncated to 0 ms, and never plays.
+    @Test func aReplyThatNeverPlayedIsDeletedNotTruncated() throws {
+        // The room's clock parks at frame 50 (0.5 s), so the reply is queued and nothing of it plays.
+        let gate = GatedSource(ConstantSource(0), gateFrame: 50)
+        let rig = try AgentTestRig(port: 0, humans: [("alice", gate)])
+        #expect(gate.waitUntilReached())
+        rig.server.reply(pcm: sine24(frequency: 500, count: 12_000), itemID: "item_unheard", transcript: "Unheard.")
+        #expect(rig.wait { rig.agent.voice.writePosition >= 23_000 }, "the reply is queued")
+        rig.server.speechStarted(audioStartMs: 400, itemID: "u1")
+        #expect(rig.server.wait { $0.events(ofType: "conversation.item.delete").count == 1 })
+        gate.release()
+        #expect(rig.wait { rig.agent.statistics.bargeIns == 1 && rig.agent.statistics.responsesDone == 1 })
+        let frames = rig.voiceSink.frameCount
+        #expect(rig.wait { rig.voiceSink.frameCount >= frames + 30 })
+        rig.finish()
+        let delete = try #require(rig.server.events(ofType: "conversation.item.delete").first?.object)
+        #expect(delete["item_id"] as? String == "item_unheard")
+        #expect(rig.server.events(ofType: "conversation.item.truncate").isEmpty, "no truncate to 0 ms")
+        #expect(rig.agent.statistics.errors == 0, "the server took the delete: \(rig.log.all)")
+        #expect(rig.voice.allSatisfy { $0 == 0 }, "nothing of it played")
+    }
+}
+
+extension BargeInEdgeTests {
+    /// `agent mute` while someone talks: the input buffer is cleared, so the turn does not stay
+    /// open forever and a `say` is not held behind it.
+    @Test func muteMidSpeechClearsTheInputBufferAndFreesTheTurn() throws {
+        let rig = try AgentTestRig(port: 0, humans: [("alice", ConstantSource(0))])
+        rig.server.speechStarted(audioStartMs: 100, itemID: "u1")
+        #expect(rig.wait { rig.agent.statistics.humanTalking })
+        rig.agent.say("Are you there?")
+        #expect(rig.agent.statistics.saysWaiting == 1, "held while alice talks")
+        rig.agent.setListening(false)
+        #expect(rig.server.wait { $0.events(ofType: "input_audio_buffer.clear").count == 1 })
+        #expect(rig.server.wait { $0.events(ofType: "response.create").count == 1 }, "the say is not stuck")
+        #expect(!rig.agent.statistics.humanTalking && rig.agent.statistics.saysWaiting == 0)
+        rig.finish()
+        #expect(rig.agent.statistics.errors == 0, "\(rig.log.all)")
+    }
+}

@@ -12,6 +12,12 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     case sessionUpdate(RealtimeSessionSettings)
     /// `session.update` changing only the instructions (only fields sent are changed).
     case updateInstructions(String)
+    /// `session.update` of a transcription session (`session.type` "transcription").
+    case transcriptionSessionUpdate(RealtimeTranscriptionSettings)
+    /// `input_audio_buffer.commit`: the audio since the last turn is a turn (transcribed now).
+    case commitAudio
+    /// `input_audio_buffer.clear`: the audio since the last turn is dropped (a turn never ends).
+    case clearAudio
     /// `conversation.item.create`: a user message with `input_text` content.
     case userMessage(String)
     /// `conversation.item.create`: an assistant message with `output_text` content.
@@ -25,6 +31,8 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     case responseCancel
     /// `conversation.item.truncate`: what of an assistant item was really heard.
     case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
+    /// `conversation.item.delete`: an assistant item nobody heard (a barge-in before it played).
+    case deleteItem(itemID: String)
     /// `conversation.item.create`: a `function_call_output` answering the call `callID`.
     case functionCallOutput(callID: String, output: String)
 
@@ -37,6 +45,12 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             object = ["type": "session.update", "session": settings.sessionObject()]
         case .updateInstructions(let text):
             object = ["type": "session.update", "session": ["type": "realtime", "instructions": text]]
+        case .transcriptionSessionUpdate(let settings):
+            object = ["type": "session.update", "session": settings.sessionObject()]
+        case .commitAudio:
+            object = ["type": "input_audio_buffer.commit"]
+        case .clearAudio:
+            object = ["type": "input_audio_buffer.clear"]
         case .userMessage(let text):
             object = Self.message(role: "user", contentType: "input_text", text: text)
         case .assistantMessage(let text):
@@ -52,6 +66,8 @@ public enum RealtimeClientEvent: Sendable, Equatable {
                 "type": "conversation.item.truncate", "item_id": itemID, "content_index": contentIndex,
                 "audio_end_ms": audioEndMs,
             ]
+        case .deleteItem(let itemID):
+            object = ["type": "conversation.item.delete", "item_id": itemID]
         case .functionCallOutput(let callID, let output):
             object = [
                 "type": "conversation.item.create",

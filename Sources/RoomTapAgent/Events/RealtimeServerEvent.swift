@@ -17,6 +17,8 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case speechStarted(itemID: String, audioStartMs: Int)
     /// `input_audio_buffer.speech_stopped`: `audioEndMs` into all audio appended this session.
     case speechStopped(itemID: String, audioEndMs: Int)
+    /// `input_audio_buffer.committed`: the audio since the last commit is the item `itemID`.
+    case committed(itemID: String)
     /// `response.created`.
     case responseCreated(responseID: String)
     /// `response.done`, with the response's status (completed, cancelled, failed, incomplete) and
@@ -75,6 +77,8 @@ public enum RealtimeServerEvent: Sendable, Equatable {
             return .speechStarted(itemID: f.string("item_id"), audioStartMs: f.int("audio_start_ms"))
         case "input_audio_buffer.speech_stopped":
             return .speechStopped(itemID: f.string("item_id"), audioEndMs: f.int("audio_end_ms"))
+        case "input_audio_buffer.committed":
+            return .committed(itemID: f.string("item_id"))
         case "response.created":
             return .responseCreated(responseID: f.fields("response").string("id"))
         case "response.done":

@@ -5,12 +5,18 @@
 ///
 /// Thread: a value; use anywhere.
 public struct RealtimeSessionSettings: Sendable, Equatable {
-    /// The model (`gpt-realtime`). It is the URL's `model=` (``RealtimeAgentConfiguration`` puts
+    /// The default model, the one place it is named (`--agent-model`'s default): a current one.
+    /// `gpt-realtime` and `gpt-realtime-mini` are retired on 2027-01-19 (replaced by the 2.1
+    /// models); a retired or unknown model ends the agent with one line naming it.
+    public static let defaultModel = "gpt-realtime-2.1"
+
+    /// The model (``defaultModel``). It is the URL's `model=` (``RealtimeAgentConfiguration`` puts
     /// it there) and never sent in `session.update`: the session's model is fixed when it opens.
     public var model: String?
     /// The system instructions; empty ones are not sent (an empty string would clear them).
     public var instructions: String
-    /// The voice (alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin, cedar).
+    /// The voice (alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin, cedar), or a
+    /// custom voice's id (`voice_...`, sent as `{"id": "voice_..."}`).
     public var voice: String
     /// Server VAD activation threshold, 0...1.
     public var vadThreshold: Double
@@ -25,13 +31,34 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
     /// Whether server VAD cancels the reply itself when someone starts talking (the service's
     /// default). When false the agent sends `response.cancel` on a barge-in.
     public var interruptResponse: Bool = true
+    /// How the server finds the end of a turn: `server_vad` (level and silence: the threshold,
+    /// padding and silence above) or `semantic_vad` (a model judges whether the speaker is done;
+    /// `eagerness` low, medium, high or auto), which falls less for pauses and noise in a room.
+    public var turnDetection: TurnDetection = .server
+    /// With `server_vad`: after this much silence the server prompts a response itself (ms); nil:
+    /// never.
+    public var idleTimeoutMs: Int?
+    /// The input transcription's language (ISO-639-1) and prompt; nil: none sent.
+    public var transcriptionLanguage: String?
+    public var transcriptionPrompt: String?
+
+    /// The server's turn detection.
+    ///
+    /// Thread: a value.
+    public enum TurnDetection: Sendable, Equatable {
+        case server
+        /// `eagerness`: low, medium, high or auto.
+        case semantic(eagerness: String)
+    }
+
     /// Function tools the model may call (`session.tools`, with `tool_choice` `auto`); none: no
     /// `tools` field.
     public var tools: [RealtimeTool] = []
 
     /// Settings with the documented defaults.
     public init(
-        model: String? = "gpt-realtime", instructions: String = "", voice: String = "marin", vadThreshold: Double = 0.5,
+        model: String? = Self.defaultModel, instructions: String = "", voice: String = "marin",
+        vadThreshold: Double = 0.5,
         vadPrefixPaddingMs: Int = 300, vadSilenceDurationMs: Int = 500,
         transcriptionModel: String? = "gpt-4o-mini-transcribe", noiseReduction: String? = "far_field"
     ) {
@@ -48,20 +75,36 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
     /// The `session` object of a full `session.update`.
     func sessionObject() -> [String: Any] {
         let format: [String: Any] = ["type": "audio/pcm", "rate": 24_000]
-        var input: [String: Any] = [
-            "format": format,
-            "turn_detection": [
+        var turn: [String: Any]
+        switch turnDetection {
+        case .server:
+            turn = [
                 "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
-                "silence_duration_ms": vadSilenceDurationMs, "create_response": true,
-                "interrupt_response": interruptResponse,
-            ] as [String: Any],
-        ]
-        if let transcriptionModel { input["transcription"] = ["model": transcriptionModel] }
+                "silence_duration_ms": vadSilenceDurationMs,
+            ]
+            if let idleTimeoutMs { turn["idle_timeout_ms"] = idleTimeoutMs }
+        case .semantic(let eagerness):
+            turn = ["type": "semantic_vad", "eagerness": eagerness]
+        }
+        turn["create_response"] = true
+        turn["interrupt_response"] = interruptResponse
+        var input: [String: Any] = ["format": format, "turn_detection": turn]
+        if let transcriptionModel {
+            var transcription: [String: Any] = ["model": transcriptionModel]
+            if let transcriptionLanguage { transcription["language"] = transcriptionLanguage }
+            if let transcriptionPrompt, !transcriptionPrompt.isEmpty { transcription["prompt"] = transcriptionPrompt }
+            input["transcription"] = transcription
+        }
         if let noiseReduction { input["noise_reduction"] = ["type": noiseReduction] }
         var session: [String: Any] = [
             "type": "realtime",
             "output_modalities": ["audio"],
-            "audio": ["input": input, "output": ["format": format, "voice": voice] as [String: Any]] as [String: Any],
+            "audio": [
+                "input": input,
+                "output": [
+                    "format": format, "voice": voice.hasPrefix("voice_") ? ["id": voice] as [String: Any] : voice,
+                ] as [String: Any],
+            ] as [String: Any],
         ]
         if !instructions.isEmpty { session["instructions"] = instructions }
         if !tools.isEmpty {

@@ -22,4 +22,7 @@ struct PendingTranscriptLine {
     var speaker: String
     var text: String
     var interrupted = false
+    /// The times are on the files' timeline already (a transcription session hears a track's
+    /// record): the writer adds no record lag.
+    var onRecordTimeline = false
 }

@@ -30,6 +30,7 @@ extension RealtimeAgent {
     }
 
     func supervise() {
+        let clock = configuration.clock
         var attempt = 0
         var rejectedOnce = false
         var everConnected = false
@@ -41,11 +42,11 @@ extension RealtimeAgent {
             if state.withLock({ $0.stopRequested || $0.fatal }) { break }
             if attempt > 0 && !rollingOver {
                 state.withLock { $0.status = .reconnecting }
-                if !sleep(until: ContinuousClock.now + .milliseconds(Int(max(0, delay) * 1000))) { break }
+                if !sleep(until: clock.now + .milliseconds(Int(max(0, delay) * 1000))) { break }
             }
             // The floor between attempts, whatever led here.
             if let lastAttempt, !sleep(until: lastAttempt + configuration.minimumConnectionInterval) { break }
-            lastAttempt = ContinuousClock.now
+            lastAttempt = clock.now
             let (generation, connection, life) = makeConnection()
             let cancelled = state.withLock { s -> Bool in
                 s.status = everConnected || attempt > 0 ? .reconnecting : .connecting
@@ -95,6 +96,7 @@ extension RealtimeAgent {
                 if rollingOver { rollovers.add(1, ordering: .relaxed) } else { reconnects.add(1, ordering: .relaxed) }
             }
             everConnected = true
+            sessionsOpened.add(1, ordering: .relaxed)
             rollingOver = false
             perform(state.withLock { s in opened(connection, &s) })
             // After rollovers the session in use is another connection than the one opened here.
@@ -105,7 +107,7 @@ extension RealtimeAgent {
                 break supervising
             }
             let (lived, quick) = state.withLock { s -> (Duration, Bool) in
-                let lived = ContinuousClock.now - s.sessionOpenedAt
+                let lived = clock.now - s.sessionOpenedAt
                 let limit =
                     s.sessionLife.map { min(configuration.quickSessionEnd, $0 / 2) } ?? configuration.quickSessionEnd
                 return (lived, lived < limit)
@@ -164,11 +166,12 @@ extension RealtimeAgent {
     /// Waits until `deadline` (the supervisor's backoff and floor); false when the agent is to
     /// stop meanwhile. Supervisor thread.
     private func sleep(until deadline: ContinuousClock.Instant) -> Bool {
+        let clock = configuration.clock
         while true {
             if state.withLock({ $0.stopRequested || $0.fatal }) { return false }
-            let now = ContinuousClock.now
+            let now = clock.now
             guard now < deadline else { return true }
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(deadline - now, .seconds(1)).nanosecondsClamped)))
+            _ = clock.wait(wake, until: min(deadline, now + .seconds(1)))
         }
     }
 
@@ -198,6 +201,7 @@ extension RealtimeAgent {
     /// A session opened: it is the one in use; nothing of an old session carries over but what
     /// the model should remember (one system item) and the says still waiting.
     private func opened(_ connection: RealtimeConnection, _ s: inout State) -> [AgentAction] {
+        let clock = configuration.clock
         s.connecting = nil
         s.connection = connection
         s.status = .connected
@@ -205,9 +209,9 @@ extension RealtimeAgent {
         s.turns.reset()
         s.rollNow = false
         s.previous = nil
-        s.sessionOpenedAt = ContinuousClock.now
+        s.sessionOpenedAt = clock.now
         s.sessionLife = nil
-        s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+        s.rolloverAt = clock.now + configuration.sessionLifetime
         if let expiresAt = s.openingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
         s.openingExpiresAt = nil
         connected.store(true, ordering: .releasing)
@@ -216,6 +220,11 @@ extension RealtimeAgent {
 
     /// `session.update` and the context summary for a new session.
     private func setUp(_ connection: RealtimeConnection, _ s: inout State) -> [AgentAction] {
+        if let transcription = configuration.transcription {
+            // A transcription session: its settings only (no conversation to remind it of).
+            let update = RealtimeClientEvent.transcriptionSessionUpdate(transcription)
+            return [.send(update.json(eventID: sessionUpdateID(&s)), on: connection)]
+        }
         var actions: [AgentAction] = [
             .send(RealtimeClientEvent.sessionUpdate(s.settings).json(eventID: sessionUpdateID(&s)), on: connection)
         ]
@@ -231,8 +240,9 @@ extension RealtimeAgent {
     /// ``RealtimeAgentConfiguration/rolloverShare`` of the session's life, and never sooner than
     /// ``RealtimeAgentConfiguration/minimumConnectionInterval`` after it opened.
     func planRollover(expiresAt: Int, _ s: inout State) {
-        let now = ContinuousClock.now
-        let left = Double(expiresAt) - Date().timeIntervalSince1970
+        let clock = configuration.clock
+        let now = clock.now
+        let left = Double(expiresAt) - clock.unixTime
         let life = now - s.sessionOpenedAt + .milliseconds(Int(max(0, left) * 1000))
         s.sessionLife = life
         let lead = RealtimeAgentConfiguration.rolloverLead(
@@ -246,21 +256,22 @@ extension RealtimeAgent {
     private func watch(
         _ first: RealtimeConnection, _ firstLife: ConnectionLife
     ) -> (Ending, RealtimeConnection, ConnectionLife) {
+        let clock = configuration.clock
         var connection = first
         var life = firstLife
         var retiring: [(RealtimeConnection, ContinuousClock.Instant)] = []
         defer { for (old, _) in retiring { old.close(code: 1000) } }
         while true {
-            _ = wake.wait(timeout: .now() + .milliseconds(50))
+            _ = clock.wait(wake, until: clock.now + .milliseconds(50))
             let (lines, stopping, rollNow, due) = state.withLock { s in
                 (
                     agentLines(&s, final: false), s.stopRequested || s.fatal, s.rollNow,
-                    s.rolloverAt.map { ContinuousClock.now >= $0 } ?? false
+                    s.rolloverAt.map { clock.now >= $0 } ?? false
                         && !s.turns.active && !s.turns.humanTalking && !voice.isPlaying
                 )
             }
             perform(lines)
-            let now = ContinuousClock.now
+            let now = clock.now
             retiring.removeAll { old, at in
                 guard now >= at else { return false }
                 old.close(code: 1000)
@@ -273,7 +284,7 @@ extension RealtimeAgent {
             }
             if rollNow { return (.expired, connection, life) }
             if due, let (next, nextLife) = rollOver() {
-                retiring.append((connection, ContinuousClock.now + .seconds(3)))
+                retiring.append((connection, clock.now + .seconds(3)))
                 connection = next
                 life = nextLife
             }
@@ -283,6 +294,7 @@ extension RealtimeAgent {
     /// Opens and sets up the next session while the current one goes on, then moves to it. Nil
     /// (and a later try) when it cannot be opened.
     private func rollOver() -> (RealtimeConnection, ConnectionLife)? {
+        let clock = configuration.clock
         let (generation, next, life) = makeConnection()
         var ready: Bool
         do {
@@ -293,10 +305,10 @@ extension RealtimeAgent {
                     s.incomingReady = false
                     return setUp(next, &s)
                 })
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = clock.now + .seconds(5)
             var done = false
-            while !done && ContinuousClock.now < deadline && !life.isClosed {
-                _ = wake.wait(timeout: .now() + .milliseconds(20))
+            while !done && clock.now < deadline && !life.isClosed {
+                _ = clock.wait(wake, until: clock.now + .milliseconds(20))
                 done = state.withLock { $0.incomingReady || $0.stopRequested || $0.fatal }
             }
             ready = state.withLock { $0.incomingReady } && !life.isClosed
@@ -306,13 +318,13 @@ extension RealtimeAgent {
         // The move happens at a quiet moment, checked under the same lock as the swap: a reply the
         // old session started meanwhile (server VAD) plays out there first. Says wait meanwhile.
         var actions: [AgentAction] = []
-        let patience = ContinuousClock.now + .seconds(30)
+        let patience = clock.now + .seconds(30)
         while true {
             var swapped = false
             let settled = state.withLock { s -> Bool in
-                guard ready, !s.stopRequested, !s.fatal, !life.isClosed, ContinuousClock.now < patience else {
+                guard ready, !s.stopRequested, !s.fatal, !life.isClosed, clock.now < patience else {
                     s.incoming = nil
-                    s.rolloverAt = ContinuousClock.now + .seconds(10)
+                    s.rolloverAt = clock.now + .seconds(10)
                     actions = [.log("could not move to a new session yet; trying again in 10 s")]
                     return true
                 }
@@ -323,9 +335,9 @@ extension RealtimeAgent {
                 s.incoming = nil
                 s.clock = SessionClock()
                 s.turns.reset()
-                s.sessionOpenedAt = ContinuousClock.now
+                s.sessionOpenedAt = clock.now
                 s.sessionLife = nil
-                s.rolloverAt = ContinuousClock.now + configuration.sessionLifetime
+                s.rolloverAt = clock.now + configuration.sessionLifetime
                 if let expiresAt = s.incomingExpiresAt { planRollover(expiresAt: expiresAt, &s) }
                 s.incomingExpiresAt = nil
                 actions = releaseSay(&s)
@@ -336,7 +348,7 @@ extension RealtimeAgent {
                 if !swapped { ready = false }
                 break
             }
-            _ = wake.wait(timeout: .now() + .milliseconds(20))
+            _ = clock.wait(wake, until: clock.now + .milliseconds(20))
         }
         perform(actions)
         guard ready, state.withLock({ $0.connection === next }) else {
@@ -344,6 +356,7 @@ extension RealtimeAgent {
             return nil
         }
         rollovers.add(1, ordering: .relaxed)
+        sessionsOpened.add(1, ordering: .relaxed)
         return (next, life)
     }
 

@@ -62,6 +62,15 @@ extension RealtimeAgent {
             guard current else { return [] }
             s.turns.speechStopped()
             return releaseSay(&s)
+        case .committed(let itemID):
+            // A turn the client committed (a transcription model without turn detection): its
+            // room span is the one kept when it was committed.
+            guard current, configuration.transcription?.serverTurnDetection == false, !s.pendingCommits.isEmpty
+            else { return [] }
+            let span = s.pendingCommits.removeFirst()
+            s.transcript.speechStarted(itemID: itemID, at: span.start)
+            s.transcript.speechStopped(itemID: itemID, at: span.end)
+            return []
         case .responseCreated(let id):
             guard current else { return [] }
             responses.add(1, ordering: .relaxed)
@@ -80,9 +89,14 @@ extension RealtimeAgent {
             if status == "failed" || status == "incomplete" {
                 let (code, message) = Self.failure(in: details)
                 if status == "failed", let code, Self.fatalResponseCodes.contains(code) {
+                    let model = configuration.session.model ?? RealtimeSessionSettings.defaultModel
                     let line =
-                        "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
-                        + "recording goes on"
+                        ["model_not_found", "invalid_model"].contains(code)
+                        ? "the Realtime service has no model '\(model)' (\(code)\(message.isEmpty ? "" : ": \(message)")): "
+                            + "it may be retired; give a current one with --agent-model (default "
+                            + "\(RealtimeSessionSettings.defaultModel)); the agent is off, the recording goes on"
+                        : "the Realtime service refused to answer (\(code)): \(message); the agent is off, the "
+                            + "recording goes on"
                     s.failure = line
                     s.lastError = line
                     s.status = .failed
@@ -127,6 +141,19 @@ extension RealtimeAgent {
             ]
         case .inputTranscriptionCompleted(let itemID, let transcript):
             guard current || previousClock != nil else { return [] }
+            if let speaker = configuration.speaker {
+                // A transcription session hears one speaker's record: the line is theirs, on the
+                // files' timeline.
+                let now = (previousClock ?? s.clock).lastRoomSample ?? 0
+                let span = s.transcript.utterance(itemID: itemID, now: now)
+                guard !transcript.isEmpty else { return [] }
+                return [
+                    .transcript(
+                        PendingTranscriptLine(
+                            start: span.start, end: span.end, speaker: speaker, text: transcript,
+                            onRecordTimeline: true))
+                ]
+            }
             let span = s.transcript.utterance(itemID: itemID, now: voice.lastRenderedRoomSample + 480)
             let names = speakers.speakers(from: span.start, to: span.end)
             let who = names.isEmpty ? "unknown" : names.joined(separator: "+")
@@ -149,6 +176,19 @@ extension RealtimeAgent {
     /// end the agent.
     private func serverError(_ error: RealtimeError, incoming: Bool, _ s: inout State) -> [AgentAction] {
         if error.code == "response_cancel_not_active" { return [] }
+        if let id = error.eventID, s.sessionUpdateIDs.contains(id), configuration.transcription != nil {
+            // A transcription session without its settings transcribes nothing: off, in one line.
+            let line =
+                "the server refused the transcription session's settings (\(error.code ?? error.type): "
+                + "\(error.message)); transcription is off, the recording goes on"
+            s.failure = line
+            s.lastError = line
+            s.status = .failed
+            s.fatal = true
+            errors.add(1, ordering: .relaxed)
+            connected.store(false, ordering: .releasing)
+            return [.log(line)] + (s.connection.map { [.close($0)] } ?? [])
+        }
         if let id = error.eventID, s.sessionUpdateIDs.contains(id) {
             let warning =
                 "the server refused a session.update (\(error.code ?? error.type): \(error.message)); the "
@@ -204,10 +244,14 @@ extension RealtimeAgent {
         s.voiceInput = 0
         bargeIns.add(1, ordering: .relaxed)
         guard let c = s.connection else { return [] }
-        return s.transcript.cut(at: stoppedAt, session: s.generation).map { t in
-            .send(
-                RealtimeClientEvent.truncate(itemID: t.itemID, contentIndex: t.contentIndex, audioEndMs: t.audioEndMs)
-                    .json(eventID: nextEventID()), on: c)
+        return s.transcript.cut(at: stoppedAt, session: s.generation).map { cut in
+            let event: RealtimeClientEvent =
+                switch cut {
+                case .truncate(let itemID, let contentIndex, let audioEndMs):
+                    .truncate(itemID: itemID, contentIndex: contentIndex, audioEndMs: audioEndMs)
+                case .delete(let itemID): .deleteItem(itemID: itemID)
+                }
+            return .send(event.json(eventID: nextEventID()), on: c)
         }
     }
 

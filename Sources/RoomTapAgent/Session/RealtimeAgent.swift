@@ -82,6 +82,9 @@ public final class RealtimeAgent: @unchecked Sendable {
         var handledCalls: Set<String> = []
         /// The mix-minus track the agent hears, once `attach(to:hearing:...)` made it.
         var hearing: AudioTrack?
+        /// A transcription session without server turn detection: the room spans of the turns
+        /// committed and not yet acknowledged (`input_audio_buffer.committed`), oldest first.
+        var pendingCommits: [(start: Int64, end: Int64)] = []
 
         var isConnected: Bool { status == .connected && connection != nil }
     }
@@ -98,6 +101,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     let bargeIns = Atomic<Int>(0)
     let reconnects = Atomic<Int>(0)
     let rollovers = Atomic<Int>(0)
+    let sessionsOpened = Atomic<Int>(0)
     let retries = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let transcriptionFailures = Atomic<Int>(0)
@@ -123,7 +127,8 @@ public final class RealtimeAgent: @unchecked Sendable {
                 transcript: TranscriptAttribution(contextLines: configuration.contextLines)))
         listening = Atomic(configuration.listening)
         let box = WeakInput()
-        listenSink = try AgentListenSink(input: box, chunkMilliseconds: configuration.chunkMilliseconds)
+        listenSink = try AgentListenSink(
+            input: box, chunkMilliseconds: configuration.chunkMilliseconds, gate: configuration.gate)
         box.target = self
     }
 
@@ -175,6 +180,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// Sends `text` as a user message and asks for a spoken answer when it is the agent's turn:
     /// queued while a response is in progress, while someone talks, or while connecting.
     public func say(_ text: String) {
+        guard configuration.transcription == nil else { return }  // a transcription session never answers
         perform(
             state.withLock { s -> [AgentAction] in
                 s.turns.queue(text)
@@ -185,6 +191,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// Changes the instructions now (`session.update` with only the instructions; an empty text
     /// clears them) and for later sessions.
     public func setInstructions(_ text: String) {
+        guard configuration.transcription == nil else { return }
         perform(
             state.withLock { s -> [AgentAction] in
                 s.settings.instructions = text
@@ -193,8 +200,19 @@ public final class RealtimeAgent: @unchecked Sendable {
             })
     }
 
-    /// Stops (false) or resumes (true) sending what the agent hears, keeping the session.
-    public func setListening(_ on: Bool) { listening.store(on, ordering: .releasing) }
+    /// Stops (false) or resumes (true) sending what the agent hears, keeping the session. Stopped
+    /// while someone talks, the server would wait for the end of a turn that never comes (and hold
+    /// every `say`): the input buffer is cleared (`input_audio_buffer.clear`) and the turn ends.
+    public func setListening(_ on: Bool) {
+        listening.store(on, ordering: .releasing)
+        guard !on else { return }
+        perform(
+            state.withLock { s -> [AgentAction] in
+                guard let c = s.connection, s.isConnected, s.turns.humanTalking else { return [] }
+                s.turns.speechStopped()
+                return [.send(RealtimeClientEvent.clearAudio.json(eventID: nextEventID()), on: c)] + releaseSay(&s)
+            })
+    }
 
     /// True while heard audio is sent.
     public var isListening: Bool { listening.load(ordering: .acquiring) }
@@ -211,7 +229,7 @@ public final class RealtimeAgent: @unchecked Sendable {
         let (status, failure, lastError, warning, saysWaiting, humanTalking) = state.withLock {
             ($0.status, $0.failure, $0.lastError, $0.sessionWarning, $0.turns.waiting, $0.turns.humanTalking)
         }
-        return RealtimeAgentStatistics(
+        var statistics = RealtimeAgentStatistics(
             state: status, failure: failure, lastError: lastError, retries: retries.load(ordering: .relaxed),
             sessionWarning: warning, audioBytesSent: audioBytes.load(ordering: .relaxed),
             audioChunksSent: audioChunks.load(ordering: .relaxed), responses: responses.load(ordering: .relaxed),
@@ -222,6 +240,8 @@ public final class RealtimeAgent: @unchecked Sendable {
             textReplies: textReplies.load(ordering: .relaxed), toolCalls: toolCalls.load(ordering: .relaxed),
             toolErrors: toolErrors.load(ordering: .relaxed), voiceSamples: voice.writePosition,
             voiceOverflowSamples: voice.overflowSamples, listenDroppedFrames: listenSink.droppedFrames)
+        statistics.sessions = sessionsOpened.load(ordering: .relaxed)
+        return statistics
     }
 
     // MARK: - Heard audio (listen thread)
@@ -284,7 +304,7 @@ public final class RealtimeAgent: @unchecked Sendable {
             case .transcript(let line):
                 configuration.transcript?.write(
                     startSample: line.start, endSample: line.end, speaker: line.speaker, text: line.text,
-                    interrupted: line.interrupted)
+                    interrupted: line.interrupted, onRecordTimeline: line.onRecordTimeline)
             case .close(let c): c.close(code: 1000)
             case .runTool(let call, let generation): runTool(call, generation: generation)
             }
@@ -312,5 +332,9 @@ private final class WeakInput: AgentAudioInput, @unchecked Sendable {
     var wantsAudio: Bool { target?.wantsAudio ?? false }
     func appendAudio(_ chunk: UnsafeBufferPointer<Int16>, roomSample: Int64) {
         target?.appendAudio(chunk, roomSample: roomSample)
+    }
+    func endOfTurn() {
+        guard let target else { return }
+        target.endOfTurn(trailingSilence: Int64(target.configuration.gate?.hangoverMilliseconds ?? 0) * 48)
     }
 }

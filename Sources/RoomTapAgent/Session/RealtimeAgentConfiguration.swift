@@ -62,8 +62,21 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
     public var toolRunner: (@Sendable (RealtimeFunctionCall) -> RealtimeToolResult)?
     /// Where transcript lines go (nil: none). The agent writes, the caller closes.
     public var transcript: TranscriptWriter?
+    /// Set for a transcription session (``transcription(apiKey:url:settings:speaker:)``): the
+    /// sessions are opened with `?intent=transcription` and set up with these settings; they
+    /// never answer, speak or call tools. Nil: a conversation (the agent).
+    public var transcription: RealtimeTranscriptionSettings?
+    /// With ``transcription``: whose words every line is (the speaker's track name), and the heard
+    /// audio is that track's record (so times are on the files' timeline, no record lag added).
+    public var speaker: String?
+    /// A local voice-activity gate on the heard audio (nil: everything is sent). Transcription
+    /// sessions use one so that silence is never sent.
+    public var gate: VoiceGate.Settings?
     /// Log lines (one line each, no key, no audio); default standard error.
     public var log: @Sendable (String) -> Void
+    /// The time the session timers run on (backoff, the floor, rollover, patience): the wall
+    /// clock, or a ``ManualAgentClock`` in tests.
+    public var clock: any AgentClock = SystemAgentClock()
 
     /// A configuration; `url` defaults to the OpenAI endpoint for `session.model`. A `url` with a
     /// `model=` sets `session.model` (check that they agree before, as the CLI does); one without
@@ -86,12 +99,12 @@ public struct RealtimeAgentConfiguration: Sendable, CustomStringConvertible {
                 session.model = model
                 self.url = url
             } else {
-                let model = session.model ?? "gpt-realtime"
+                let model = session.model ?? RealtimeSessionSettings.defaultModel
                 session.model = model
                 self.url = url + (url.contains("?") ? "&" : "?") + "model=" + model
             }
         } else {
-            self.url = Self.defaultURL(model: session.model ?? "gpt-realtime")
+            self.url = Self.defaultURL(model: session.model ?? RealtimeSessionSettings.defaultModel)
         }
         self.session = session
         authentication = RealtimeAuthentication.forURL(self.url)
@@ -147,6 +160,37 @@ public enum RealtimeAuthentication: String, Sendable, Equatable, Codable {
 }
 
 extension RealtimeAgentConfiguration {
+    /// The OpenAI endpoint of transcription sessions (no `model=`: the model is in the session).
+    public static let defaultTranscriptionURL = "wss://api.openai.com/v1/realtime?intent=transcription"
+
+    /// A transcription session's configuration: `speaker`'s track goes to its own session at `url`
+    /// (default ``defaultTranscriptionURL``; a URL without `intent=` gets `intent=transcription`,
+    /// and never a `model=`), through a ``VoiceGate`` (`gate`), and every line is `speaker`'s.
+    /// A small voice buffer (nothing is spoken); the authentication follows the URL as for the
+    /// agent.
+    public static func transcription(
+        apiKey: String, url: String? = nil, settings: RealtimeTranscriptionSettings, speaker: String,
+        gate: VoiceGate.Settings = VoiceGate.Settings(), chunkMilliseconds: Int = 100,
+        transcript: TranscriptWriter? = nil, log: @escaping @Sendable (String) -> Void = Self.standardErrorLog
+    ) -> RealtimeAgentConfiguration {
+        var c = RealtimeAgentConfiguration(
+            apiKey: apiKey, url: nil, session: RealtimeSessionSettings(model: nil),
+            chunkMilliseconds: chunkMilliseconds,
+            voiceBufferSeconds: 1, contextLines: 0, transcript: transcript, log: log)
+        var target = url ?? defaultTranscriptionURL
+        if !target.split(separator: "?", maxSplits: 1).dropFirst().contains(where: { $0.contains("intent=") }) {
+            target += (target.contains("?") ? "&" : "?") + "intent=transcription"
+        }
+        c.url = target
+        c.session.model = nil
+        c.authentication = RealtimeAuthentication.forURL(target)
+        c.keyName = c.authentication == .azureAPIKey ? "AZURE_OPENAI_API_KEY" : "OPENAI_API_KEY"
+        c.transcription = settings
+        c.speaker = speaker
+        c.gate = gate
+        return c
+    }
+
     /// The `model=` of a URL's query, if it has one.
     public static func model(inURL url: String) -> String? {
         guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }

@@ -29,6 +29,8 @@ public struct RealtimeAgentStatistics: Sendable, Codable, Equatable {
     public var bargeIns: Int
     /// Connections made after the first because one dropped or failed (not rollovers).
     public var reconnects: Int
+    /// Sessions opened: the first, and one per reconnect and rollover.
+    public var sessions: Int = 0
     /// Sessions replaced by a new one before or at their maximum duration.
     public var rollovers: Int
     /// `error` events received (and connection failures), not counting the benign ones

@@ -57,18 +57,35 @@ struct TranscriptAttribution {
         if let i = items.lastIndex(where: { $0.id == itemID }) { items[i].audioDone = true }
     }
 
+    /// What the server is told of an item a barge-in cut.
+    enum Cut: Equatable {
+        /// `conversation.item.truncate` at the audio really played, in ms.
+        case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
+        /// `conversation.item.delete`: nothing of it played (a truncate to 0 ms is refused for an
+        /// item without audio, and says nothing the model should remember).
+        case delete(itemID: String)
+    }
+
     /// Playback was flushed at ring position `stoppedAt`: every item not fully played is cut
-    /// there; returns the truncates due (items of `session` that had started playing) with the
-    /// audio really played, in ms, clamped to what was received.
-    mutating func cut(at stoppedAt: Int64, session: Int) -> [(itemID: String, contentIndex: Int, audioEndMs: Int)] {
-        var truncates: [(String, Int, Int)] = []
+    /// there; returns what to tell the server of the items of `session`: those that had started
+    /// playing are truncated at the audio really played, in ms, clamped to what was received;
+    /// those nothing of which played are deleted.
+    mutating func cut(at stoppedAt: Int64, session: Int) -> [Cut] {
+        var cuts: [Cut] = []
         for i in items.indices where items[i].stoppedAt == nil && items[i].end > stoppedAt {
             items[i].stoppedAt = max(stoppedAt, items[i].start)
-            guard items[i].start <= stoppedAt, items[i].session == session else { continue }
+            guard items[i].session == session else { continue }
             let played = stoppedAt - items[i].start
-            truncates.append((items[i].id, items[i].contentIndex, Int(min(played / 48, items[i].received / 24))))
+            guard played > 0 else {
+                cuts.append(.delete(itemID: items[i].id))
+                continue
+            }
+            cuts.append(
+                .truncate(
+                    itemID: items[i].id, contentIndex: items[i].contentIndex,
+                    audioEndMs: Int(min(played / 48, items[i].received / 24))))
         }
-        return truncates
+        return cuts
     }
 
     /// The reply in progress was cancelled while nothing of it plays: its item takes no more audio.
@@ -137,6 +154,9 @@ struct TranscriptAttribution {
     mutating func speechStopped(itemID: String, at room: Int64?) {
         humanSpeech[itemID] = (humanSpeech[itemID]?.start, room)
     }
+
+    /// Utterances whose speech started and whose transcription has not come yet.
+    var pendingUtterances: Int { humanSpeech.count }
 
     /// The room span of utterance `itemID` (forgotten after), defaulting to `now`.
     mutating func utterance(itemID: String, now: Int64) -> (start: Int64, end: Int64) {

@@ -43,12 +43,17 @@ public final class TranscriptWriter: Sendable {
     /// Lines written.
     public var lineCount: Int { lines.load(ordering: .relaxed) }
 
-    /// Appends one utterance; room samples are 48 kHz. Ignored after ``close()`` and after a line
-    /// that could not be written (which closes the file).
-    public func write(startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false) {
+    /// Appends one utterance; room samples are 48 kHz, as heard (``recordLagSamples`` is added)
+    /// unless `onRecordTimeline` (a speaker's record, already where the files hold it). Ignored
+    /// after ``close()`` and after a line that could not be written (which closes the file).
+    public func write(
+        startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false,
+        onRecordTimeline: Bool = false
+    ) {
+        let lag = onRecordTimeline ? 0 : recordLagSamples
         let line = Self.line(
-            startSample: startSample + recordLagSamples, endSample: endSample + recordLagSamples, speaker: speaker,
-            text: text, interrupted: interrupted)
+            startSample: startSample + lag, endSample: endSample + lag, speaker: speaker, text: text,
+            interrupted: interrupted)
         handle.withLock { h in
             guard let file = h else { return }
             do {

@@ -1,4 +1,5 @@
 import Foundation
+public import RoomTap
 import RoomTapSync
 
 #if canImport(Glibc)
@@ -67,6 +68,8 @@ public final class FakeRealtimeServer: Sendable {
         var failures: [String] = []
         /// Responses started without `response.created` sent yet.
         var unannounced: Set<String> = []
+        /// `session.update`s answered with an `error` (the session unchanged).
+        var refusedUpdates = 0
     }
 
     private let server: WebSocketTestServer
@@ -76,6 +79,10 @@ public final class FakeRealtimeServer: Sendable {
     private let maxSessionDuration: Duration?
     private let sendsExpiryError: Bool
     private let closesAtOnce: (code: UInt16, reason: String)?
+    /// What a transcription session's turn says (its 24 kHz audio in).
+    let transcribe: @Sendable ([Int16]) -> String
+    /// The time sessions expire on and `expires_at` is given in (the agent's, in a virtual-time test).
+    private let clock: any AgentClock
 
     /// Listens on 127.0.0.1:`port` (0: a port the kernel picks; see ``url``). `refuseStatus`
     /// refuses every upgrade with that status; `expectedKey` refuses (401) an upgrade whose
@@ -89,8 +96,12 @@ public final class FakeRealtimeServer: Sendable {
         port: UInt16 = 0, refuseStatus: Int? = nil, expectedKey: String? = nil, expectedAzureKey: String? = nil,
         autoReply: [Int16]? = nil,
         maxSessionDuration: Duration? = nil, sendsExpiryError: Bool = true,
-        closesAtOnce: (code: UInt16, reason: String)? = nil
+        closesAtOnce: (code: UInt16, reason: String)? = nil,
+        transcribe: @escaping @Sendable ([Int16]) -> String = FakeRealtimeServer.describeSpeech,
+        clock: any AgentClock = SystemAgentClock()
     ) throws {
+        self.transcribe = transcribe
+        self.clock = clock
         self.autoReply = autoReply
         self.maxSessionDuration = maxSessionDuration
         self.sendsExpiryError = sendsExpiryError
@@ -142,11 +153,47 @@ public final class FakeRealtimeServer: Sendable {
     /// The WebSocket connections accepted so far (to check close frames and the upgrade request).
     public var connections: [WebSocketTestConnection] { record.snapshot(\.connections) }
 
-    /// When each connection was accepted, in order.
+    /// When each connection was accepted, in order (on the server's clock: virtual in a
+    /// virtual-time test).
     public var connectionTimes: [ContinuousClock.Instant] { record.snapshot(\.connectionTimes) }
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
+
+    /// `session.update`s refused so far (decided as each arrives, before it is in ``events``).
+    public var refusedSessionUpdates: Int { record.withLock { $0.refusedUpdates } }
+
+    /// The URL of transcription sessions (`ws://127.0.0.1:PORT/v1/realtime?intent=transcription`).
+    public var transcriptionURL: String { "ws://127.0.0.1:\(server.port)/v1/realtime?intent=transcription" }
+
+    /// The indices of the connections opened as transcription sessions (`?intent=transcription`).
+    public var transcriptionConnections: [Int] {
+        record.withLock { r in r.sessions.indices.filter { r.sessions[$0].isTranscription } }
+    }
+
+    /// A transcript naming the strongest of `tones` (Hz) in a turn's audio, "tone 300": the test
+    /// gives every speaker a tone of their own, so a line says whose audio it came from.
+    public static func namingTones(_ tones: [Double]) -> @Sendable ([Int16]) -> String {
+        { samples in
+            func amplitude(_ f: Double) -> Double {
+                var re = 0.0
+                var im = 0.0
+                for (k, v) in samples.enumerated() {
+                    let a = 2 * Double.pi * f * Double(k) / 24_000
+                    re += Double(v) * cos(a)
+                    im += Double(v) * sin(a)
+                }
+                return re * re + im * im
+            }
+            let best = tones.max { amplitude($0) < amplitude($1) } ?? 0
+            return "tone \(Int(best))"
+        }
+    }
+
+    /// The default transcript of a transcription turn: "speech of 1.23 s".
+    public static let describeSpeech: @Sendable ([Int16]) -> String = { samples in
+        "speech of " + String(format: "%.2f", Double(samples.count) / 24_000) + " s"
+    }
 
     /// Every client event so far, in order.
     public var events: [ClientEvent] { record.snapshot(\.events) }
@@ -347,15 +394,16 @@ public final class FakeRealtimeServer: Sendable {
     private func opened(_ connection: WebSocketTestConnection) {
         let query = URLComponents(string: "http://h" + connection.request.target)?.queryItems
         let model = query?.first { $0.name == "model" }?.value ?? "gpt-realtime"
+        let transcription = query?.first { $0.name == "intent" }?.value == "transcription"
         let (greeting, eventID) = record.withLock { r -> (String, String) in
             r.connections.append(connection)
-            r.connectionTimes.append(.now)
+            r.connectionTimes.append(clock.now)
             r.audio.append([])
-            r.sessions.append(FakeRealtimeSession(model: model))
+            r.sessions.append(FakeRealtimeSession(model: model, transcription: transcription))
             let i = r.sessions.count - 1
             let expiresAt =
-                maxSessionDuration.map { Int(Date().timeIntervalSince1970) + Int($0.components.seconds) }
-                ?? (closesAtOnce != nil ? Int(Date().timeIntervalSince1970) + 3_600 : nil)
+                maxSessionDuration.map { Int(clock.unixTime) + Int($0.components.seconds) }
+                ?? (closesAtOnce != nil ? Int(clock.unixTime) + 3_600 : nil)
             return (
                 Self.text([
                     "type": "session.created", "event_id": r.sessions[i].eventID(),
@@ -376,8 +424,17 @@ public final class FakeRealtimeServer: Sendable {
         }
         if let maxSessionDuration {
             let sendsError = sendsExpiryError
+            let clock = self.clock
+            let end = clock.now + maxSessionDuration
             let thread = Thread {
-                guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
+                if clock is SystemAgentClock {
+                    guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
+                } else {
+                    // On virtual time: it moves only when the test moves it.
+                    while clock.now < end {
+                        if connection.waitUntilEnded(timeout: .milliseconds(1)) { return }
+                    }
+                }
                 if sendsError {
                     Self.send(
                         FakeRealtimeError.sessionExpired.event(eventID: "event_expired", clientEventID: nil),
@@ -406,7 +463,27 @@ public final class FakeRealtimeServer: Sendable {
             guard let index = r.connections.firstIndex(where: { $0 === connection }) else { return ([], nil) }
             r.events.append(ClientEvent(connection: index, type: type, json: text, time: .now))
             r.audio[index] += samples
-            let (answers, stream) = answer(type: type, object, session: index, &r)
+            var (answers, stream) = answer(type: type, object, session: index, &r)
+            if type == "input_audio_buffer.append", r.sessions[index].isTranscription, !samples.isEmpty {
+                var vad = r.sessions[index].vad
+                let found = vad.append(samples) { r.sessions[index].itemID() }
+                r.sessions[index].vad = vad
+                for event in found {
+                    switch event {
+                    case .started(let itemID, let ms):
+                        answers.append([
+                            "type": "input_audio_buffer.speech_started", "event_id": r.sessions[index].eventID(),
+                            "audio_start_ms": ms, "item_id": itemID,
+                        ])
+                    case .stopped(let turn):
+                        answers.append([
+                            "type": "input_audio_buffer.speech_stopped", "event_id": r.sessions[index].eventID(),
+                            "audio_end_ms": turn.endMs, "item_id": turn.itemID,
+                        ])
+                        answers += transcribed(turn, session: index, &r)
+                    }
+                }
+            }
             return (answers.map(Self.text), stream)
         }
         for reply in replies { connection.send(text: reply) }
@@ -428,7 +505,10 @@ public final class FakeRealtimeServer: Sendable {
         }
         switch type {
         case "session.update":
-            if let e = r.sessions[i].update(object["session"]) { return error(e) }
+            if let e = r.sessions[i].update(object["session"]) {
+                r.refusedUpdates += 1
+                return error(e)
+            }
             return (
                 [
                     [
@@ -442,6 +522,22 @@ public final class FakeRealtimeServer: Sendable {
                 return error(.invalid("audio", "Invalid 'audio'. Expected base64-encoded audio bytes."))
             }
             return ([], nil)
+        case "input_audio_buffer.commit" where r.sessions[i].isTranscription:
+            var vad = r.sessions[i].vad
+            let turn = vad.commit { r.sessions[i].itemID() }
+            r.sessions[i].vad = vad
+            guard let turn else {
+                return error(
+                    FakeRealtimeError(
+                        code: "input_audio_buffer_commit_empty",
+                        message: "Error committing input audio buffer: buffer too small. Expected at least 100ms "
+                            + "of audio, but buffer only has \(vad.uncommittedSamples / 24).00ms of audio."))
+            }
+            return (transcribed(turn, session: i, &r), nil)
+        case "response.create" where r.sessions[i].isTranscription:
+            return error(
+                .invalid("type", "Invalid value: 'response.create'. A transcription session does not create responses.")
+            )
         case "input_audio_buffer.commit":
             return (
                 [
@@ -495,6 +591,13 @@ public final class FakeRealtimeServer: Sendable {
             added["id"] = id
             added["status"] = "completed"
             return (r.sessions[i].itemAddedAndDone(added), nil)
+        case "conversation.item.delete":
+            let id = object["item_id"] as? String ?? ""
+            guard r.sessions[i].items.remove(id) != nil else {
+                return error(.invalid("item_id", "Conversation item with id '\(id)' not found."))
+            }
+            r.sessions[i].assistantAudioMs[id] = nil
+            return ([["type": "conversation.item.deleted", "event_id": r.sessions[i].eventID(), "item_id": id]], nil)
         case "conversation.item.truncate":
             let id = object["item_id"] as? String ?? ""
             let end = object["audio_end_ms"] as? Int ?? -1
@@ -540,6 +643,40 @@ public final class FakeRealtimeServer: Sendable {
         default:
             return error(.unknownEvent(type))
         }
+    }
+}
+
+extension FakeRealtimeServer {
+    /// A transcription session's turn committed: `input_audio_buffer.committed`, the user item
+    /// (`conversation.item.added`), then its transcription (a delta, then `completed`), as the
+    /// service sends them.
+    fileprivate func transcribed(
+        _ turn: FakeServerVAD.Turn, session i: Int, _ r: inout Record
+    ) -> [[String: Any]] {
+        let text = transcribe(turn.samples)
+        let item: [String: Any] = [
+            "id": turn.itemID, "type": "message", "role": "user", "status": "completed",
+            "content": [["type": "input_audio", "transcript": NSNull()]],
+        ]
+        r.sessions[i].items.insert(turn.itemID)
+        return [
+            [
+                "type": "input_audio_buffer.committed", "event_id": r.sessions[i].eventID(), "item_id": turn.itemID,
+                "previous_item_id": NSNull(),
+            ],
+            [
+                "type": "conversation.item.added", "event_id": r.sessions[i].eventID(), "previous_item_id": NSNull(),
+                "item": item,
+            ],
+            [
+                "type": "conversation.item.input_audio_transcription.delta", "event_id": r.sessions[i].eventID(),
+                "item_id": turn.itemID, "content_index": 0, "delta": text,
+            ],
+            [
+                "type": "conversation.item.input_audio_transcription.completed", "event_id": r.sessions[i].eventID(),
+                "item_id": turn.itemID, "content_index": 0, "transcript": text,
+            ],
+        ]
     }
 }
 

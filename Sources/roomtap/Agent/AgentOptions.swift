@@ -11,7 +11,7 @@ struct AgentOptions {
     /// nil: every human track; otherwise these track names.
     var hears: [String]?
     var send: ListenAddress?
-    var model = "gpt-realtime"
+    var model = RealtimeSessionSettings.defaultModel
     var url: String?
     var vadThreshold = 0.5
     var vadSilenceMilliseconds = 500
@@ -26,6 +26,15 @@ struct AgentOptions {
     /// `--agent-publish`: the agent's voice published into the room joined with `--join`.
     var publish = false
     var userTools: [UserTool] = []
+    /// `--agent-vad server|semantic` and `--agent-vad-eagerness` (semantic only).
+    var turnDetection = RealtimeSessionSettings.TurnDetection.server
+    /// `--agent-idle-timeout-ms` (server VAD only).
+    var idleTimeoutMilliseconds: Int?
+    /// `--agent-noise-reduction far_field|near_field|none` (nil: none).
+    var noiseReduction: String? = "far_field"
+    /// `--agent-transcription-language`, `--agent-transcription-prompt`.
+    var transcriptionLanguage: String?
+    var transcriptionPrompt: String?
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
     /// Reads `--agent-instructions FILE` into ``instructions`` (trimmed). A file that cannot be
@@ -61,11 +70,18 @@ struct AgentOptions {
         let azure = args.flag("--agent-azure")
         let publish = args.flag("--agent-publish")
         let tools = args.value("--agent-tools")
+        let vad = args.value("--agent-vad")
+        let eagerness = args.value("--agent-vad-eagerness")
+        let idle = args.value("--agent-idle-timeout-ms")
+        let noise = args.value("--agent-noise-reduction")
+        let language = args.value("--agent-transcription-language")
+        let prompt = args.value("--agent-transcription-prompt")
         let given =
             azure || publish
-            || [file, voice, hears, send, model, url, threshold, silence, transcription, chunk, tools].contains {
-                $0 != nil
-            }
+            || [
+                file, voice, hears, send, model, url, threshold, silence, transcription, chunk, tools, vad, eagerness,
+                idle, noise, language, prompt,
+            ].contains { $0 != nil }
         guard enabled else {
             if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
             return nil
@@ -80,13 +96,62 @@ struct AgentOptions {
         }
         o.instructionsFile = file  // read by ``readInstructions()``: a missing file is bad input, not usage
         if let voice {
-            guard voices.contains(voice) else {
+            // A built-in voice by name, or a custom voice by its id (voice_...).
+            let custom =
+                voice.hasPrefix("voice_") && voice.count > 6
+                && voice.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+            guard voices.contains(voice) || custom else {
                 throw UsageError(
-                    description: "--agent-voice '\(voice)' is not a Realtime voice (\(voices.joined(separator: ", ")))",
+                    description: "--agent-voice '\(voice)' is not a Realtime voice (\(voices.joined(separator: ", ")), "
+                        + "or a custom voice's id voice_...)",
                     command: "record")
             }
             o.voice = voice
         }
+        switch vad {
+        case nil, "server": o.turnDetection = .server
+        case "semantic": o.turnDetection = .semantic(eagerness: "auto")
+        default:
+            throw UsageError(description: "--agent-vad takes server or semantic, not '\(vad!)'", command: "record")
+        }
+        if let eagerness {
+            guard case .semantic = o.turnDetection else {
+                throw UsageError(description: "--agent-vad-eagerness needs --agent-vad semantic", command: "record")
+            }
+            guard ["low", "medium", "high", "auto"].contains(eagerness) else {
+                throw UsageError(
+                    description: "--agent-vad-eagerness takes low, medium, high or auto, not '\(eagerness)'",
+                    command: "record")
+            }
+            o.turnDetection = .semantic(eagerness: eagerness)
+        }
+        if let idle {
+            guard case .server = o.turnDetection else {
+                throw UsageError(description: "--agent-idle-timeout-ms works with server VAD only", command: "record")
+            }
+            guard let value = Int(idle), (1_000...600_000).contains(value) else {
+                throw UsageError(
+                    description: "--agent-idle-timeout-ms must be 1000...600000, not '\(idle)'", command: "record")
+            }
+            o.idleTimeoutMilliseconds = value
+        }
+        if let noise {
+            guard ["far_field", "near_field", "none"].contains(noise) else {
+                throw UsageError(
+                    description: "--agent-noise-reduction takes far_field, near_field or none, not '\(noise)'",
+                    command: "record")
+            }
+            o.noiseReduction = noise == "none" ? nil : noise
+        }
+        if let language {
+            guard (2...3).contains(language.count), language.allSatisfy({ ("a"..."z").contains($0) }) else {
+                throw UsageError(
+                    description: "--agent-transcription-language takes an ISO-639-1 code such as en, not '\(language)'",
+                    command: "record")
+            }
+            o.transcriptionLanguage = language
+        }
+        o.transcriptionPrompt = prompt
         if let hears, hears != "all" {
             let names = hears.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             guard !names.isEmpty, !names.contains(where: \.isEmpty) else {

@@ -25,9 +25,12 @@ final class RoomAgent: Sendable {
     /// follow the files).
     /// `publish`: where the voice goes besides `--agent-send` (a WebRTC connection into the joined
     /// room, `--agent-publish`).
+    /// `transcript`: the room's transcript.jsonl (the caller closes it); `humanLines`: whether
+    /// the agent's session transcribes what it hears (off with `--transcribe`, whose per-speaker
+    /// sessions write the humans' lines).
     init(
-        options: AgentOptions, transcriptPath: String, environment: [String: String], recordLagSamples: Int64 = 0,
-        publish: (transport: any RTPPacketTransport, ssrc: UInt32)? = nil
+        options: AgentOptions, transcript: TranscriptWriter, environment: [String: String],
+        humanLines: Bool = true, publish: (transport: any RTPPacketTransport, ssrc: UInt32)? = nil
     ) throws {
         let key = try Self.apiKey(in: environment, azure: options.azure)
         self.options = options
@@ -35,14 +38,17 @@ final class RoomAgent: Sendable {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
             published = try publish.map { try RTPOpusSender(transport: $0.transport, ssrc: $0.ssrc) }
         } catch { throw RuntimeError(description: "\(error)") }
-        do {
-            transcript = try TranscriptWriter(path: transcriptPath, recordLagSamples: recordLagSamples)
-        } catch { throw RuntimeError(description: "\(error)") }
+        self.transcript = transcript
         var settings = RealtimeSessionSettings(
             model: options.model, instructions: options.instructions, voice: options.voice,
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
-            transcriptionModel: options.transcriptionModel)
+            transcriptionModel: humanLines ? options.transcriptionModel : nil)
         settings.tools = RoomTools.definitions + options.userTools.map(\.definition)
+        settings.turnDetection = options.turnDetection
+        settings.idleTimeoutMs = options.idleTimeoutMilliseconds
+        settings.noiseReduction = options.noiseReduction
+        settings.transcriptionLanguage = options.transcriptionLanguage
+        settings.transcriptionPrompt = options.transcriptionPrompt
         var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
@@ -73,14 +79,15 @@ final class RoomAgent: Sendable {
     /// The key: OpenAI's from `OPENAI_API_KEY`, an Azure OpenAI resource's (`azure`) from
     /// `AZURE_OPENAI_API_KEY`; one clear line when it is missing or blank. `record` checks it
     /// before it creates anything.
-    static func apiKey(in environment: [String: String], azure: Bool) throws -> String {
+    static func apiKey(in environment: [String: String], azure: Bool, option: String = "--agent") throws -> String {
         let name = azure ? azureKeyName : "OPENAI_API_KEY"
         guard let key = environment[name], !key.trimmingCharacters(in: .whitespaces).isEmpty else {
+            let who = option == "--agent" ? "the agent" : option
             throw RuntimeError(
                 description: azure
-                    ? "the agent on Azure OpenAI needs the resource's key: export AZURE_OPENAI_API_KEY=... (sent "
+                    ? "\(who) on Azure OpenAI needs the resource's key: export AZURE_OPENAI_API_KEY=... (sent "
                         + "only in the api-key header; never printed or written anywhere)"
-                    : "--agent needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or written "
+                    : "\(option) needs an OpenAI API key: export OPENAI_API_KEY=... (it is never printed or written "
                         + "anywhere)")
         }
         return key
@@ -109,12 +116,11 @@ final class RoomAgent: Sendable {
 
     func start() { agent.start() }
 
-    /// Ends the session, flushes the RTP sender and the transcript. Idempotent.
+    /// Ends the session and flushes the RTP senders (the transcript is the caller's). Idempotent.
     func stop() {
         agent.stop()
         try? sender?.close()
         try? published?.close()
-        transcript.close()
     }
 
     /// `roomtap agent say|instructions|mute|unmute` (control socket).

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A transcription session's turns (``RealtimeAgentConfiguration/transcription``): committed by
+/// the client when the model takes no turn detection, and at the end nothing a speaker said is
+/// lost because the room stopped.
+extension RealtimeAgent {
+    /// The gate closed (listen thread): with a model that takes no turn detection, the turn is
+    /// committed, and its room span kept for the `input_audio_buffer.committed` that names its item.
+    /// `trailingSilence`: room samples at the end that are the gate's hangover, not speech (the
+    /// line ends where the speaker stopped).
+    func endOfTurn(trailingSilence: Int64) {
+        guard let transcription = configuration.transcription, !transcription.serverTurnDetection else { return }
+        let connection = state.withLock { s -> RealtimeConnection? in
+            guard let c = s.connection, s.isConnected, let span = s.clock.takeTurn() else { return nil }
+            s.pendingCommits.append((span.start, max(span.start, span.end - trailingSilence)))
+            if s.pendingCommits.count > 64 { s.pendingCommits.removeFirst() }
+            return c
+        }
+        _ = connection?.send(RealtimeClientEvent.commitAudio.json(eventID: nextEventID()))
+    }
+
+    /// Sends what the listen sink still holds, lets the server finish the turns it has (a turn cut
+    /// off by the end of the room, with no silence after it, is committed with
+    /// `input_audio_buffer.commit`), waits up to `timeout` for their transcriptions, then
+    /// ``stop()``s. Call once the room no longer feeds the listen sink. Blocks the caller (any
+    /// thread but the room clock's); idempotent (later calls only stop).
+    public func finishTranscription(timeout: Duration) {
+        listenSink.close()  // every frame queued is converted and appended
+        endOfTurn(trailingSilence: 0)  // a turn the room's end cut off (client-committed turns)
+        let start = ContinuousClock.now
+        let deadline = start + timeout
+        // The server's answer to the last appends (speech_started) needs a round trip.
+        let settled = start + min(timeout, .milliseconds(500))
+        // A turn still open this long after the last audio has no silence coming: commit it.
+        let silence = configuration.transcription?.vadSilenceDurationMs ?? 500
+        let commitAt = start + .milliseconds(silence + 300)
+        var committed = false
+        while ContinuousClock.now < deadline {
+            let (connection, talking, pending) = state.withLock { s in
+                (
+                    s.isConnected ? s.connection : nil, s.turns.humanTalking,
+                    s.transcript.pendingUtterances + s.pendingCommits.count
+                )
+            }
+            guard let connection else { break }
+            let now = ContinuousClock.now
+            if pending == 0 && (!talking || committed) && now >= settled { break }
+            if talking && !committed && now >= commitAt {
+                committed = true
+                _ = connection.send(RealtimeClientEvent.commitAudio.json(eventID: nextEventID()))
+            }
+            Thread.sleep(forTimeInterval: 0.01)  // the server's events arrive on its connection's thread
+        }
+        stop()
+    }
+}
