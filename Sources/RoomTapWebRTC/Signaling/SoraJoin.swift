@@ -24,7 +24,7 @@ import RoomTapWebSocket
 /// Thread: see ``JoinAdapter``; `connect` and `supervise` never overlap (the supervisor starts
 /// after `connect` returned), so the connection fields are theirs; what the WebSocket thread and
 /// the ICE thread touch is locked.
-final class SoraJoin: JoinAdapter, @unchecked Sendable {
+package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     let target: SoraTarget
     /// Failed reconnections in a row that end the join.
     static let maxReconnects = 6
@@ -441,7 +441,7 @@ final class SoraJoin: JoinAdapter, @unchecked Sendable {
     // MARK: - Helpers
 
     /// `stats` of a pong: an RTCStats-shaped `inbound-rtp` entry per stream.
-    static func stats(_ connection: PeerConnection?) -> [JSONValue] {
+    package static func stats(_ connection: PeerConnection?) -> [JSONValue] {
         let now = Date().timeIntervalSince1970 * 1000
         return (connection?.receptionSnapshot() ?? []).map { stream in
             [
@@ -454,13 +454,13 @@ final class SoraJoin: JoinAdapter, @unchecked Sendable {
     }
 
     /// The publisher's name in its notify metadata, if it is a non-empty string.
-    static func name(of connection: SoraMessage.Connection?, key: String) -> String? {
+    package static func name(of connection: SoraMessage.Connection?, key: String) -> String? {
         guard let value = connection?.metadata?[key]?.stringValue, !value.isEmpty else { return nil }
         return value
     }
 
     /// The first `stun:HOST:PORT` of the offer's ICE servers (TURN is not used).
-    static func stun(_ offer: SoraMessage.Offer) -> (host: String, port: UInt16)? {
+    package static func stun(_ offer: SoraMessage.Offer) -> (host: String, port: UInt16)? {
         for url in offer.iceServers.flatMap(\.urls) where url.hasPrefix("stun:") {
             let text = url.dropFirst(5).split(separator: "?").first.map(String.init) ?? ""
             if let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
@@ -473,7 +473,7 @@ final class SoraJoin: JoinAdapter, @unchecked Sendable {
         return nil
     }
 
-    static func describe(code: UInt16, reason: String) -> String {
+    package static func describe(code: UInt16, reason: String) -> String {
         reason.isEmpty ? "WebSocket close code \(code)" : "\(reason) (WebSocket close code \(code))"
     }
 
