@@ -105,7 +105,8 @@ public final class RoomJoin: @unchecked Sendable {
     /// with `ssrc` (the SDP announced it).
     public func publish(display: String) throws(WebRTCError) -> (connection: PeerConnection, ssrc: UInt32) {
         if adapter is SoraJoin {
-            throw .signaling("--agent-publish into a Sora channel is not supported yet (it needs a second, sendonly connection)")
+            throw .signaling(
+                "--agent-publish into a Sora channel is not supported yet (it needs a second, sendonly connection)")
         }
         guard let janus = adapter as? JanusVideoRoomJoin else {
             throw .signaling("publishing needs a room joined with --join (WHEP endpoints only play)")

@@ -51,7 +51,8 @@ import Testing
             ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
         #expect(waitUntil(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: out + "/room.json") })
         let joinedAt = Date().timeIntervalSince1970
-        while Date().timeIntervalSince1970 < joinedAt + 5 { Thread.sleep(forTimeInterval: 0.05) }  // bob: 5 s late (the test's own pacing)
+        // Bob joins 5 s after the recorder (the test's own pacing of a publisher, not a wait for a state).
+        while Date().timeIntervalSince1970 < joinedAt + 5 { Thread.sleep(forTimeInterval: 0.05) }
         let bobPeer = try publish(
             server.port, name: "Bob B.", client: "bob", wav: bob.path, until: end + 10, startAt: startAt)
         #expect(Date().timeIntervalSince1970 < startAt, "the peers were too slow: the audio began before all joined")
@@ -79,7 +80,9 @@ import Testing
         // Carol is silent from 1.5 s after her speech (she left 1 s after it) to the end.
         let carolGone = matches[2].lag + carol.samples.count + 72_000
         let tail = recorded[2][min(carolGone, recorded[2].count)...]
-        #expect(!tail.isEmpty && tail.allSatisfy { $0 == 0 }, "carol after leaving: max \(tail.map { abs(Int($0)) }.max() ?? -1)")
+        #expect(
+            !tail.isEmpty && tail.allSatisfy { $0 == 0 },
+            "carol after leaving: max \(tail.map { abs(Int($0)) }.max() ?? -1)")
 
         let text = try String(contentsOfFile: out + "/room.json", encoding: .utf8)
         #expect(!text.contains(Self.token), "the metadata is in room.json")
@@ -94,7 +97,10 @@ import Testing
         #expect((sora["unknownMessages"] as? Int ?? 0) >= 1)
         let events = sora["events"] as? [[String: Any]] ?? []
         #expect(events.contains { $0["type"] as? String == "push" })
-        #expect(events.contains { $0["eventType"] as? String == "connection.destroyed" && $0["clientID"] as? String == "carol" })
+        #expect(
+            events.contains {
+                $0["eventType"] as? String == "connection.destroyed" && $0["clientID"] as? String == "carol"
+            })
         let publishers = try #require(join["publishers"] as? [[String: Any]])
         #expect(publishers.compactMap { $0["name"] as? String }.sorted() == ["Alice-Smith", "Bob-B.", "Carol"])
         let carolEntry = try #require(publishers.first { $0["name"] as? String == "Carol" })
@@ -107,10 +113,12 @@ import Testing
         // re-answers, the pongs with stats, and the hang-up.
         let lines = log.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("redirect ws://127.0.0.1:\(server.second)/signaling") })
-        #expect(lines.contains { $0.hasPrefix("connect ") && $0.contains(" recvonly ") && $0.hasSuffix("roomtap 0.1.0") })
+        #expect(
+            lines.contains { $0.hasPrefix("connect ") && $0.contains(" recvonly ") && $0.hasSuffix("roomtap 0.1.0") })
         #expect(lines.contains { $0.hasPrefix("candidates ") })
         #expect(lines.filter { $0.hasPrefix("re-answer ") }.count >= 2)
-        #expect(lines.contains { $0.hasPrefix("pong ") && !$0.hasSuffix(" -") && !$0.hasSuffix(" 0") }, "pong with stats")
+        #expect(
+            lines.contains { $0.hasPrefix("pong ") && !$0.hasSuffix(" -") && !$0.hasSuffix(" 0") }, "pong with stats")
         #expect(lines.contains { $0.hasPrefix("disconnect ") && $0.hasSuffix(" NO-ERROR") })
         #expect(!lines.contains { $0.hasPrefix("refused") }, "\(log)")
     }
@@ -122,7 +130,10 @@ import Testing
         let url = "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id="
         let cases: [(args: [String], message: String)] = [
             (["--join", url + "ch-1", "--join-metadata", #"{"access_token": "wrong"}"#], "AUTH-WEBHOOK-REJECTED"),
-            (["--join", url + "no-such", "--join-metadata", #"{"access_token": "\#(Self.token)"}"#], "INVALID-CHANNEL-ID"),
+            (
+                ["--join", url + "no-such", "--join-metadata", #"{"access_token": "\#(Self.token)"}"#],
+                "INVALID-CHANNEL-ID"
+            ),
         ]
         for (index, item) in cases.enumerated() {
             let out = scratch.appendingPathComponent("room\(index)").path

@@ -11,7 +11,8 @@ import Testing
         #expect(target.channelID == "room-1")
         #expect(target.nameKey == "name")
         #expect(SoraTarget(url: "sora+ws://127.0.0.1:5000/signaling?channel_id=a%40b")?.channelID == "a@b")
-        #expect(SoraTarget(url: "sora+ws://127.0.0.1:5000?channel_id=x")?.signalingURL == "ws://127.0.0.1:5000/signaling")
+        #expect(
+            SoraTarget(url: "sora+ws://127.0.0.1:5000?channel_id=x")?.signalingURL == "ws://127.0.0.1:5000/signaling")
         #expect(SoraTarget(url: "sora+wss://h/signaling") == nil, "no channel_id")
         #expect(SoraTarget(url: "sora+wss://h/signaling?channel_id=") == nil)
         #expect(SoraTarget(url: "sora+https://h/signaling?channel_id=x") == nil)
@@ -59,7 +60,10 @@ import Testing
         let offer = try SoraMessage.parse(
             #"{"type":"offer","sdp":"v=0","client_id":"c","connection_id":"K","session_id":"S","config":{"iceServers":[{"urls":["stun:stun.example:3478","turn:t.example"],"username":"u","credential":"p"},{"urls":"stun:other"}],"iceTransportPolicy":"all"}}"#
         )
-        guard case .offer(let o) = offer else { Issue.record("not an offer: \(offer)"); return }
+        guard case .offer(let o) = offer else {
+            Issue.record("not an offer: \(offer)")
+            return
+        }
         #expect(o.connectionID == "K" && o.clientID == "c" && o.sessionID == "S")
         #expect(o.iceServers.map(\.urls) == [["stun:stun.example:3478", "turn:t.example"], ["stun:other"]])
         #expect(SoraJoin.stun(o)! == ("stun.example", 3478))
@@ -74,7 +78,10 @@ import Testing
         let notify = try SoraMessage.parse(
             #"{"type":"notify","event_type":"connection.created","connection_id":"ME","client_id":"me","role":"recvonly","data":[{"connection_id":"A","client_id":"alice","metadata":{"name":"Alice"}},{"client_id":"no id"}]}"#
         )
-        guard case .notify(let n) = notify else { Issue.record("not a notify"); return }
+        guard case .notify(let n) = notify else {
+            Issue.record("not a notify")
+            return
+        }
         #expect(n.eventType == "connection.created")
         #expect(n.connection?.connectionID == "ME")
         #expect(n.data.map(\.connectionID) == ["A"], "an entry without connection_id is skipped")
@@ -201,7 +208,10 @@ import Testing
         let noTransport = try WebRTCSessionDescription.parse(
             "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n")
         #expect(try noTransport.receivableAudioSections().isEmpty)
-        let noFingerprint = Self.multiStreamOffer.replacingOccurrences(of: "a=fingerprint:sha-256 AA:BB:CC\r\n", with: "")
-        #expect(throws: WebRTCError.self) { try WebRTCSessionDescription.parse(noFingerprint).receivableAudioSections() }
+        let noFingerprint = Self.multiStreamOffer.replacingOccurrences(
+            of: "a=fingerprint:sha-256 AA:BB:CC\r\n", with: "")
+        #expect(throws: WebRTCError.self) {
+            try WebRTCSessionDescription.parse(noFingerprint).receivableAudioSections()
+        }
     }
 }

@@ -151,7 +151,8 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
             }
         case "ssrc":
             guard let argument else { break }
-            if let ssrc = UInt32(argument.prefix { $0 != " " }), !section.ssrcs.contains(ssrc), section.ssrcs.count < 16 {
+            if let ssrc = UInt32(argument.prefix { $0 != " " }), !section.ssrcs.contains(ssrc), section.ssrcs.count < 16
+            {
                 section.ssrcs.append(ssrc)
             }
             if section.streamID == nil, let range = argument.range(of: " msid:") {
@@ -173,7 +174,8 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
         for (index, section) in media.enumerated()
         where section.kind == "audio" && section.port != 0 && section.opusPayloadType != nil {
             guard section.iceUfrag != nil, section.icePassword != nil else {
-                throw .sdp("the peer's SDP has no ICE credentials (a=ice-ufrag, a=ice-pwd) for mid \(section.mid ?? "?")")
+                throw .sdp(
+                    "the peer's SDP has no ICE credentials (a=ice-ufrag, a=ice-pwd) for mid \(section.mid ?? "?")")
             }
             guard let fingerprint = section.fingerprint, fingerprint.contains(" ") else {
                 throw .sdp("the peer's SDP has no DTLS fingerprint (a=fingerprint) for mid \(section.mid ?? "?")")

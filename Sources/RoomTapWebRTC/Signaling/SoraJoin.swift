@@ -257,8 +257,9 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         let client = WebSocketClient(configuration: configuration) { [weak self] event in
             self?.received(event, generation: mine)
         }
-        inbox.withLock { $0.removeAll() }
+        // The new generation first: a late event of the old WebSocket is dropped, not queued.
         current.withLock { $0 = (mine, $0.connection, client) }
+        inbox.withLock { $0.removeAll() }
         do { try client.connect() } catch {
             throw .signaling("cannot reach Sora at \(url): \(error.message)")
         }
