@@ -18,13 +18,15 @@ import Testing
     private func publish(
         _ port: UInt16, name: String, client: String, wav: String, until leaveAt: Double, startAt: Double
     ) throws -> PythonPeer {
-        try PythonPeer(
+        let peer = try PythonPeer(
             .soraPublisher,
             arguments: [
                 "--url", "ws://127.0.0.1:\(port)/signaling", "--channel", "ch-1", "--name", name, "--client-id", client,
                 "--wav", wav, "--seconds", String(format: "%.2f", leaveAt - Date().timeIntervalSince1970),
-                "--start-at-unix", String(startAt), "--quiet",
+                "--start-at-unix", String(startAt), "--metadata", #"{"access_token": "\#(Self.token)"}"#, "--quiet",
             ])
+        #expect(peer.firstLine.hasPrefix("published "), "\(name): \(peer.firstLine) \(peer.stderrTail())")
+        return peer
     }
 
     @Test func threePublishersOneLateOneLeavingAreTracksByMetadataNameAlignedAndExact() throws {

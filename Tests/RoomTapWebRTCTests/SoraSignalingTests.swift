@@ -43,7 +43,8 @@ import Testing
         #expect(message["sora_client"] == "roomtap 0.1.0")
         #expect(message["metadata"] == ["access_token": "T"])
         #expect(message["multistream"] == nil)
-        #expect(!(message["environment"]?.stringValue ?? "").isEmpty)
+        let environment = message["environment"]?.stringValue ?? ""
+        #expect(environment.hasPrefix("Linux"), "environment: \(environment)")
         let again = try JSONValue(
             parsing: SoraMessage.connect(target: target, role: "recvonly", sdp: "v=0", redirect: true))
         #expect(again["redirect"] == true)

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTapJSON
+package import RoomTapJSON
 import RoomTapRTP
 import RoomTapSync
 import RoomTapWebSocket

@@ -4,7 +4,7 @@ stand-in, sora_standin.py, in the tests): one Opus audio track played from a WAV
 
     .venv/bin/python Tests/Interop/webrtc/sora_publisher.py --url ws://127.0.0.1:PORT/signaling \\
         --channel ID --name alice [--client-id C] --wav alice.wav [--seconds S] [--start-at-unix T] \\
-        [--no-pong] [--quiet]
+        [--metadata JSON] [--no-pong] [--quiet]
 
 It sends `connect` (role sendonly, `signaling_notify_metadata: {"name": NAME}`, the offer of a
 throwaway PeerConnection, as the SDKs do), answers the server's offer with the WAV's track, answers
@@ -42,6 +42,7 @@ def parse_arguments():
     parser.add_argument("--wav", required=True)
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--start-at-unix", type=float)
+    parser.add_argument("--metadata", help="the connect message's metadata, JSON (e.g. an access token)")
     parser.add_argument("--no-pong", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
@@ -73,6 +74,8 @@ async def run(args) -> int:
                    "signaling_notify_metadata": {"name": args.name}}
         if args.client_id:
             message["client_id"] = args.client_id
+        if args.metadata:
+            message["metadata"] = json.loads(args.metadata)
         await ws.send(json.dumps(message))
         connection_id = None
 
