@@ -188,7 +188,7 @@ class Client:
         if transceiver is None:
             return
         async with self.negotiation:
-            await transceiver.sender.replaceTrack(None)
+            transceiver.sender.replaceTrack(None)
             self.dead_mids.add(transceiver.mid)
         await self.negotiate("re-offer")
 
@@ -392,6 +392,9 @@ class Standin:
             await client.ws.close(4000, str(refusal)[:120])
         except ConnectionClosed:
             pass
+        except Exception as error:  # noqa: BLE001 - a bug of the stand-in: said, and the client dropped
+            out(f"error {client.connection_id} {type(error).__name__}: {error}")
+            await client.ws.close(1011, "STANDIN-ERROR")
 
     async def leave(self, client: Client):
         if client.gone:
