@@ -39,14 +39,17 @@ SIGTERM or SIGINT closes everything and exits 0.
 
 import argparse
 import asyncio
+import fractions
 import json
 import signal
 import sys
 import uuid
 
+import av
 import loopback
 from aiortc import RTCBundlePolicy, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
-from aiortc.contrib.media import MediaRelay
+from aiortc.contrib.media import MediaBlackhole
+from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from aiortc.sdp import candidate_from_sdp
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
@@ -61,6 +64,56 @@ ROLES = {"sendonly", "recvonly", "sendrecv"}
 
 class Refused(Exception):
     pass
+
+
+class OpusRelay:
+    """Forwards a publisher's Opus packets unchanged, as an SFU does: a tap on aiortc's receiver
+    (before it decodes) fans each payload and its RTP timestamp out to every subscribed track, whose
+    sender packs it as it is (no second encode; aiortc sends av.Packets as they come)."""
+
+    def __init__(self, receiver, payload_type: int):
+        self.queues: list[asyncio.Queue] = []
+        original = receiver._handle_rtp_packet
+
+        async def tapped(packet, arrival_time_ms):
+            if packet.payload_type == payload_type and packet.payload:
+                for queue in self.queues:
+                    if queue.qsize() < 500:
+                        queue.put_nowait((packet.payload, packet.timestamp))
+            await original(packet, arrival_time_ms=arrival_time_ms)
+
+        receiver._handle_rtp_packet = tapped
+
+    def subscribe(self) -> "RelayedOpusTrack":
+        queue: asyncio.Queue = asyncio.Queue()
+        self.queues.append(queue)
+        return RelayedOpusTrack(queue)
+
+    def end(self):
+        for queue in self.queues:
+            queue.put_nowait(None)
+
+
+class RelayedOpusTrack(MediaStreamTrack):
+    kind = "audio"
+
+    def __init__(self, queue: asyncio.Queue):
+        super().__init__()
+        self.queue = queue
+        self.first: int | None = None
+
+    async def recv(self):
+        item = await self.queue.get()
+        if item is None:
+            self.stop()
+            raise MediaStreamError
+        payload, timestamp = item
+        if self.first is None:
+            self.first = timestamp
+        packet = av.Packet(payload)
+        packet.pts = (timestamp - self.first) & 0xFFFFFFFF
+        packet.time_base = fractions.Fraction(1, 48000)
+        return packet
 
 
 def out(line: str):
@@ -80,7 +133,7 @@ class Client:
         self.client_id = connect.get("client_id") or self.connection_id
         self.notify_metadata = connect.get("signaling_notify_metadata")
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
-        self.track = None  # a publisher's received audio
+        self.relay: OpusRelay | None = None  # a publisher's audio, forwarded
         self.up = asyncio.Event()
         self.gone = False
         self.pending_answer: asyncio.Future | None = None
@@ -174,10 +227,9 @@ class Client:
 
     async def add_publisher(self, publisher: "Client", renegotiate: bool):
         async with self.negotiation:
-            if publisher.track is None or publisher.connection_id in self.sections or self.gone:
+            if publisher.relay is None or publisher.connection_id in self.sections or self.gone:
                 return
-            transceiver = self.pc.addTransceiver(self.standin.relay.subscribe(publisher.track, buffered=False),
-                                                 direction="sendonly")
+            transceiver = self.pc.addTransceiver(publisher.relay.subscribe(), direction="sendonly")
             transceiver.sender._stream_id = publisher.connection_id
             self.sections[publisher.connection_id] = transceiver
         if renegotiate:
@@ -253,7 +305,6 @@ class Standin:
         self.quiet = args.quiet
         self.ice_servers = [{"urls": [url]} for url in args.ice_server or []]
         self.session_id = uuid.uuid4().hex[:26].upper()
-        self.relay = MediaRelay()
         self.clients: list[Client] = []
         self.second_port = 0
 
@@ -373,7 +424,12 @@ class Standin:
 
         @client.pc.on("track")
         def on_track(track):
-            client.track = track
+            transceiver = next(t for t in client.pc.getTransceivers() if t.receiver.track is track)
+            opus = next(c.payloadType for c in transceiver._codecs if c.mimeType.lower() == "audio/opus")
+            client.relay = OpusRelay(transceiver.receiver, opus)
+            sink = MediaBlackhole()  # what aiortc decodes is not used
+            sink.addTrack(track)
+            tasks.append(loop.create_task(sink.start()))
 
         if client.role == "recvonly":
             client.pc.addTransceiver("audio", direction="inactive")
@@ -406,6 +462,8 @@ class Standin:
         out(f"gone {client.connection_id}")
         if client in self.clients:
             self.clients.remove(client)
+        if client.relay is not None:
+            client.relay.end()
         if client.role != "recvonly" and was_up:
             for subscriber in self.peers(client.channel, "recvonly"):
                 asyncio.get_running_loop().create_task(self.safe(subscriber, subscriber.remove_publisher(client)))
