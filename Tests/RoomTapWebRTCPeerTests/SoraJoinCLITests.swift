@@ -77,6 +77,7 @@ import Testing
             #expect(match.correlation >= 0.95, "\(name): correlation \(match.correlation) at lag \(match.lag)")
         }
         let lags = matches.map(\.lag)
+        print("SoraJoinCLITests: correlations \(matches.map(\.correlation)), onsets \(lags) samples")
         // Sent together, placed together: within 5 ms (240 samples) on the room timeline.
         #expect(lags.max()! - lags.min()! <= 240, "onsets at \(lags) samples")
         // Carol is silent from 1.5 s after her speech (she left 1 s after it) to the end.
@@ -123,6 +124,39 @@ import Testing
             lines.contains { $0.hasPrefix("pong ") && !$0.hasSuffix(" -") && !$0.hasSuffix(" 0") }, "pong with stats")
         #expect(lines.contains { $0.hasPrefix("disconnect ") && $0.hasSuffix(" NO-ERROR") })
         #expect(!lines.contains { $0.hasPrefix("refused") }, "\(log)")
+    }
+
+    @Test func aLostSignalingConnectionIsReconnectedAndTheTrackContinues() throws {
+        let server = try standin(["--access-token", Self.token, "--drop-after", "2"])
+        defer { server.peer.stop() }
+        let alice = try speechWAV("sora-re-alice", speaker: "alice")
+        let out = try TestScratch.directory("sora-reconnect").appendingPathComponent("room").path
+        let startAt = Date().timeIntervalSince1970 + 16
+        let end = startAt + 5
+        let alicePeer = try publish(
+            server.port, name: "Alice", client: "alice", wav: alice.path, until: end + 10, startAt: startAt)
+        defer { alicePeer.stop() }
+        let recorderStart = Date().timeIntervalSince1970
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
+                "127.0.0.1", "--duration", String(format: "%.1f", end - recorderStart), "--out", out, "--quiet",
+            ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
+        let log = server.peer.stdout
+        #expect(outcome.status == 0, "\(outcome.stderr)\n\(log)")
+        #expect(log.contains("cut "), "the stand-in did not cut: \(log)")
+        #expect(outcome.stderr.contains("reconnecting in"), "\(outcome.stderr)")
+        let recorded = try #require(pcmWAVFirstChannel(out + "/Alice.wav"), "\(outcome.stderr)").samples
+        let match = bestAlignment(source: alice.samples, recorded: recorded)
+        #expect(match.correlation >= 0.95, "after the reconnect: correlation \(match.correlation) at \(match.lag)")
+        let room = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/room.json")))
+                as? [String: Any])
+        let join = try #require(room["join"] as? [String: Any])
+        #expect((join["sora"] as? [String: Any])?["reconnects"] as? Int == 1)
+        let publishers = try #require(join["publishers"] as? [[String: Any]])
+        #expect(publishers.count == 1, "the returning client_id continues its track: \(publishers)")
+        #expect((publishers.first?["presence"] as? [[String: Any]])?.count == 2, "a gap between two spans")
     }
 
     @Test func aRefusedConnectIsSorasReasonInOneLineAndNoFiles() throws {

@@ -30,6 +30,8 @@ It listens on two "nodes" of one cluster (two ports on 127.0.0.1) and prints
 - `ping` every --ping-interval s (`stats: true` every other time); a client that does not `pong`
   within --pong-timeout s is dropped (close 4000 `PONG-TIMEOUT`, stdout `dropped <id> no-pong`).
 - A client's `disconnect` is printed (`disconnect <id> <reason>`) and ends it.
+- With --drop-after S the first recvonly client's WebSocket is closed (1011) S s after it is up
+  (stdout `cut <id>`): a loss mid-room, which the client should recover from.
 stdout, one line each: `connect <connection_id> <role> <client_id> <sora_client>`,
 `redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n>`,
 `pong <id> <stats entries>`, `up <id>` (its PeerConnection is connected), `gone <id>`.
@@ -302,6 +304,7 @@ class Standin:
         self.ping_interval = args.ping_interval
         self.pong_timeout = args.pong_timeout
         self.redirect = args.redirect
+        self.drop_after = args.drop_after
         self.quiet = args.quiet
         self.ice_servers = [{"urls": [url]} for url in args.ice_server or []]
         self.session_id = uuid.uuid4().hex[:26].upper()
@@ -439,6 +442,16 @@ class Standin:
             client.pc.addTransceiver("audio", direction="recvonly")
         tasks.append(loop.create_task(self.safe(client, client.negotiate("offer"))))
         tasks.append(loop.create_task(client.pinger()))
+        if client.role == "recvonly" and self.drop_after is not None:
+            seconds, self.drop_after = self.drop_after, None
+            tasks.append(loop.create_task(self.drop(client, seconds)))
+
+    async def drop(self, client: Client, seconds: float):
+        """--drop-after: the signaling of the first recvonly client is cut once (a lost WebSocket)."""
+        await client.up.wait()
+        await asyncio.sleep(seconds)
+        out(f"cut {client.connection_id}")
+        await client.ws.close(1011, "TEST-DROP")
 
     async def safe(self, client: Client, coroutine):
         try:
@@ -480,6 +493,7 @@ def parse_arguments():
     parser.add_argument("--pong-timeout", type=float, default=4)
     parser.add_argument("--redirect", action="store_true", help="redirect the first recvonly connect")
     parser.add_argument("--ice-server", action="append", help="a URL for the offer's config.iceServers")
+    parser.add_argument("--drop-after", type=float, help="cut the first recvonly client's WebSocket S s after it is up")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
 
