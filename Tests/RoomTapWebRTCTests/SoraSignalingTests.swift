@@ -1,4 +1,6 @@
+import Foundation
 import RoomTapJSON
+import RoomTapTestSupport
 import RoomTapWebRTC
 import Testing
 
@@ -214,5 +216,44 @@ import Testing
         #expect(throws: WebRTCError.self) {
             try WebRTCSessionDescription.parse(noFingerprint).receivableAudioSections()
         }
+    }
+}
+
+/// The fuzz entry over Sora's messages: the seeds and thousands of seeded mutations of them (byte
+/// flips, cuts, insertions) keep every invariant of ``WebRTCFuzz`` (no crash, our own answers read
+/// back).
+@Suite struct SoraFuzzSmokeTests {
+    @Test func mutatedSoraMessagesKeepTheFuzzInvariants() throws {
+        let seeds = try ["sora-offer.json", "sora-notify.json"].map { name in
+            try Array(Data(contentsOf: WebRTCPeers.packageRoot.appendingPathComponent("Fuzz/seeds/\(name)")))
+        }
+        var generator = SplitMix(seed: 31)
+        for seed in seeds {
+            seed.withUnsafeBytes { WebRTCFuzz.exercise($0) }
+            for _ in 0..<1500 {
+                var bytes = seed
+                for _ in 0..<Int(generator.next() % 4 + 1) {
+                    let at = Int(generator.next() % UInt64(max(1, bytes.count)))
+                    switch generator.next() % 3 {
+                    case 0: if !bytes.isEmpty { bytes[at] = UInt8(truncatingIfNeeded: generator.next()) }
+                    case 1: bytes = Array(bytes.prefix(at))
+                    default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: min(at, bytes.count))
+                    }
+                }
+                bytes.withUnsafeBytes { WebRTCFuzz.exercise($0) }
+            }
+        }
+    }
+}
+
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
