@@ -159,6 +159,35 @@ import Testing
         #expect((publishers.first?["presence"] as? [[String: Any]])?.count == 2, "a gap between two spans")
     }
 
+    @Test func aServerThatKeepsRefusingEndsTheRoomWithOneLineAndFinalFiles() throws {
+        let server = try standin(["--access-token", Self.token, "--drop-after", "2", "--refuse-after-cut"])
+        defer { server.peer.stop() }
+        let alice = try speechWAV("sora-refusing-alice", speaker: "alice")
+        let out = try TestScratch.directory("sora-refusing").appendingPathComponent("room").path
+        let alicePeer = try publish(
+            server.port, name: "Alice", client: "alice", wav: alice.path,
+            until: Date().timeIntervalSince1970 + 300, startAt: Date().timeIntervalSince1970 + 5)
+        defer { alicePeer.stop() }
+        // Six reconnections with backoff (1, 2, 4, 8, 16, 30 s ±20 %) fail, then the room stops.
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
+                "127.0.0.1", "--duration", "200", "--out", out, "--quiet",
+            ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#], timeout: 180)
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        let errors = outcome.stderrLines.filter { $0.hasPrefix("roomtap: error:") }
+        #expect(errors.count == 1, "\(outcome.stderr)")
+        #expect(errors.first?.contains("failed 6 times") == true, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("refused to connect: CHANNEL-CLOSED"), "Sora's reason: \(outcome.stderr)")
+        let room = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/room.json")))
+                as? [String: Any])
+        #expect(room["state"] as? String == "complete", "room.json is final")
+        #expect(((room["join"] as? [String: Any])?["failure"] as? String)?.contains("failed 6 times") == true)
+        let recorded = try #require(pcmWAVFirstChannel(out + "/Alice.wav"))
+        #expect(recorded.samples.count > 48_000 * 30, "the file covers the room until it stopped")
+    }
+
     @Test func aRefusedConnectIsSorasReasonInOneLineAndNoFiles() throws {
         let server = try standin(["--access-token", Self.token])
         defer { server.peer.stop() }

@@ -31,7 +31,9 @@ It listens on two "nodes" of one cluster (two ports on 127.0.0.1) and prints
   within --pong-timeout s is dropped (close 4000 `PONG-TIMEOUT`, stdout `dropped <id> no-pong`).
 - A client's `disconnect` is printed (`disconnect <id> <reason>`) and ends it.
 - With --drop-after S the first recvonly client's WebSocket is closed (1011) S s after it is up
-  (stdout `cut <id>`): a loss mid-room, which the client should recover from.
+  (stdout `cut <id>`): a loss mid-room, which the client should recover from; with
+  --refuse-after-cut every connect after it is refused (`CHANNEL-CLOSED`): a server that keeps
+  refusing.
 stdout, one line each: `connect <connection_id> <role> <client_id> <sora_client>`,
 `redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n>`,
 `pong <id> <stats entries>`, `up <id>` (its PeerConnection is connected), `gone <id>`.
@@ -305,6 +307,8 @@ class Standin:
         self.pong_timeout = args.pong_timeout
         self.redirect = args.redirect
         self.drop_after = args.drop_after
+        self.refuse_after_cut = args.refuse_after_cut
+        self.refusing = False
         self.quiet = args.quiet
         self.ice_servers = [{"urls": [url]} for url in args.ice_server or []]
         self.session_id = uuid.uuid4().hex[:26].upper()
@@ -320,6 +324,8 @@ class Standin:
         print(f"sora {direction} {json.dumps(shown)}", file=sys.stderr, flush=True)
 
     def check(self, message: dict, node: int):
+        if self.refusing:
+            raise Refused("CHANNEL-CLOSED: this stand-in refuses every connect after the cut")
         if message.get("type") != "connect":
             raise Refused(f"INVALID-MESSAGE-TYPE: the first message must be connect, not {message.get('type')!r}")
         unknown = set(message) - CONNECT_KEYS
@@ -451,6 +457,7 @@ class Standin:
         await client.up.wait()
         await asyncio.sleep(seconds)
         out(f"cut {client.connection_id}")
+        self.refusing = self.refuse_after_cut
         await client.ws.close(1011, "TEST-DROP")
 
     async def safe(self, client: Client, coroutine):
@@ -494,6 +501,7 @@ def parse_arguments():
     parser.add_argument("--redirect", action="store_true", help="redirect the first recvonly connect")
     parser.add_argument("--ice-server", action="append", help="a URL for the offer's config.iceServers")
     parser.add_argument("--drop-after", type=float, help="cut the first recvonly client's WebSocket S s after it is up")
+    parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut, refuse every connect")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
 
