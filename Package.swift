@@ -106,8 +106,8 @@ let package = Package(
         .target(
             name: "RoomTapWebRTC",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "RoomTapWebSocket", "CNice",
-                "COpenSSL",
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "RoomTapWebSocket",
+                "CNice", "COpenSSL",
             ],
             swiftSettings: strict),
         // The public library: re-exports the targets above.
