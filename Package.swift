@@ -110,7 +110,8 @@ let package = Package(
         .target(
             name: "RoomTapWebRTC",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "CNice", "COpenSSL",
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapStorage", "RoomTapWebSocket",
+                "CNice", "COpenSSL",
             ],
             swiftSettings: strict),
         // Sora's audio streaming: an HTTP/2 server (libnghttp2, h2c) taking each Sora connection's

@@ -1,3 +1,4 @@
+public import Foundation
 public import RoomTapRTP
 import RoomTapSync
 
@@ -22,6 +23,18 @@ public final class JoinedPublisher: Sendable {
         var present = true
         /// The counts of connections already replaced or closed.
         var earlier = PeerConnection.Counters()
+        /// RTP packets routed to it from a connection it shares with other publishers (Sora).
+        var sharedPackets = 0
+        var clientID: String?
+        /// Wall-clock spans it was in the room (the last open while present).
+        var spans: [PresenceSpan] = []
+    }
+
+    /// A span of wall-clock time a publisher was in the room.
+    public struct PresenceSpan: Sendable, Equatable {
+        public var joined: Date
+        /// nil: still there.
+        public var left: Date?
     }
 
     init(name: String, publisherID: String) {
@@ -39,10 +52,20 @@ public final class JoinedPublisher: Sendable {
     public var connection: PeerConnection? { state.withLock { $0.connection } }
     /// What every connection of the publisher carried, together.
     public var counts: PeerConnection.Counters {
-        let (earlier, connection) = state.withLock { ($0.earlier, $0.connection) }
-        guard let now = connection?.counts else { return earlier }
-        return earlier + now
+        let (earlier, connection, shared) = state.withLock { ($0.earlier, $0.connection, $0.sharedPackets) }
+        guard let now = connection?.counts else {
+            var total = earlier
+            total.rtpPackets += shared
+            return total
+        }
+        var total = earlier + now
+        total.rtpPackets += state.withLock { $0.sharedPackets }
+        return total
     }
+    /// The server's client id (Sora `client_id`), when it has one.
+    public var clientID: String? { state.withLock { $0.clientID } }
+    /// When it was in the room (wall clock); a gap between two spans is a gap in its track.
+    public var presence: [PresenceSpan] { state.withLock { $0.spans } }
     /// Whether the publisher is in the room now.
     public var isPresent: Bool { state.withLock { $0.present } }
     /// The track's stream once the room runs.
@@ -60,11 +83,34 @@ public final class JoinedPublisher: Sendable {
                 s.publisherID = publisherID
                 s.setUpSeconds.append(setUpSeconds)
                 s.connections += 1
+                if !s.present || s.spans.isEmpty { s.spans.append(PresenceSpan(joined: Date(), left: nil)) }
                 s.present = true
             }
             return s.connection
         }
         if let earlier, earlier !== connection { earlier.close() }
+    }
+
+    /// The publisher is (again) in the room, its audio arriving over a connection shared with
+    /// other publishers (Sora: one `m=audio` of the recorder's connection per publisher), as
+    /// `publisherID` (a new `connection_id` when it came back). Join thread.
+    func present(publisherID: String, clientID: String?) {
+        state.withLock { s in
+            s.publisherID = publisherID
+            if let clientID { s.clientID = clientID }
+            s.connections += 1
+            if !s.present || s.spans.isEmpty { s.spans.append(PresenceSpan(joined: Date(), left: nil)) }
+            s.present = true
+        }
+    }
+
+    /// One packet of the publisher from a shared connection. ICE thread; allocates nothing.
+    func deliverShared(_ packet: RTPPacket, arrival: UInt64) {
+        let stream = state.withLock { s -> JoinedStream? in
+            s.sharedPackets += 1
+            return s.stream
+        }
+        stream?.receive(packet, arrival: arrival)
     }
 
     /// Routes `connection`'s packets to the track (set before it connects).
@@ -79,6 +125,9 @@ public final class JoinedPublisher: Sendable {
             defer {
                 if let old = s.connection { s.earlier = s.earlier + old.counts }
                 s.connection = nil
+                if s.present, !s.spans.isEmpty, s.spans[s.spans.count - 1].left == nil {
+                    s.spans[s.spans.count - 1].left = Date()
+                }
                 s.present = false
             }
             return s.connection

@@ -31,6 +31,9 @@ public final class PeerConnection: @unchecked Sendable {
     nonisolated(unsafe) public var onSenderReport: ((RTCPSenderReport, UInt64) -> Void)?
     /// An RTCP BYE, a DTLS close_notify, or ICE lost after the connection was up: the peer is gone.
     nonisolated(unsafe) public var onEnded: ((String) -> Void)?
+    /// Set (before the SDP calls) on a connection that carries several senders' streams (Sora):
+    /// an RTCP BYE then ends only the SSRCs it names, handed here, never the connection.
+    nonisolated(unsafe) public var onStreamBye: ((UInt32) -> Void)?
 
     private let context: ICEContext
     private let certificate: DTLSCertificate
@@ -45,6 +48,8 @@ public final class PeerConnection: @unchecked Sendable {
     /// is up, before `state` says connected.
     nonisolated(unsafe) private var srtpMedia: SRTPSender?
     private var streams: [ReceptionStatistics] = []
+    /// Most streams measured for receiver reports (an RR holds 31 blocks).
+    private static let maxStreams = 31
     private var ticks = 0
     private var timer: UnsafeMutablePointer<GSource>?
     private let localSSRC = UInt32.random(in: 1...UInt32.max)
@@ -122,6 +127,87 @@ public final class PeerConnection: @unchecked Sendable {
             ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
             candidates: candidates, setup: role == .client ? "active" : "passive", direction: "recvonly")
         return SDPWriter.answer(to: offer, audioIndex: index, local: local, sessionID: UInt64.random(in: 1...1 << 62))
+    }
+
+    // MARK: - Multi-stream offers (Sora)
+
+    /// What a multi-stream answer took from the offer.
+    public struct MultiStreamAnswer: Sendable {
+        /// Our answer (no candidates in it: they go by ``localCandidates``, trickled).
+        public var sdp: String
+        /// The offer as parsed.
+        public var offer: WebRTCSessionDescription
+        /// The indices of the offer's sections we receive (audio, Opus, port not 0).
+        public var taken: [Int]
+    }
+
+    /// Answers an offer or a re-offer that carries one `m=audio` per sender in one BUNDLE (Sora):
+    /// every audio section with Opus and a port is received (recvonly), the rest rejected. The
+    /// first offer starts ICE (the peer's credentials and candidates) and fixes the DTLS role; a
+    /// re-offer keeps both (one with other ICE credentials, an ICE restart, is refused: make a new
+    /// connection). The answer carries no candidates (see ``localCandidates``). Control thread.
+    public func answerMultiStream(offer text: String) throws(WebRTCError) -> MultiStreamAnswer {
+        let offer = try WebRTCSessionDescription.parse(text)
+        let taken = try offer.receivableAudioSections()
+        guard let transport = taken.first?.media else {
+            throw .sdp("the peer's offer has no audio section with Opus to receive (and so no transport)")
+        }
+        let isFirst = remoteUfrag == nil
+        if !isFirst {
+            guard transport.iceUfrag == remoteUfrag else {
+                throw .sdp("the peer's re-offer restarts ICE (new ice-ufrag); roomtap reconnects instead")
+            }
+        } else {
+            let role: DTLSEndpoint.Role = transport.setup == "active" ? .server : .client
+            let agent = try startAgent(controlling: offer.iceLite, remote: transport, role: role)
+            gatheredCandidates = try agent.gather()
+            try agent.setRemote(
+                ufrag: transport.iceUfrag!, password: transport.icePassword!, candidates: transport.candidates)
+            remoteUfrag = transport.iceUfrag
+            answerSetup = role == .client ? "active" : "passive"
+        }
+        guard let agent else { throw .sdp("the connection has no ICE agent") }
+        // The peer's candidates: those of the first offer went to ICE with its credentials; a
+        // re-offer's new ones are added.
+        for candidate in taken.flatMap(\.media.candidates) where !knownRemoteCandidates.contains(candidate) {
+            knownRemoteCandidates.insert(candidate)
+            if !isFirst { _ = agent.addRemoteCandidate(candidate) }
+        }
+        answerVersion += 1
+        let credentials = agent.localCredentials
+        var local = SDPWriter.Local(
+            ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
+            candidates: gatheredCandidates, setup: answerSetup, direction: "recvonly")
+        local.trickle = true
+        let sdp = SDPWriter.multiStreamAnswer(
+            to: offer, taking: Set(taken.map(\.index)), local: local, sessionID: answerSessionID,
+            version: answerVersion)
+        return MultiStreamAnswer(sdp: sdp, offer: offer, taken: taken.map(\.index))
+    }
+
+    /// Our ICE candidates (`candidate:...`), gathered by ``answerMultiStream(offer:)``, to trickle.
+    public var localCandidates: [String] { gatheredCandidates }
+
+    /// One entry of ``receptionSnapshot()``: an incoming stream as its RTCP receiver report sees it.
+    public struct StreamReception: Sendable, Equatable {
+        public var ssrc: UInt32
+        public var packetsReceived: UInt32
+        /// Expected minus received (RFC 3550 A.3).
+        public var packetsLost: Int64
+        /// Interarrival jitter, seconds.
+        public var jitter: Double
+    }
+
+    /// Each incoming stream's counts now, read on the ICE thread (empty once it has stopped).
+    /// Control thread; waits for the ICE thread.
+    public func receptionSnapshot() -> [StreamReception] {
+        context.sync { [unowned self] in
+            self.streams.map {
+                StreamReception(
+                    ssrc: $0.ssrc, packetsReceived: $0.received, packetsLost: $0.cumulativeLost,
+                    jitter: Double($0.jitter) / 48_000)
+            }
+        } ?? []
     }
 
     /// Makes an offer to receive (WHEP) or send (a publisher) one Opus stream; ``accept(answer:)``
@@ -221,6 +307,13 @@ public final class PeerConnection: @unchecked Sendable {
     // MARK: - Set-up
 
     private var iceConnected = false
+    // Multi-stream negotiation (control thread):
+    private var remoteUfrag: String?
+    private var gatheredCandidates: [String] = []
+    private var knownRemoteCandidates: Set<String> = []
+    private var answerSetup = "active"
+    private var answerVersion: UInt64 = 1
+    private let answerSessionID = UInt64.random(in: 1...1 << 62)
 
     private func startAgent(
         controlling: Bool, remote: WebRTCSessionDescription.Media, role: DTLSEndpoint.Role
@@ -302,7 +395,7 @@ public final class PeerConnection: @unchecked Sendable {
         cells.rtpPackets.add(1, ordering: .relaxed)
         if let index = streams.firstIndex(where: { $0.ssrc == packet.ssrc }) {
             streams[index].note(sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
-        } else if streams.count < 8 {
+        } else if streams.count < Self.maxStreams {
             streams.append(ReceptionStatistics(ssrc: packet.ssrc))
             streams[streams.count - 1].note(
                 sequence: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
@@ -321,7 +414,12 @@ public final class PeerConnection: @unchecked Sendable {
                 }
                 onSenderReport?(report, arrival)
             case RTCPPacket.bye:
-                end("the peer sent RTCP BYE")
+                if let onStreamBye {
+                    guard let bye = RTCPBye.parse(packet) else { continue }
+                    for index in 0..<bye.ssrcCount { if let ssrc = bye.ssrc(at: index) { onStreamBye(ssrc) } }
+                } else {
+                    end("the peer sent RTCP BYE")
+                }
             default:
                 break
             }

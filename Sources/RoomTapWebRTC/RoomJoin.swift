@@ -3,7 +3,7 @@ public import RoomTapRTP
 import RoomTapSync
 import Synchronization
 
-/// roomtap as a WebRTC participant of a room: a signaling adapter (Janus VideoRoom, WHEP) over one
+/// roomtap as a WebRTC participant of a room: a signaling adapter (Janus VideoRoom, WHEP, Sora) over one
 /// transport core (``PeerConnection``: libnice, OpenSSL DTLS-SRTP, libsrtp2). Every publisher's
 /// audio becomes a ``JoinedStream`` of the ``LiveRoom``, so joined tracks take the same exact record
 /// path as forwarded ones.
@@ -22,6 +22,8 @@ public final class RoomJoin: @unchecked Sendable {
         case janus(JanusVideoRoomTarget)
         /// WHEP endpoints, one track each.
         case whep([WHEPTarget], token: String?)
+        /// A Sora channel over Sora's WebSocket signaling, one recvonly connection.
+        case sora(SoraTarget)
     }
 
     /// Settings of the transport.
@@ -50,6 +52,7 @@ public final class RoomJoin: @unchecked Sendable {
         var supervising = false
         var warnings: [String] = []
         var published: [PeerConnection] = []
+        var failure: String?
     }
 
     /// A join of `target` (nothing is contacted before ``connect()``).
@@ -60,6 +63,7 @@ public final class RoomJoin: @unchecked Sendable {
         switch target {
         case .janus(let room): adapter = JanusVideoRoomJoin(room)
         case .whep(let endpoints, let token): adapter = WHEPJoin(endpoints, token: token)
+        case .sora(let channel): adapter = SoraJoin(channel)
         }
     }
 
@@ -100,6 +104,10 @@ public final class RoomJoin: @unchecked Sendable {
     /// Throws for WHEP (egress only) and when the server refuses. Call after ``connect()``. Send
     /// with `ssrc` (the SDP announced it).
     public func publish(display: String) throws(WebRTCError) -> (connection: PeerConnection, ssrc: UInt32) {
+        if adapter is SoraJoin {
+            throw .signaling(
+                "--agent-publish into a Sora channel is not supported yet (it needs a second, sendonly connection)")
+        }
         guard let janus = adapter as? JanusVideoRoomJoin else {
             throw .signaling("publishing needs a room joined with --join (WHEP endpoints only play)")
         }
@@ -117,6 +125,13 @@ public final class RoomJoin: @unchecked Sendable {
     /// Every publisher so far, in the order they appeared.
     public var publishers: [JoinedPublisher] { state.withLock { $0.publishers } }
 
+    /// What a Sora join saw (its connection, notify and push events, reconnects); nil for others.
+    public var soraReport: SoraReport? { (adapter as? SoraJoin)?.report }
+
+    /// The line that ended the join mid-room (a server that kept refusing to take it back), once
+    /// it has; the room's joined tracks are silent from then on. Any thread.
+    public var failure: String? { state.withLock { $0.failure } }
+
     /// Problems the join survived (a publisher that could not be reached, a reconnect), for the
     /// report; taken once each.
     public func takeWarnings() -> [String] {
@@ -129,6 +144,8 @@ public final class RoomJoin: @unchecked Sendable {
     // MARK: - For the adapters
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    func fail(_ line: String) { state.withLock { $0.failure = $0.failure ?? line } }
 
     func warn(_ line: String) { state.withLock { if $0.warnings.count < 100 { $0.warnings.append(line) } } }
 

@@ -3,11 +3,27 @@ import RoomTapStorage
 
 /// The fuzz entry of what a WebRTC join reads from outside: the peer's SDP (parsed, its audio
 /// section chosen, answered, and the answer read back), a Janus long-poll message (as an event,
-/// its feed ids), and a WHEP reply (status and Link header). Traps when an invariant fails: an
-/// answer roomtap wrote must parse and keep the chosen audio section's payload type.
+/// its feed ids), a WHEP reply (status and Link header), and a Sora signaling message (its parse,
+/// and an offer's or re-offer's multi-stream answer). Traps when an invariant fails: an answer
+/// roomtap wrote must parse and keep the chosen audio section's payload type; a multi-stream answer
+/// must have one section per offered section, in order.
 ///
 /// Thread: any; pure.
 package enum WebRTCFuzz {
+    private static func exerciseMultiStream(_ text: String) {
+        guard let offer = try? WebRTCSessionDescription.parse(text), let taken = try? offer.receivableAudioSections()
+        else { return }
+        var local = SDPWriter.Local(
+            ufrag: "fuzz", password: "0123456789012345678901", fingerprint: "sha-256 AA:BB", candidates: [],
+            setup: "active", direction: "recvonly")
+        local.trickle = true
+        let answer = SDPWriter.multiStreamAnswer(
+            to: offer, taking: Set(taken.map(\.index)), local: local, sessionID: 1, version: 2)
+        guard let back = try? WebRTCSessionDescription.parse(answer), back.media.count == offer.media.count else {
+            fatalError("WebRTCFuzz: roomtap's own multi-stream answer does not read back")
+        }
+    }
+
     package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         let text = String(decoding: bytes, as: UTF8.self)
         if let offer = try? WebRTCSessionDescription.parse(text), let (index, audio) = try? offer.audioSection() {
@@ -32,6 +48,17 @@ package enum WebRTCFuzz {
                 }
             }
         }
+        if let message = try? SoraMessage.parse(text) {
+            switch message {
+            case .offer(let offer):
+                _ = SoraJoin.stun(offer)
+                exerciseMultiStream(offer.sdp)
+            case .reOffer(let sdp): exerciseMultiStream(sdp)
+            case .notify(let notify): _ = SoraJoin.name(of: notify.connection ?? notify.data.first, key: "name")
+            default: break
+            }
+        }
+        exerciseMultiStream(text)
         _ = WHEPJoin.iceServers(text)
         _ = WHEPJoin.resolve(text, against: "http://127.0.0.1:9/whep/x")
         let status = bytes.count >= 2 ? Int(bytes[0]) << 8 | Int(bytes[1]) : 0

@@ -208,7 +208,17 @@ enum CommandTable {
             "--join", .value, "URL", section: live,
             help: "Join a room as a WebRTC participant and record every publisher:\n"
                 + "janus+http://HOST:PORT/janus?room=ID[&pin=PIN] (a Janus VideoRoom;\n"
-                + "tracks named by display name, following joins and leaves)."),
+                + "tracks named by display name, following joins and leaves), or\n"
+                + "sora+wss://HOST[:PORT]/signaling?channel_id=ID (a Sora channel,\n"
+                + "recvonly; sora+ws:// without TLS; tracks named by notify metadata)."),
+        OptionSpec(
+            "--join-metadata", .value, "JSON|@FILE", section: live,
+            help: "The metadata of a Sora connect message (e.g. an access token;\n"
+                + "or ROOMTAP_SORA_METADATA). Never printed, logged or written."),
+        OptionSpec(
+            "--join-name-key", .value, "KEY", section: live,
+            help: "The member of a Sora publisher's notify metadata that names its\n"
+                + "track (default name; else its client_id, else connection_id)."),
         OptionSpec(
             "--whep", .repeatable, "NAME=URL", section: live,
             help: "Play a WHEP endpoint (WebRTC-HTTP egress) as track NAME.\n"

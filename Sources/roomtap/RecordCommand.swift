@@ -146,14 +146,30 @@ enum RecordCommand {
                 throw UsageError(description: "give --join or --whep, not both", command: "record")
             }
             if url.hasPrefix("sora+") {
+                guard var target = SoraTarget(url: url) else {
+                    throw UsageError(
+                        description: "--join '\(url)' must be sora+wss://HOST[:PORT]/signaling?channel_id=ID "
+                            + "(sora+ws:// without TLS)", command: "record")
+                }
+                target.client = "roomtap \(CommandDispatch.version)"
+                target.metadata = try soraMetadata(args)
+                if let key = args.value("--join-name-key") {
+                    guard !key.isEmpty else {
+                        throw UsageError(description: "--join-name-key must not be empty", command: "record")
+                    }
+                    target.nameKey = key
+                }
+                options.join = .sora(target)
+                return try parseICE(args, into: &options)
+            }
+            for option in ["--join-metadata", "--join-name-key"] where args.value(option) != nil {
                 throw UsageError(
-                    description: "--join \(url): joining a Sora channel is not supported yet; "
-                        + "use janus+http://HOST:PORT/janus?room=ID or --whep NAME=URL", command: "record")
+                    description: "\(option) is for --join sora+wss://...; give a Sora channel too", command: "record")
             }
             guard let target = JanusVideoRoomTarget(url: url) else {
                 throw UsageError(
                     description: "--join '\(url)' must be janus+http://HOST:PORT/janus?room=ID[&pin=PIN] "
-                        + "(janus+https:// for TLS)", command: "record")
+                        + "(janus+https:// for TLS) or sora+wss://HOST/signaling?channel_id=ID", command: "record")
             }
             options.join = .janus(target)
         } else if !whep.isEmpty {
@@ -179,6 +195,43 @@ enum RecordCommand {
             let token = args.value("--whep-token") ?? ProcessInfo.processInfo.environment["ROOMTAP_WHEP_TOKEN"]
             options.join = .whep(targets, token: token?.isEmpty == true ? nil : token)
         }
+        for option in ["--join-metadata", "--join-name-key"] where args.value(option) != nil && options.join == nil {
+            throw UsageError(
+                description: "\(option) is for --join sora+wss://...; give a Sora channel too", command: "record")
+        }
+        try parseICE(args, into: &options)
+    }
+
+    /// `--join-metadata JSON|@FILE`, else `ROOMTAP_SORA_METADATA`: the Sora connect message's
+    /// `metadata`. The text never appears in an error message (it may be a token).
+    private static func soraMetadata(_ args: ParsedArguments) throws(UsageError) -> JSONValue? {
+        var text: String
+        var origin = "--join-metadata"
+        if let given = args.value("--join-metadata") {
+            text = given
+            if given.hasPrefix("@") {
+                let path = String(given.dropFirst())
+                origin = "--join-metadata @\(path)"
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw UsageError(description: "\(origin): cannot read the file", command: "record")
+                }
+                text = String(decoding: data, as: UTF8.self)
+            }
+        } else if let environment = ProcessInfo.processInfo.environment["ROOMTAP_SORA_METADATA"], !environment.isEmpty {
+            text = environment
+            origin = "ROOMTAP_SORA_METADATA"
+        } else {
+            return nil
+        }
+        do { return try JSONValue(parsing: text) } catch {
+            throw UsageError(
+                description: "\(origin) is not JSON (\(error.message) at byte \(error.offset)); give a JSON value "
+                    + "such as {\"access_token\": \"...\"}", command: "record")
+        }
+    }
+
+    /// `--ice-host`, `--stun`: the local side of a WebRTC join.
+    private static func parseICE(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         for host in args.values("--ice-host") {
             guard options.join != nil else {
                 throw UsageError(

@@ -427,6 +427,7 @@ final class RoomRecording: Sendable {
         var controlsReported = 0
         var receptionChecked = false
         var receptionEnd: Int64?
+        var joinFailed = false
         while room.isRunning {
             progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
@@ -442,6 +443,12 @@ final class RoomRecording: Sendable {
             if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
                 lastFailureCheck = .now
                 for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
+                if !joinFailed, let failure = join?.failure {
+                    // The server would not take the join back: the files so far are finalized, exit 1.
+                    joinFailed = true
+                    shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
+                    stopRoom()
+                }
                 printSoraStreamingWarnings()
                 noteFailedFiles(announce: options.usesRealTimeClock)
             }

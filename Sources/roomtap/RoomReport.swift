@@ -277,7 +277,7 @@ struct RoomReport: Codable {
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {
-        /// `janus` or `whep`.
+        /// `janus`, `whep` or `sora`.
         var kind: String
         /// Janus's API base, or nil for WHEP (each publisher's id is its URL).
         var server: String?
@@ -285,6 +285,11 @@ struct RoomReport: Codable {
         var publishers: [Publisher]
         /// What roomtap published into the room (`--agent-publish`): RTP packets sent and not sent.
         var published: [Published]?
+        /// A Sora join: our connection, redirects, re-offers, pings, reconnects, notify and push
+        /// events (never the metadata).
+        var sora: SoraReport?
+        /// The line that ended the join mid-room, if one did.
+        var failure: String?
 
         struct Published: Codable {
             var rtpSent: Int
@@ -304,6 +309,16 @@ struct RoomReport: Codable {
             var rtcpPackets: Int
             var droppedDatagrams: Int
             var receiverReportsSent: Int
+            /// Sora's `client_id`, when the server gave one.
+            var clientID: String?
+            /// When the publisher was in the room (Unix seconds); a gap between two spans is a gap
+            /// in its track.
+            var presence: [Span]?
+        }
+
+        struct Span: Codable {
+            var joined: Double
+            var left: Double?
         }
 
         init(_ join: RoomJoin) {
@@ -314,7 +329,13 @@ struct RoomReport: Codable {
                 room = target.room
             case .whep:
                 kind = "whep"
+            case .sora(let target):
+                kind = "sora"
+                server = target.signalingURL
+                room = target.channelID
             }
+            sora = join.soraReport
+            failure = join.failure
             let published = join.published.map { Published(rtpSent: $0.counts.rtpSent, rtpUnsent: $0.counts.rtpUnsent) }
             self.published = published.isEmpty ? nil : published
             publishers = join.publishers.map { publisher in
@@ -324,7 +345,13 @@ struct RoomReport: Codable {
                     connections: publisher.connections,
                     setUpMs: publisher.setUpSeconds.map { ($0 * 10_000).rounded() / 10 },
                     rtpPackets: counts?.rtpPackets ?? 0, rtcpPackets: counts?.rtcpPackets ?? 0,
-                    droppedDatagrams: counts?.dropped ?? 0, receiverReportsSent: counts?.reportsSent ?? 0)
+                    droppedDatagrams: counts?.dropped ?? 0, receiverReportsSent: counts?.reportsSent ?? 0,
+                    clientID: publisher.clientID,
+                    presence: publisher.presence.isEmpty
+                        ? nil
+                        : publisher.presence.map {
+                            Span(joined: $0.joined.timeIntervalSince1970, left: $0.left?.timeIntervalSince1970)
+                        })
             }
         }
     }

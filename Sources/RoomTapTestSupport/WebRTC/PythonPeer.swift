@@ -18,6 +18,8 @@ public final class PythonPeer: @unchecked Sendable {
         case janusSubscriber = "janus_subscriber_check.py"
         case whepServer = "whep_server.py"
         case whepClient = "whep_client_check.py"
+        case soraStandin = "sora_standin.py"
+        case soraPublisher = "sora_publisher.py"
     }
 
     /// Why the peer could not start, with what it printed.

@@ -18,6 +18,9 @@ package enum SDPWriter {
         /// Our SSRC when we send.
         package var ssrc: UInt32?
         package var cname = "roomtap"
+        /// Candidates go separately (trickle ICE, Sora's `candidate` messages): the SDP carries none
+        /// and no `a=end-of-candidates`.
+        package var trickle = false
 
         package init(
             ufrag: String, password: String, fingerprint: String, candidates: [String], setup: String,
@@ -57,6 +60,34 @@ package enum SDPWriter {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// The answer to a multi-stream offer (Sora: an `m=audio` per publisher in one BUNDLE): every
+    /// section in `taken` (audio, Opus) answered `recvonly` (or `inactive` where the peer does not
+    /// send), all in our BUNDLE group; every other section rejected with port 0. `version` is the
+    /// `o=` line's session version, raised with each re-answer (RFC 3264 §8).
+    package static func multiStreamAnswer(
+        to offer: WebRTCSessionDescription, taking taken: Set<Int>, local: Local, sessionID: UInt64, version: UInt64
+    ) -> String {
+        var lines = header(sessionID: sessionID, version: version)
+        let mids = offer.media.indices.filter { taken.contains($0) }.map { offer.media[$0].mid ?? String($0) }
+        if !mids.isEmpty { lines.append("a=group:BUNDLE " + mids.joined(separator: " ")) }
+        lines.append("a=msid-semantic: WMS")
+        for (index, section) in offer.media.enumerated() {
+            if taken.contains(index) {
+                var sectionLocal = local
+                sectionLocal.direction = section.peerSends ? "recvonly" : "inactive"
+                lines += audioSection(
+                    payloadType: section.opusPayloadType ?? 111, parameters: section.opusParameters,
+                    mid: section.mid ?? String(index), local: sectionLocal)
+            } else {
+                lines.append("m=\(section.kind) 0 \(section.proto) \(section.formats.joined(separator: " "))")
+                lines.append("c=IN IP4 0.0.0.0")
+                if let mid = section.mid { lines.append("a=mid:\(mid)") }
+                lines.append("a=inactive")
+            }
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
     /// An offer of one Opus section (payload type 111, mid `0`), setup `actpass`.
     package static func offer(local: Local, sessionID: UInt64) -> String {
         var lines = header(sessionID: sessionID)
@@ -66,8 +97,8 @@ package enum SDPWriter {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    private static func header(sessionID: UInt64) -> [String] {
-        ["v=0", "o=roomtap \(sessionID) 2 IN IP4 127.0.0.1", "s=-", "t=0 0"]
+    private static func header(sessionID: UInt64, version: UInt64 = 2) -> [String] {
+        ["v=0", "o=roomtap \(sessionID) \(version) IN IP4 127.0.0.1", "s=-", "t=0 0"]
     }
 
     private static func audioSection(payloadType: UInt8, parameters: String?, mid: String, local: Local) -> [String] {
@@ -89,8 +120,10 @@ package enum SDPWriter {
             lines.append("a=ssrc:\(ssrc) cname:\(local.cname)")
             lines.append("a=ssrc:\(ssrc) msid:roomtap agent")
         }
-        lines += local.candidates.map { "a=" + $0 }
-        lines.append("a=end-of-candidates")
+        if !local.trickle {
+            lines += local.candidates.map { "a=" + $0 }
+            lines.append("a=end-of-candidates")
+        }
         return lines
     }
 }

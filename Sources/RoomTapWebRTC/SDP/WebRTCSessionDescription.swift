@@ -37,6 +37,9 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
         public var ssrcs: [UInt32] = []
         /// `a=rtcp-mux`.
         public var rtcpMux = false
+        /// The MediaStream id of `a=msid:<stream> <track>` (RFC 8830), else of the first
+        /// `a=ssrc:<ssrc> msid:<stream> <track>` (Sora: the sender's `connection_id`).
+        public var streamID: String?
 
         /// Whether the peer sends media in this section.
         public var peerSends: Bool { direction == "sendrecv" || direction == "sendonly" }
@@ -142,14 +145,47 @@ public struct WebRTCSessionDescription: Sendable, Equatable {
             if let argument, section.candidates.count < maxCandidates {
                 section.candidates.append("candidate:" + argument)
             }
+        case "msid":
+            if let argument, let stream = argument.split(separator: " ").first, stream.utf8.count <= 256 {
+                section.streamID = String(stream)
+            }
         case "ssrc":
-            if let argument, let ssrc = UInt32(argument.prefix { $0 != " " }), !section.ssrcs.contains(ssrc),
-                section.ssrcs.count < 16
+            guard let argument else { break }
+            if let ssrc = UInt32(argument.prefix { $0 != " " }), !section.ssrcs.contains(ssrc), section.ssrcs.count < 16
             {
                 section.ssrcs.append(ssrc)
             }
+            if section.streamID == nil, let range = argument.range(of: " msid:") {
+                let stream = argument[range.upperBound...].prefix { $0 != " " }
+                if !stream.isEmpty, stream.utf8.count <= 256 { section.streamID = String(stream) }
+            }
         default: break
         }
+    }
+
+    /// The sections a multi-stream receiver takes (a Sora offer: one `m=audio` per publisher, all
+    /// in one BUNDLE): every audio section with a port and Opus, each checked as
+    /// ``audioSection(receiving:)`` checks its one (ICE credentials, fingerprint, DTLS-SRTP).
+    /// Sections with port 0 (a sender that left), without Opus, or of other kinds are not taken.
+    /// Empty when no section is (an offer before any publisher has only port-0 or no audio);
+    /// throws for a taken section that cannot be received.
+    public func receivableAudioSections() throws(WebRTCError) -> [(index: Int, media: Media)] {
+        var taken: [(index: Int, media: Media)] = []
+        for (index, section) in media.enumerated()
+        where section.kind == "audio" && section.port != 0 && section.opusPayloadType != nil {
+            guard section.iceUfrag != nil, section.icePassword != nil else {
+                throw .sdp(
+                    "the peer's SDP has no ICE credentials (a=ice-ufrag, a=ice-pwd) for mid \(section.mid ?? "?")")
+            }
+            guard let fingerprint = section.fingerprint, fingerprint.contains(" ") else {
+                throw .sdp("the peer's SDP has no DTLS fingerprint (a=fingerprint) for mid \(section.mid ?? "?")")
+            }
+            guard section.proto.uppercased().contains("SAVP") else {
+                throw .sdp("the peer's audio is not DTLS-SRTP (m=audio \(section.port) \(section.proto))")
+            }
+            taken.append((index, section))
+        }
+        return taken
     }
 
     /// The section roomtap takes: the first audio section with a port, Opus, and the peer sending
