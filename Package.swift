@@ -119,7 +119,8 @@ let package = Package(
         .target(
             name: "RoomTapSora",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapWebRTC", "CNGHTTP2", "COpus", "COpenSSL",
+                "RoomTapSync", "RoomTapCore", "RoomTapRTP", "RoomTapJSON", "RoomTapWebRTC", "CNGHTTP2", "COpus",
+                "COpenSSL",
                 "CLinuxNet",
             ],
             swiftSettings: strict),

@@ -319,6 +319,13 @@ extension NothingLostRoundTwoTests {
         }
         now = try tracks()
         #expect(now["mix"]?["muted"] as? Bool == true && now["mix"]?["record_muted"] as? Bool == false)
+        // Let the room run past 1.5 s (mix.wav's size says how far it got) so the comparison below
+        // covers the speakers talking under those controls, however fast the steps above ran.
+        let mixPath = out.appendingPathComponent("mix.wav").path
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                ((try? FileManager.default.attributesOfItem(atPath: mixPath))?[.size] as? Int ?? 0) > 44 + 2 * 72_000
+            })
         _ = try roomtap(["stop"] + ["--control", control], expect: 0)
         #expect(recorder.wait(timeout: 60).status == 0)
 

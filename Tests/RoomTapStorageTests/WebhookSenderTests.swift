@@ -50,7 +50,11 @@ struct WebhookSenderTests {
         var accepted = 0
         for i in 0..<100 where sender.post(event: "e", body: ["i": .number(Double(i))]) { accepted += 1 }
         #expect(ContinuousClock.now - started < .milliseconds(200), "post never waits for the network")
-        #expect(accepted <= 5 && sender.counts.dropped >= 95)
+        // The queue holds 4 and the sender takes one at a time, each held 0.2 s by its retry: a
+        // loaded machine may let it take one or two more while the loop runs, never the flood.
+        #expect(
+            accepted <= 10 && sender.counts.dropped == 100 - accepted,
+            "accepted \(accepted), dropped \(sender.counts.dropped)")
         sender.close(timeout: 1)
         #expect(sender.counts.sent == 0 && sender.counts.failed >= 1)
         #expect(sender.lastError?.contains("webhook e") == true)

@@ -46,7 +46,7 @@ enum StopCommand {
         // The recording ended, but not whole: files cut short (a full disk) are a failure of the run.
         let errors = stopped?["errors"]?.arrayValue ?? []
         if let first = errors.first {
-            let what = errors.compactMap { $0["file"]?.stringValue }
+            let what = errors.compactMap { $0["file"]?.stringValue }.sorted()  // the order files failed in varies
             throw RuntimeError(
                 description: "the recording of \(directory) ended with \(errors.count) failed file(s)"
                     + (what.isEmpty ? "" : " (\(what.joined(separator: ", ")))") + ": "
