@@ -1,5 +1,7 @@
 import Foundation
 import RoomTapAgent
+import RoomTapSync
+import RoomTapTestSupport
 import Testing
 
 /// transcript.jsonl is outside input to `roomtap transcript`: hostile lines are refused with the
@@ -40,5 +42,35 @@ struct TranscriptFormatsTests {
             #expect(["first", "second", "third"].allSatisfy(rendered.contains), "\(format)")
         }
         #expect(TranscriptFormat.vtt.render(lines).contains("00:00:02.000 --> 00:00:02.000\n<v b>second"))
+    }
+}
+
+/// The writer's observers see every line after it is in the file, in file order, with the same
+/// text the file holds (the pipeline agent and Sora's streaming responses rely on it).
+@Suite("Transcript: observed lines")
+struct TranscriptObserverTests {
+    @Test func observersSeeEveryLineAsWrittenInOrder() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"), recordLagSamples: 480)
+        let seen = Locked<[TranscriptEntry]>([])
+        writer.observe { entry in
+            let inFile = (try? String(contentsOfFile: writer.path, encoding: .utf8)) ?? ""
+            #expect(inFile.hasSuffix(entry.json), "observed after the line is in the file")
+            seen.withLock { $0.append(entry) }
+        }
+        writer.write(startSample: 48_000, endSample: 96_000, speaker: "alice", text: "hello \"bob\"")
+        writer.write(startSample: 100, endSample: 50, speaker: "agent", text: "hi", interrupted: true)
+        writer.write(startSample: 0, endSample: 480, speaker: "bob", text: "x", onRecordTimeline: true)
+        writer.close()
+        writer.write(startSample: 0, endSample: 1, speaker: "late", text: "after close")
+        let entries = seen.withLock { $0 }
+        #expect(entries.map(\.speaker) == ["alice", "agent", "bob"])
+        #expect(entries[0].startSample == 48_480 && entries[0].endSample == 96_480, "the record lag added")
+        #expect(entries[1].endSample == entries[1].startSample && entries[1].interrupted)
+        #expect(entries[2].startSample == 0 && entries[2].endSample == 480, "on the record timeline: no lag")
+        let file = try String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8)
+        #expect(entries.map(\.json).joined() == file)
+        let parsed = try TranscriptLine.parse(file, source: "t")
+        #expect(parsed.map(\.text).sorted() == ["hello \"bob\"", "hi", "x"])
     }
 }

@@ -22,6 +22,7 @@ public final class TranscriptWriter: Sendable {
     public let recordLagSamples: Int64
     private let lines = Atomic<Int>(0)
     private let handle: Locked<FileHandle?>
+    private let observers = Locked<[@Sendable (TranscriptEntry) -> Void]>([])
 
     /// Errors opening the file.
     public struct OpenError: Error, CustomStringConvertible {
@@ -43,6 +44,14 @@ public final class TranscriptWriter: Sendable {
     /// Lines written.
     public var lineCount: Int { lines.load(ordering: .relaxed) }
 
+    /// Calls `observer` with every line written from now on (after it is in the file), on the
+    /// writing thread (a session's or the agent's, never the room clock's), in file order. The
+    /// observer must not block: hand the line to a thread of its own. Used by the pipeline agent
+    /// (who said what) and Sora's streaming responses.
+    public func observe(_ observer: @escaping @Sendable (TranscriptEntry) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
     /// Appends one utterance; room samples are 48 kHz, as heard (``recordLagSamples`` is added)
     /// unless `onRecordTimeline` (a speaker's record, already where the files hold it). Ignored
     /// after ``close()`` and after a line that could not be written (which closes the file).
@@ -54,11 +63,15 @@ public final class TranscriptWriter: Sendable {
         let line = Self.line(
             startSample: startSample + lag, endSample: endSample + lag, speaker: speaker, text: text,
             interrupted: interrupted)
+        let record = TranscriptEntry(
+            startSample: max(0, startSample + lag), endSample: max(startSample + lag, endSample + lag, 0),
+            speaker: speaker, text: text, interrupted: interrupted, json: line)
         handle.withLock { h in
             guard let file = h else { return }
             do {
                 try file.write(contentsOf: Data(line.utf8))
                 lines.add(1, ordering: .relaxed)
+                for observer in observers.withLock({ $0 }) { observer(record) }
             } catch {
                 // A full disk or a lost file ends the transcript (``lineCount`` says how far it
                 // got); the recording goes on.
@@ -91,4 +104,20 @@ public final class TranscriptWriter: Sendable {
             h = nil
         }
     }
+}
+
+/// One line of the transcript as it is written (``TranscriptWriter/observe(_:)``).
+///
+/// Thread: a value.
+public struct TranscriptEntry: Sendable, Equatable {
+    /// Room samples at 48 kHz, on the record's timeline (where the files hold the words).
+    public var startSample: Int64
+    public var endSample: Int64
+    /// `agent` or the human track name(s) joined with `+`.
+    public var speaker: String
+    public var text: String
+    /// An agent reply a barge-in cut.
+    public var interrupted: Bool
+    /// The JSON line as in transcript.jsonl, with its newline.
+    public var json: String
 }
