@@ -12,7 +12,7 @@ final class LogCapture: Sendable {
     var sink: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
 }
 
-/// A live room (real-time clock) with human tracks, the agent's voice track (collected), a
+/// A live room (real-time clock, or `roomClock`) with human tracks, the agent's voice track (collected), a
 /// mix-minus the agent hears, speaker activity on each human, and a fake Realtime server.
 final class AgentTestRig {
     static let key = "sk-test-SECRET-0123456789"
@@ -27,7 +27,8 @@ final class AgentTestRig {
     /// Connects the agent first (so its session audio starts at room sample 0), then starts the room.
     init(
         port: UInt16, humans: [(String, any FrameSource)], server: FakeRealtimeServer? = nil,
-        configure: (inout RealtimeAgentConfiguration) -> Void = { _ in }, startRoomAfterConnect: Bool = true
+        configure: (inout RealtimeAgentConfiguration) -> Void = { _ in }, startRoomAfterConnect: Bool = true,
+        roomClock: any RoomClock = RealTimeClock()
     ) throws {
         let fake = try server ?? FakeRealtimeServer(port: port, expectedKey: Self.key)
         self.server = fake
@@ -37,7 +38,7 @@ final class AgentTestRig {
         configuration.log = log.sink
         configure(&configuration)
         agent = try RealtimeAgent(configuration: configuration)
-        let room = Room(clock: RealTimeClock(), endsWhenSourcesFinish: false)
+        let room = Room(clock: roomClock, endsWhenSourcesFinish: false)
         self.room = room
         self.humans = humans.map { room.addTrack(name: $0.0, source: $0.1) }
         voiceTrack = agent.attach(to: room, hearing: self.humans).voice

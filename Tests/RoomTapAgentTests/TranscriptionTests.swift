@@ -195,6 +195,38 @@ import Testing
         #expect(heard.filter { $0 == 0 }.count == 1, "bob's session heard nothing: \(heard)")
     }
 
+    /// Muted on the record mid-room (`roomtap mute bob --scope record` while he talks): from that
+    /// tick on nothing of him is sent, and his line ends where the record went silent.
+    @Test func aSpeakerTakenOffTheRecordMidRoomIsSentNothingMore() throws {
+        let rig = try Rig([
+            ("alice", Self.speech(300, from: 0.3, to: 1.0)), ("bob", Self.speech(500, from: 0.3, to: 3.0)),
+        ])
+        let bob = try #require(rig.tracks.first { $0.name == "bob" })
+        #expect(waitUntil(timeout: .seconds(60)) { rig.room.position >= 48_000 })
+        bob.controls.setEnabled(false, scope: .record)
+        let mutedAt = Double(rig.room.position) / 48_000  // the tick it took effect, or just before
+        let written = rig.run(to: 4.5)
+        let session = try #require(rig.transcription.speakers.first { $0.track.name == "bob" })
+        // bob's session is the one whose audio is his 500 Hz tone.
+        let audios = rig.server.transcriptionConnections.map { rig.server.audio(connection: $0) }
+        let bobsAudio = try #require(
+            audios.first { a in
+                !a.isEmpty
+                    && toneAmplitude(500, in: a[...], rate: 24_000) > toneAmplitude(300, in: a[...], rate: 24_000)
+            })
+        // alice: 0.7 s of tone; bob: his tone from 0.3 s until the mute (0.7 s + the test's lag),
+        // never the 2.7 s he talked.
+        let bobVoiced = Double(bobsAudio.filter { abs($0) > 1_000 }.count) / 24_000
+        #expect(
+            bobVoiced >= 0.5 && bobVoiced <= mutedAt - 0.3 + 0.15,
+            "bob's tone sent: \(bobVoiced) s (muted at \(mutedAt) s)")
+        #expect(session.statistics.secondsSent <= mutedAt + 1.5, "\(session.statistics)")
+        let bobLines = written.filter { $0["speaker"] as? String == "bob" }
+        #expect(bobLines.count == 1, "\(written)")
+        let end = bobLines.first?["end"] as? Double ?? 99
+        #expect(end <= mutedAt + 0.1 + 0.15, "his line ends where the record went silent: \(end) s")
+    }
+
     @Test func aTurnCutOffByTheRoomsEndIsCommittedAndTranscribed() throws {
         // alice talks until the room stops: no silence ends her turn, so the end commits it.
         let rig = try Rig([("alice", SineSource(frequency: 300, amplitude: 8_000, offset: 48_000))])

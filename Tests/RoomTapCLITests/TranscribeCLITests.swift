@@ -89,6 +89,27 @@ struct TranscribeCLITests {
         }
         let roomJSON = try String(contentsOfFile: out.appendingPathComponent("room.json").path, encoding: .utf8)
         #expect(!roomJSON.contains(Self.key))
+
+        // The per-speaker lines as subtitles: one cue per line, the speaker as the WebVTT voice,
+        // in start order (alice, then bob) at the times transcript.jsonl holds.
+        let ordered = lines.sorted { ($0["start"] as? Double ?? 0) < ($1["start"] as? Double ?? 0) }
+        func stamp(_ seconds: Double, _ separator: String) -> String {
+            let ms = Int((seconds * 1000).rounded())
+            return String(format: "00:00:%02d%@%03d", ms / 1000, separator, ms % 1000)
+        }
+        let vtt = try roomtap(["transcript", out.path, "--format", "vtt"], expect: 0).stdout
+        let srt = try roomtap(["transcript", out.path, "--format", "srt"], expect: 0).stdout
+        var vttCues: [String] = []
+        var srtCues: [String] = []
+        for (n, line) in ordered.enumerated() {
+            let (start, end) = (line["start"] as? Double ?? -1, line["end"] as? Double ?? -1)
+            let (who, text) = (line["speaker"] as? String ?? "?", line["text"] as? String ?? "?")
+            vttCues.append("\(n + 1)\n\(stamp(start, ".")) --> \(stamp(end, "."))\n<v \(who)>\(text)\n")
+            srtCues.append("\(n + 1)\n\(stamp(start, ",")) --> \(stamp(end, ","))\n\(who): \(text)\n")
+        }
+        #expect(ordered.map { $0["speaker"] as? String } == ["alice", "bob"])
+        #expect(vtt == "WEBVTT\n\n" + vttCues.joined(separator: "\n"), "\(vtt)")
+        #expect(srt == srtCues.joined(separator: "\n"), "\(srt)")
         print(
             "transcribe: room \(t["roomSeconds"] ?? 0) s, sent \(t["secondsSent"] ?? 0) s: "
                 + speakers.map { "\($0["name"] ?? "") \($0["secondsSent"] ?? 0) s" }.joined(separator: ", "))

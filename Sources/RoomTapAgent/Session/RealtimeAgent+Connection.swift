@@ -53,9 +53,11 @@ extension RealtimeAgent {
                 s.generation = generation
                 s.connecting = connection
                 s.openingExpiresAt = nil
+                s.opening = true
                 return s.stopRequested
             }
             if cancelled { break }
+            defer { state.withLock { $0.opening = false } }
             do {
                 try connection.connect(redacting: configuration.apiKey)
             } catch {
@@ -98,7 +100,11 @@ extension RealtimeAgent {
             everConnected = true
             sessionsOpened.add(1, ordering: .relaxed)
             rollingOver = false
-            perform(state.withLock { s in opened(connection, &s) })
+            perform(
+                state.withLock { s in
+                    s.opening = false
+                    return opened(connection, &s)
+                })
             // After rollovers the session in use is another connection than the one opened here.
             let (ending, current, currentLife) = watch(connection, life)
             if case .stop = ending {
@@ -297,14 +303,17 @@ extension RealtimeAgent {
         let clock = configuration.clock
         let (generation, next, life) = makeConnection()
         var ready: Bool
+        // Incoming before it connects: its greeting (`expires_at`) may come before connect returns.
+        state.withLock { s in
+            s.opening = true
+            s.incoming = (generation, next)
+            s.incomingReady = false
+            s.incomingExpiresAt = nil
+        }
+        defer { state.withLock { $0.opening = false } }
         do {
             try next.connect(redacting: configuration.apiKey)
-            perform(
-                state.withLock { s -> [AgentAction] in
-                    s.incoming = (generation, next)
-                    s.incomingReady = false
-                    return setUp(next, &s)
-                })
+            perform(state.withLock { s in setUp(next, &s) })
             let deadline = clock.now + .seconds(5)
             var done = false
             while !done && clock.now < deadline && !life.isClosed {
@@ -315,6 +324,7 @@ extension RealtimeAgent {
         } catch {
             ready = false
         }
+        state.withLock { $0.opening = false }
         // The move happens at a quiet moment, checked under the same lock as the swap: a reply the
         // old session started meanwhile (server VAD) plays out there first. Says wait meanwhile.
         var actions: [AgentAction] = []

@@ -46,7 +46,10 @@ extension RealtimeAgent {
             }
             return []
         case .sessionUpdated:
-            if incoming { s.incomingReady = true }
+            if incoming {
+                s.incomingReady = true
+                wake.signal()  // the rollover waits for it (on whatever clock)
+            }
             return []
         case .error(let error):
             guard current || incoming else { return [] }
@@ -194,7 +197,10 @@ extension RealtimeAgent {
                 "the server refused a session.update (\(error.code ?? error.type): \(error.message)); the "
                 + "session keeps its previous settings"
             s.sessionWarning = warning
-            if incoming { s.incomingReady = true }
+            if incoming {
+                s.incomingReady = true
+                wake.signal()
+            }
             errors.add(1, ordering: .relaxed)
             return [.log(warning)]
         }

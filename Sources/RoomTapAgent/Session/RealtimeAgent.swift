@@ -86,6 +86,9 @@ public final class RealtimeAgent: @unchecked Sendable {
         /// committed and not yet acknowledged (`input_audio_buffer.committed`), oldest first.
         var pendingCommits: [(start: Int64, end: Int64)] = []
 
+        /// A session is being opened (its upgrade, or a rollover's set-up until it is ready).
+        var opening = false
+
         var isConnected: Bool { status == .connected && connection != nil }
     }
 
@@ -223,6 +226,11 @@ public final class RealtimeAgent: @unchecked Sendable {
         get { state.withLock { $0.hearing } }
         set { state.withLock { $0.hearing = newValue } }
     }
+
+    /// A session is being opened: an upgrade in flight, or a rollover's new session not yet
+    /// set up. A virtual-time driver (``ManualAgentClock``) holds time still meanwhile, as the
+    /// wall clock barely moves while it happens. Any thread.
+    package var isOpeningSession: Bool { state.withLock { $0.opening } }
 
     /// A snapshot of the state and counters.
     public var statistics: RealtimeAgentStatistics {

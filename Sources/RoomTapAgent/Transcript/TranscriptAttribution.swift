@@ -4,9 +4,9 @@
 /// offsets, and the recent lines replayed into a new session as one summary.
 ///
 /// Thread: a value, kept under the agent's lock; it decides lines, the agent writes them after.
-struct TranscriptAttribution {
+package struct TranscriptAttribution {
     /// One assistant item's audio on the voice track.
-    struct VoiceItem {
+    package struct VoiceItem {
         let id: String
         let responseID: String
         let contentIndex: Int
@@ -30,13 +30,20 @@ struct TranscriptAttribution {
     private var humanSpeech: [String: (start: Int64?, end: Int64?)] = [:]
     private var recent: [(agent: Bool, text: String)] = []
 
-    init(contextLines: Int) { self.contextLines = contextLines }
+    package init(contextLines: Int) { self.contextLines = contextLines }
+
+    /// How far a truncate stays under the audio received of an item, in ms. The service refuses
+    /// a truncate past the item's audio ("already shorter than"), and its item may be a few ms
+    /// shorter than the samples that reached us (its own rounding of the chunks to ms); a cut
+    /// within this margin of the end claims the end less the margin, so no truncate ever claims
+    /// more than the server has.
+    package static let truncationMarginMs: Int64 = 20
 
     // MARK: The agent's items
 
     /// Audio of `itemID` arrived; false when it is to be dropped (the item was cut). `start` is
     /// where a new item begins on the voice ring.
-    mutating func receive(
+    package mutating func receive(
         itemID: String, responseID: String, contentIndex: Int, session: Int, samples: Int,
         start: @autoclosure () -> Int64
     ) -> Bool {
@@ -58,7 +65,7 @@ struct TranscriptAttribution {
     }
 
     /// What the server is told of an item a barge-in cut.
-    enum Cut: Equatable {
+    package enum Cut: Equatable {
         /// `conversation.item.truncate` at the audio really played, in ms.
         case truncate(itemID: String, contentIndex: Int, audioEndMs: Int)
         /// `conversation.item.delete`: nothing of it played (a truncate to 0 ms is refused for an
@@ -69,21 +76,21 @@ struct TranscriptAttribution {
     /// Playback was flushed at ring position `stoppedAt`: every item not fully played is cut
     /// there; returns what to tell the server of the items of `session`: those that had started
     /// playing are truncated at the audio really played, in ms, clamped to what was received;
-    /// those nothing of which played are deleted.
-    mutating func cut(at stoppedAt: Int64, session: Int) -> [Cut] {
+    /// those nothing of which played are deleted. The truncation point stays
+    /// ``truncationMarginMs`` under what was received; an item the margin leaves nothing
+    /// of is deleted.
+    package mutating func cut(at stoppedAt: Int64, session: Int) -> [Cut] {
         var cuts: [Cut] = []
         for i in items.indices where items[i].stoppedAt == nil && items[i].end > stoppedAt {
             items[i].stoppedAt = max(stoppedAt, items[i].start)
             guard items[i].session == session else { continue }
             let played = stoppedAt - items[i].start
-            guard played > 0 else {
+            let endMs = min(played / 48, items[i].received / 24 - Self.truncationMarginMs)
+            guard endMs > 0 else {
                 cuts.append(.delete(itemID: items[i].id))
                 continue
             }
-            cuts.append(
-                .truncate(
-                    itemID: items[i].id, contentIndex: items[i].contentIndex,
-                    audioEndMs: Int(min(played / 48, items[i].received / 24))))
+            cuts.append(.truncate(itemID: items[i].id, contentIndex: items[i].contentIndex, audioEndMs: Int(endMs)))
         }
         return cuts
     }
