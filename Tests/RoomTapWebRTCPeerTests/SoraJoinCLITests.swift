@@ -152,16 +152,9 @@ import Testing
         let recorded = try #require(pcmWAVFirstChannel(out + "/Alice.wav"), "\(outcome.stderr)").samples
         #expect(recorded.filter { abs(Int($0)) > 500 }.count > 24_000, "the speech after the reconnect is recorded")
         let match = bestAlignment(source: alice.samples, recorded: recorded)
-        // Known weakness of the jitter buffer, not of the join: a stream that restarts (new SSRC,
-        // new timestamps, after `leave()`) keeps its drift estimator, which reads the restart's step
-        // in skew as a sliding clock and stretches the record a sample per frame (measured: 1606
-        // samples corrected over 16 s, correlation 0.21 in 2 of 3 runs, 0.95+ in the other).
-        withKnownIssue(
-            "record drift correction after a stream restart (JitterInserter.restart keeps DriftEstimator)",
-            isIntermittent: true
-        ) {
-            #expect(match.correlation >= 0.95, "after the reconnect: correlation \(match.correlation) at \(match.lag)")
-        }
+        // The restarted stream's new anchor is no drifting clock (DriftEstimator.restart): the
+        // speech after the reconnect is the sender's, unstretched.
+        #expect(match.correlation >= 0.95, "after the reconnect: correlation \(match.correlation) at \(match.lag)")
         let room = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/room.json")))
                 as? [String: Any])
