@@ -222,7 +222,7 @@ final class HTTP2Connection {
             guard let handler = stream.handler, stream.response == nil else { continue }
             let result = handler.service(now: now, unsentResponse: stream.body.count - stream.bodySent)
             if result.consumed > 0 { consume(id, stream, result.consumed) }
-            if let part = result.streamed { send(part, on: id, stream) }
+            if let part = result.streamed { submitPart(part, on: id, stream) }
             if let response = result.response {
                 stream.handler = nil
                 submit(response, on: id)
@@ -318,12 +318,12 @@ final class HTTP2Connection {
     private func submit(_ response: HTTP2Response, on id: Int32) {
         guard let stream = streams[id] else { return }
         stream.response = response
-        send(response, on: id, stream)
+        submitPart(response, on: id, stream)
     }
 
     /// Submits the response's head with `part`'s status and content type, the first time; appends
     /// `part`'s body to what the stream sends and wakes a deferred body.
-    private func send(_ part: HTTP2Response, on id: Int32, _ stream: Stream) {
+    private func submitPart(_ part: HTTP2Response, on id: Int32, _ stream: Stream) {
         guard let session else { return }
         stream.body += part.body
         guard !stream.started else {
@@ -451,7 +451,7 @@ final class HTTP2Connection {
 
     /// The response body, from the stream's ``Stream/body``, in one or more DATA frames; the end of
     /// the stream once the final response's body is out, DEFERRED while a streamed response waits
-    /// for its next part (``send(_:on:_:)`` resumes it).
+    /// for its next part (``submitPart(_:on:_:)`` resumes it).
     private static let readBody: nghttp2_data_source_read_callback = { _, id, buffer, length, flags, _, user in
         let c = connection(user)
         guard let stream = c.streams[id], let buffer, let flags else {

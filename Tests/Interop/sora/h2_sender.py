@@ -88,7 +88,8 @@ def main():
             conn.send_data(stream, chunk)
             sock.sendall(conn.data_to_send())
             sent += len(chunk)
-    print(f"early_lines={state['body'].count(b'\n')}", file=sys.stderr)
+    early = state["body"].count(b"\n")
+    print(f"early_lines={early}", file=sys.stderr)
     if not state["ended"]:
         conn.end_stream(stream)
         sock.sendall(conn.data_to_send())
