@@ -51,6 +51,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     private let current = Locked<(generation: Int, connection: PeerConnection?, client: WebSocketClient?)>(
         (0, nil, nil))
     private let routes = Locked<[UInt32: JoinedPublisher]>([:])
+    /// Our own sendonly connections (`--agent-publish`).
+    private let sending = Locked<[SoraPublish]>([])
     private let state = Locked(State())
 
     /// What the WebSocket thread hands over.
@@ -169,7 +171,18 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         }
     }
 
+    /// `--agent-publish`: `connection` into the channel as a second, `sendonly` Sora connection
+    /// (``SoraPublish``) named `display`; its own stream is never one of the recorder's tracks.
+    func publish(_ connection: PeerConnection, ssrc: UInt32, display: String, join: RoomJoin) throws(WebRTCError) {
+        let sender = SoraPublish(target)
+        sending.withLock { $0.append(sender) }
+        try sender.connect(
+            connection, ssrc: ssrc, display: display, fingerprint: join.certificate.fingerprint,
+            timeout: join.options.connectTimeout)
+    }
+
     func close(_ join: RoomJoin) {
+        for sender in sending.withLock({ $0 }) { sender.close() }
         if let client, client.isOpen {
             client.send(text: SoraMessage.disconnect)
             client.close(code: 1000, reason: "NO-ERROR")
@@ -304,10 +317,11 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         let answer = try connection.answerMultiStream(offer: sdp)
         client?.send(text: SoraMessage.answer(answer.sdp, re: re))
         let own = state.withLock { $0.ownConnectionID }
+        let ours = Set(sending.withLock { $0.compactMap { $0.connectionID.withLock { $0 } } })
         var offered: [String: [UInt32]] = [:]
         for index in answer.taken {
             let section = answer.offer.media[index]
-            guard section.peerSends, let id = section.streamID, id != own else { continue }
+            guard section.peerSends, let id = section.streamID, id != own, !ours.contains(id) else { continue }
             offered[id, default: []] += section.ssrcs
         }
         let ended = state.withLock { s -> [Stream] in
