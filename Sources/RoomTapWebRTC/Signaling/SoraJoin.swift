@@ -173,10 +173,13 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
 
     /// `--agent-publish`: `connection` into the channel as a second, `sendonly` Sora connection
     /// (``SoraPublish``) named `display`; its own stream is never one of the recorder's tracks.
-    func publish(_ connection: PeerConnection, ssrc: UInt32, display: String, join: RoomJoin) throws(WebRTCError) {
+    /// Returns Opus's payload type in Sora's offer (what the packets must carry).
+    func publish(_ connection: PeerConnection, ssrc: UInt32, display: String, join: RoomJoin) throws(WebRTCError)
+        -> UInt8
+    {
         let sender = SoraPublish(target)
         sending.withLock { $0.append(sender) }
-        try sender.connect(
+        return try sender.connect(
             connection, ssrc: ssrc, display: display, fingerprint: join.certificate.fingerprint,
             timeout: join.options.connectTimeout)
     }

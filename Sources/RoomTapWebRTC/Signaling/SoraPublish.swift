@@ -29,9 +29,10 @@ final class SoraPublish: @unchecked Sendable {
 
     /// Connects `connection` as a `sendonly` Sora connection sending `ssrc`, `display` in its
     /// notify metadata; returns when DTLS is up. Throws one line (Sora's reason when it refused).
-    /// `fingerprint`: the DTLS certificate's, for the capability offer.
+    /// `fingerprint`: the DTLS certificate's, for the capability offer. Returns Opus's payload
+    /// type in Sora's offer (the packets must carry it).
     func connect(_ connection: PeerConnection, ssrc: UInt32, display: String, fingerprint: String, timeout: Double)
-        throws(WebRTCError)
+        throws(WebRTCError) -> UInt8
     {
         var url = target.signalingURL
         var redirected = false
@@ -77,6 +78,7 @@ final class SoraPublish: @unchecked Sendable {
         client?.send(text: SoraMessage.answer(answer, re: false))
         for candidate in connection.localCandidates { client?.send(text: SoraMessage.candidate(candidate)) }
         try connection.waitUntilConnected(timeout: max(1, deadline.timeIntervalSinceNow))
+        return (try? WebRTCSessionDescription.parse(offer.sdp).audioSection().1.opusPayloadType) ?? 111
     }
 
     /// Hangs up (`disconnect`, then a normal close). Idempotent.
