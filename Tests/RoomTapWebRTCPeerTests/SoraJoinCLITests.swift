@@ -282,11 +282,9 @@ import Testing
             pcmWAVFirstChannel(scratch.appendingPathComponent("listener/agent.wav").path),
             "the listener has no agent track: \(heard.stderr)\n\(log)"
         ).samples
-        let onset = try #require(spoken.firstIndex { abs($0) > 500 })
-        let arrived = try #require(received.firstIndex { abs($0) > 500 }, "the channel heard nothing of the agent")
-        let match = bestAlignment(
-            source: Array(spoken[onset..<onset + 40_000]),
-            recorded: Array(received[max(0, arrived - 480)..<min(received.count, arrived + 41_000)]))
+        let match = try #require(
+            agentVoiceMatch(spoken: spoken, received: received), "the channel heard nothing of the agent")
+        print("sora agent-publish: the listener's agent.wav against the agent's own: correlation \(match.correlation)")
         // As through Janus (0.86 there): the tone through a second Opus encode, the stand-in's
         // aiortc relay and the listener's decode; a silent or garbled voice scores ~0.
         #expect(match.correlation >= 0.8, "the channel hears the agent: correlation \(match.correlation)")

@@ -530,7 +530,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         reason.isEmpty ? "WebSocket close code \(code)" : "\(reason) (WebSocket close code \(code))"
     }
 
-    private static func token(_ count: Int) -> String {
+    /// `count` random letters and digits (ICE credentials of a capability offer).
+    static func token(_ count: Int) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         return String((0..<count).map { _ in alphabet.randomElement()! })
     }

@@ -118,7 +118,7 @@ final class SoraPublish: @unchecked Sendable {
         // The capability offer the SDKs send (sendonly, our SSRC); the server offers, we answer.
         let capability = SDPWriter.offer(
             local: SDPWriter.Local(
-                ufrag: Self.token(8), password: Self.token(24), fingerprint: fingerprint,
+                ufrag: SoraJoin.token(8), password: SoraJoin.token(24), fingerprint: fingerprint,
                 candidates: [], setup: "actpass", direction: "sendonly", ssrc: ssrc),
             sessionID: UInt64.random(in: 1...1 << 62))
         client.send(
@@ -141,11 +141,6 @@ final class SoraPublish: @unchecked Sendable {
             return true
         }
         if queued { arrived.signal() }
-    }
-
-    private static func token(_ count: Int) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        return String((0..<count).map { _ in alphabet.randomElement()! })
     }
 
     private func next(until deadline: Date) -> WebSocketEvent? {
