@@ -32,8 +32,15 @@ final class HTTP2Connection {
     final class Stream {
         var head = HTTP2RequestHead()
         var handler: (any HTTP2RequestHandler)?
+        /// The final response (the handler is done).
         var response: HTTP2Response?
-        var responseSent = 0
+        /// Whether the response's head has been submitted (a final or a first streamed part).
+        var started = false
+        /// Response body bytes not yet taken by libnghttp2 (from `bodySent` on).
+        var body: [UInt8] = []
+        var bodySent = 0
+        /// libnghttp2 was told there is no more body for now (``readBody`` returned DEFERRED).
+        var deferred = false
         /// Body bytes received and not yet given back to the window.
         var unconsumed = 0
         /// Body bytes nobody takes, to give back at the next service.
@@ -213,8 +220,9 @@ final class HTTP2Connection {
                 stream.discarded = 0
             }
             guard let handler = stream.handler, stream.response == nil else { continue }
-            let result = handler.service(now: now)
+            let result = handler.service(now: now, unsentResponse: stream.body.count - stream.bodySent)
             if result.consumed > 0 { consume(id, stream, result.consumed) }
+            if let part = result.streamed { submitPart(part, on: id, stream) }
             if let response = result.response {
                 stream.handler = nil
                 submit(response, on: id)
@@ -306,9 +314,27 @@ final class HTTP2Connection {
         nghttp2_session_consume(session, id, n)
     }
 
+    /// Ends the stream's response with `response` (whole, or the last part of a streamed one).
     private func submit(_ response: HTTP2Response, on id: Int32) {
-        guard let session, let stream = streams[id] else { return }
+        guard let stream = streams[id] else { return }
         stream.response = response
+        submitPart(response, on: id, stream)
+    }
+
+    /// Submits the response's head with `part`'s status and content type, the first time; appends
+    /// `part`'s body to what the stream sends and wakes a deferred body.
+    private func submitPart(_ part: HTTP2Response, on id: Int32, _ stream: Stream) {
+        guard let session else { return }
+        stream.body += part.body
+        guard !stream.started else {
+            if stream.deferred {
+                stream.deferred = false
+                _ = nghttp2_session_resume_data(session, id)
+            }
+            return
+        }
+        stream.started = true
+        let response = part
         let fields = [(":status", String(response.status)), ("content-type", response.contentType)]
         var storage = fields.map { (Array($0.0.utf8), Array($0.1.utf8)) }
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
@@ -423,21 +449,29 @@ final class HTTP2Connection {
         return 0
     }
 
-    /// The response body, from the stream's ``Stream/response``, in one or more DATA frames.
+    /// The response body, from the stream's ``Stream/body``, in one or more DATA frames; the end of
+    /// the stream once the final response's body is out, DEFERRED while a streamed response waits
+    /// for its next part (``submitPart(_:on:_:)`` resumes it).
     private static let readBody: nghttp2_data_source_read_callback = { _, id, buffer, length, flags, _, user in
         let c = connection(user)
-        guard let stream = c.streams[id], let response = stream.response, let buffer, let flags else {
+        guard let stream = c.streams[id], let buffer, let flags else {
             flags?.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
             return 0
         }
-        let n = min(length, response.body.count - stream.responseSent)
+        let n = min(length, stream.body.count - stream.bodySent)
         if n > 0 {
-            response.body.withUnsafeBufferPointer {
-                buffer.update(from: $0.baseAddress! + stream.responseSent, count: n)
-            }
-            stream.responseSent += n
+            stream.body.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + stream.bodySent, count: n) }
+            stream.bodySent += n
         }
-        if stream.responseSent == response.body.count { flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
+        guard stream.bodySent == stream.body.count else { return n }
+        stream.body.removeAll(keepingCapacity: true)
+        stream.bodySent = 0
+        if stream.response != nil {
+            flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
+        } else if n == 0 {
+            stream.deferred = true
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
         return n
     }
 }

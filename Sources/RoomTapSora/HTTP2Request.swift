@@ -19,7 +19,8 @@ package struct HTTP2RequestHead: Sendable {
     package func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
 }
 
-/// A whole response: status, content type, body (sent at once, then the stream ends).
+/// A response, or a part of one: status, content type, body. Given as ``HTTP2ServiceResult/response``
+/// it is sent whole and the stream ends; as ``HTTP2ServiceResult/streamed`` the stream stays open.
 package struct HTTP2Response: Sendable, Equatable {
     package var status: Int
     package var contentType: String
@@ -32,27 +33,36 @@ package struct HTTP2Response: Sendable, Equatable {
     }
 }
 
-/// What a handler asks of the server after ``HTTP2RequestHandler/service(now:)``.
+/// What a handler asks of the server after ``HTTP2RequestHandler/service(now:unsentResponse:)``.
 package struct HTTP2ServiceResult: Sendable {
     /// Body bytes the handler is done with since the last call: the server gives them back to the
     /// client's flow-control window (RFC 9113 §5.2), so a client can never be more than one window
     /// ahead of what the handler has taken.
     package var consumed = 0
-    /// The response, once the request is finished (the handler is not called again).
+    /// The response, once the request is finished (the handler is not called again). After a
+    /// ``streamed`` part its status and content type are not sent again (the head went out with
+    /// the first part); its body is the last of the stream's.
     package var response: HTTP2Response?
+    /// A part of the response while the request goes on: the first part's status and content type
+    /// go out as the response's head, each part's body as DATA, and the stream stays open for the
+    /// next (libnghttp2 defers the body until there is more, RFC 9113 §8.1).
+    package var streamed: HTTP2Response?
     /// `CLOCK_MONOTONIC` ns at which the handler wants to be served again (nil: at the next event).
     package var wakeAt: UInt64?
 
-    package init(consumed: Int = 0, response: HTTP2Response? = nil, wakeAt: UInt64? = nil) {
+    package init(
+        consumed: Int = 0, response: HTTP2Response? = nil, streamed: HTTP2Response? = nil, wakeAt: UInt64? = nil
+    ) {
         self.consumed = consumed
         self.response = response
+        self.streamed = streamed
         self.wakeAt = wakeAt
     }
 }
 
 /// One request taken by the delegate. Called on the server's thread only, in this order:
 /// ``receive(_:)`` for each DATA chunk and ``endOfBody()`` once (each followed by
-/// ``service(now:)``), ``service(now:)`` again whenever its `wakeAt` comes, until it returns a
+/// ``service(now:unsentResponse:)``), ``service(now:unsentResponse:)`` again whenever its `wakeAt` comes, until it returns a
 /// response; or ``cancel(serverStopping:)`` once if the stream ends first (the client reset it or
 /// hung up, or the server is stopping).
 package protocol HTTP2RequestHandler: AnyObject {
@@ -60,8 +70,10 @@ package protocol HTTP2RequestHandler: AnyObject {
     func receive(_ bytes: UnsafeRawBufferPointer)
     /// The client ended the body (END_STREAM).
     func endOfBody()
-    /// Works through what is due at `now` (`CLOCK_MONOTONIC` ns).
-    func service(now: UInt64) -> HTTP2ServiceResult
+    /// Works through what is due at `now` (`CLOCK_MONOTONIC` ns). `unsentResponse`: bytes of the
+    /// response streamed so far that the client has not taken yet (its flow-control window is
+    /// full): a handler holds further parts back while it is large.
+    func service(now: UInt64, unsentResponse: Int) -> HTTP2ServiceResult
     /// The stream ended before the handler answered: the client's doing, or (`serverStopping`)
     /// the server's.
     func cancel(serverStopping: Bool)

@@ -11,7 +11,7 @@ import RoomTapSync
 /// (``HTTP2Connection``); this type binds, accepts and runs one poll loop.
 ///
 /// One thread (`roomtap.h2`) serves every connection: it polls the listening socket, the
-/// connections and an eventfd (``stop()``), with a timeout at the earliest time a handler asked to
+/// connections and an eventfd (``stop()``, ``wake()``), with a timeout at the earliest time a handler asked to
 /// be served again, so handlers that pace their work (``HTTP2ServiceResult/wakeAt``) need no
 /// thread of their own. At most ``maxConnections`` clients at once; more are closed on accept.
 ///
@@ -127,6 +127,10 @@ package final class HTTP2Server: @unchecked Sendable {
         if started.withLock({ $0 }) { finished.wait() }
     }
 
+    /// Serves every handler at once (something a handler waits for has come from another
+    /// thread). Any thread; never blocks.
+    package func wake() { _ = roomtap_eventfd_signal(wakeFD) }
+
     // MARK: - The loop (server thread)
 
     private func serve() {
@@ -144,7 +148,12 @@ package final class HTTP2Server: @unchecked Sendable {
                 wake.map { $0 <= now ? 0 : Int32(min(1_000, ($0 - now + 999_999) / 1_000_000)) } ?? 1_000
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 && errno != EINTR { break }
-            if fds[0].revents != 0 { continue }  // stop() woke us: the loop condition ends it
+            if fds[0].revents != 0 {
+                // stop() (the loop condition ends it) or wake() (serve the handlers now).
+                var count: UInt64 = 0
+                _ = read(wakeFD, &count, MemoryLayout<UInt64>.size)
+                if stopping.withLock({ $0 }) { continue }
+            }
             if fds[1].revents & Int16(POLLIN) != 0 { acceptClients() }
             for (i, c) in connections.enumerated() where i + 2 < fds.count && fds[i + 2].revents != 0 {
                 if fds[i + 2].revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 { c.readAvailable() }

@@ -28,10 +28,15 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
         /// PEM certificate chain and private key: serve `https://` (TLS 1.2+, ALPN h2); nil: h2c.
         public var tlsCertificate: String?
         public var tlsKey: String?
+        /// Whether responses carry result lines (``SoraAudioStreaming/postResult(track:text:start:end:)``,
+        /// `--transcribe`) and stay open a while after the body ends for the last of them.
+        public var results: Bool
 
         public init(
-            listen: ListenAddress, names: [String: String] = [:], tlsCertificate: String? = nil, tlsKey: String? = nil
+            listen: ListenAddress, names: [String: String] = [:], tlsCertificate: String? = nil, tlsKey: String? = nil,
+            results: Bool = false
         ) {
+            self.results = results
             self.listen = listen
             self.names = names
             self.tlsCertificate = tlsCertificate
@@ -99,6 +104,25 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     /// Stops serving: open requests are cancelled (their tracks go silent), connections closed.
     /// Idempotent; returns when the server's thread has ended.
     public func stop() { server.stop() }
+
+    /// Sends a final transcription of track `name` to its connection's open response, as one line
+    /// in suzu's shape with the connection and room times: `{"type": "openai", "is_final": true,
+    /// "message": text, "connection_id": ..., "start": s, "end": s}` (`start`, `end`: room seconds,
+    /// where the files hold the words). Ignored for a track that is not a Sora connection's or
+    /// without ``Options/results``; dropped (counted in the connection's report) when no request of
+    /// the connection is open or its client does not read. Any thread; never blocks.
+    public func postResult(track name: String, text: String, start: Double, end: Double) {
+        guard options.results, let track = state.withLock({ s in s.order.first { $0.name == name } }) else { return }
+        let line = JSONValue.object([
+            "type": .string("openai"), "is_final": .bool(true), "message": .string(text),
+            "connection_id": .string(track.connectionID), "start": .number(Self.rounded(start)),
+            "end": .number(Self.rounded(end)),
+        ]).jsonText
+        if track.results.post(line) { server.wake() }
+    }
+
+    /// Seconds to the millisecond, as transcript.jsonl has them.
+    private static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
     /// Log lines since the last call (what went wrong with which request), plus a line counting
     /// those not kept. Any thread.
@@ -168,7 +192,7 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
         return .handle(
             SoraStreamRequest(
                 track: track, clock: clock, peer: peer, maxBackdate: maxBackdate(),
-                log: { [weak self] in self?.log($0) }))
+                results: options.results ? track.results : nil, log: { [weak self] in self?.log($0) }))
     }
 
     /// How far a late request's first packet may be dated back: the record delay less 200 ms

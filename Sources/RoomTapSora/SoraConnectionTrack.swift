@@ -44,6 +44,10 @@ public final class SoraConnectionTrack: @unchecked Sendable {
         public var lastError: String?
         /// Whether a request is streaming now.
         public var streaming = false
+        /// Result lines (`--transcribe`) sent in the connection's responses, and those dropped
+        /// (no request open when they came, or a client that did not read them).
+        public var resultLines = 0
+        public var droppedResultLines = 0
     }
 
     /// Sora's connection id.
@@ -71,8 +75,15 @@ public final class SoraConnectionTrack: @unchecked Sendable {
         state = Locked(Report(connectionID: connectionID, track: name))
     }
 
+    /// The connection's result lines on their way to its open response.
+    let results = SoraResultLines()
+
     /// The connection's figures now. Any thread.
-    public var report: Report { state.withLock { $0 } }
+    public var report: Report {
+        var report = state.withLock { $0 }
+        (report.resultLines, report.droppedResultLines) = results.counts
+        return report
+    }
 
     /// Whether a request of this connection is open. Any thread.
     var isStreaming: Bool { state.withLock { $0.streaming } }

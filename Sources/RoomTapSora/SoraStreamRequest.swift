@@ -6,13 +6,21 @@ import RoomTapJSON
 /// timestamps: the bytes not yet due stay unconsumed, and HTTP/2 flow control holds the sender
 /// back (``HTTP2ServiceResult/consumed``).
 ///
-/// Answers, as suzu does, with `200` and `content-type: application/json` once the body has ended
-/// and every packet is on the track. The body would carry one JSON object per line with each final
-/// transcription of the speaker (`--transcribe`); roomtap has no transcription of its own yet, so
-/// the body is empty (``resultLines`` is the hook). A malformed frame (length 0, more than 1500
-/// bytes, or cut short by the end of the body) ends the request with `400` and
-/// `{"type":"error","reason":...}`, and a log line; the packets before it stay on the track, and
-/// the room and every other request go on.
+/// Answers, as suzu does, with `200` and `content-type: application/json`. Without results
+/// (``init``'s `results` nil) the answer comes once the body has ended and every packet is on the
+/// track, with an empty body. With them (`--transcribe`), each result line posted for the
+/// connection (``SoraResultLines``: one JSON object a line, a final transcription of the speaker)
+/// goes out as soon as it is posted, the `200` head with the first, while the body still streams;
+/// after the body ends the response stays open until no line has come for ``resultLinger`` (the
+/// words spoken last are transcribed after they were sent), then ends. Lines are held back while
+/// more than ``maxUnsentResponse`` bytes of the response wait for the client to read them (HTTP/2
+/// flow control), and the line queue is bounded, so a client that does not read loses lines
+/// (counted), never the transcript's writer its time.
+///
+/// A malformed frame (length 0, more than 1500 bytes, or cut short by the end of the body) ends
+/// the request with `400` and `{"type":"error","reason":...}`, and a log line; the packets before
+/// it stay on the track, and the room and every other request go on. When result lines went out
+/// already the status was `200`: the error line ends the stream then.
 ///
 /// Thread: confined to the server's thread (an ``HTTP2RequestHandler``).
 final class SoraStreamRequest: HTTP2RequestHandler {
@@ -26,14 +34,27 @@ final class SoraStreamRequest: HTTP2RequestHandler {
     private var ended = false
     private var shift: Int64?
     private var frames = 0
-    /// Result lines waiting for the response body (the `--transcribe` hook; always empty now).
-    var resultLines: [String] = []
+    /// The connection's result lines (nil: no results, the response comes at the body's end).
+    private let results: SoraResultLines?
+    /// When the body ended, and when the last result line was taken (`CLOCK_MONOTONIC` ns).
+    private var endedAt: UInt64?
+    private var lastResultAt: UInt64 = 0
+    /// Whether the response's head went out with a result line (the status is 200 then).
+    private var streaming = false
+
+    /// How long the response stays open after the body ended without a new result line (ns).
+    static let resultLinger: UInt64 = 3_000_000_000
+    /// Bytes of streamed response the client may leave unread before lines are held back.
+    static let maxUnsentResponse = 64 * 1024
 
     /// `maxBackdate`: ns a late first packet may be dated back (see ``arrival(due:now:)``).
+    /// `results`: the connection's result lines, opened here and closed when the request ends.
     init(
         track: SoraConnectionTrack, clock: SoraStreamClock, peer: String, maxBackdate: UInt64,
-        log: @escaping (String) -> Void
+        results: SoraResultLines? = nil, log: @escaping (String) -> Void
     ) {
+        self.results = results
+        results?.open()
         self.maxBackdate = maxBackdate
         self.track = track
         self.clock = clock
@@ -45,7 +66,23 @@ final class SoraStreamRequest: HTTP2RequestHandler {
 
     func endOfBody() { ended = true }
 
-    func service(now: UInt64) -> HTTP2ServiceResult {
+    func service(now: UInt64, unsentResponse: Int) -> HTTP2ServiceResult {
+        var result = serviceBody(now: now)
+        guard let results else { return result }
+        if unsentResponse < Self.maxUnsentResponse || result.response != nil {
+            let lines = results.take()
+            if !lines.isEmpty {
+                lastResultAt = now
+                streaming = true
+                result.streamed = HTTP2Response(status: 200, contentType: "application/json", body: lines)
+            }
+        }
+        if result.response != nil { results.close() }
+        return result
+    }
+
+    /// The body's frames due at `now`, and the response once the request is done.
+    private func serviceBody(now: UInt64) -> HTTP2ServiceResult {
         var consumed = 0
         while true {
             let parsed = buffer.withUnsafeBytes {
@@ -81,12 +118,16 @@ final class SoraStreamRequest: HTTP2RequestHandler {
                     return HTTP2ServiceResult(consumed: consumed)
                 }
                 if have > 0 { return fail(.truncated(have: have, need: need), consumed: consumed) }
-                track.endRequest()
-                var body: [UInt8] = []
-                for line in resultLines { body += Array((line + "\n").utf8) }
+                if endedAt == nil {
+                    endedAt = now
+                    track.endRequest()
+                }
+                if results != nil, let endedAt {
+                    let until = max(endedAt, lastResultAt) + Self.resultLinger
+                    if now < until { return HTTP2ServiceResult(consumed: consumed, wakeAt: until) }
+                }
                 return HTTP2ServiceResult(
-                    consumed: consumed,
-                    response: HTTP2Response(status: 200, contentType: "application/json", body: body))
+                    consumed: consumed, response: HTTP2Response(status: 200, contentType: "application/json"))
             case .invalid(let failure):
                 return fail(failure, consumed: consumed)
             }
@@ -94,6 +135,9 @@ final class SoraStreamRequest: HTTP2RequestHandler {
     }
 
     func cancel(serverStopping: Bool) {
+        results?.close()
+        // The body had ended: the track's audio ended with it.
+        guard endedAt == nil else { return }
         // The recording stops: the track's audio ends with it; nothing the client did wrong.
         guard !serverStopping else {
             track.endRequest()
@@ -120,7 +164,8 @@ final class SoraStreamRequest: HTTP2RequestHandler {
 
     private func fail(_ failure: SoraStreamingFrame.Failure, consumed: Int) -> HTTP2ServiceResult {
         let reason = "after \(frames) packets, \(failure)"
-        log("\(subject): \(reason); answered 400, the other streams go on")
+        let answer = streaming ? "ended its response (200, results sent) with an error line" : "answered 400"
+        log("\(subject): \(reason); \(answer), the other streams go on")
         track.endRequest(failure: reason)
         let remaining = buffer.count - start
         buffer = []

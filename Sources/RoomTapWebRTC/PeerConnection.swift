@@ -114,18 +114,25 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Answers `offer` (receiving its first Opus audio section, rejecting the rest): sets the
     /// peer's ICE credentials and candidates, gathers ours, and returns the answer. The DTLS role
-    /// follows the offer's `a=setup` (actpass or passive: we are the client).
-    public func answer(offer text: String) throws(WebRTCError) -> String {
+    /// follows the offer's `a=setup` (actpass or passive: we are the client). `sending`: the
+    /// section is answered `sendonly` with that SSRC (a Sora sendonly connection) instead of
+    /// `recvonly`; `trickle`: the answer carries no candidates (they go by ``localCandidates``).
+    public func answer(offer text: String, sending ssrc: UInt32? = nil, trickle: Bool = false) throws(WebRTCError)
+        -> String
+    {
         let offer = try WebRTCSessionDescription.parse(text)
         let (index, audio) = try offer.audioSection()
         let role: DTLSEndpoint.Role = audio.setup == "active" ? .server : .client
         let agent = try startAgent(controlling: offer.iceLite, remote: audio, role: role)
         let candidates = try agent.gather()
+        gatheredCandidates = candidates
         try agent.setRemote(ufrag: audio.iceUfrag!, password: audio.icePassword!, candidates: audio.candidates)
         let credentials = agent.localCredentials
-        let local = SDPWriter.Local(
+        var local = SDPWriter.Local(
             ufrag: credentials.ufrag, password: credentials.password, fingerprint: certificate.fingerprint,
-            candidates: candidates, setup: role == .client ? "active" : "passive", direction: "recvonly")
+            candidates: candidates, setup: role == .client ? "active" : "passive",
+            direction: ssrc == nil ? "recvonly" : "sendonly", ssrc: ssrc)
+        local.trickle = trickle
         return SDPWriter.answer(to: offer, audioIndex: index, local: local, sessionID: UInt64.random(in: 1...1 << 62))
     }
 
@@ -185,7 +192,8 @@ public final class PeerConnection: @unchecked Sendable {
         return MultiStreamAnswer(sdp: sdp, offer: offer, taken: taken.map(\.index))
     }
 
-    /// Our ICE candidates (`candidate:...`), gathered by ``answerMultiStream(offer:)``, to trickle.
+    /// Our ICE candidates (`candidate:...`), gathered by ``answerMultiStream(offer:)`` or
+    /// ``answer(offer:sending:trickle:)``, to trickle.
     public var localCandidates: [String] { gatheredCandidates }
 
     /// One entry of ``receptionSnapshot()``: an incoming stream as its RTCP receiver report sees it.

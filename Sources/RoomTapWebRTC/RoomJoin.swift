@@ -99,24 +99,28 @@ public final class RoomJoin: @unchecked Sendable {
         context.stop()
     }
 
-    /// Publishes into the room as `display` (Janus VideoRoom `publish`): a connection whose
+    /// Publishes into the room as `display` (Janus VideoRoom `publish`; in a Sora channel a second,
+    /// `sendonly` connection, ``SoraJoin/publish(_:ssrc:display:join:)``): a connection whose
     /// ``PeerConnection/sendRTP(_:length:)`` reaches every participant, up before this returns.
     /// Throws for WHEP (egress only) and when the server refuses. Call after ``connect()``. Send
-    /// with `ssrc` (the SDP announced it).
-    public func publish(display: String) throws(WebRTCError) -> (connection: PeerConnection, ssrc: UInt32) {
-        if adapter is SoraJoin {
-            throw .signaling(
-                "--agent-publish into a Sora channel is not supported yet (it needs a second, sendonly connection)")
-        }
-        guard let janus = adapter as? JanusVideoRoomJoin else {
-            throw .signaling("publishing needs a room joined with --join (WHEP endpoints only play)")
-        }
+    /// with `ssrc` (the SDP announced it) and `payloadType` (Opus's, as negotiated: ours, 111, when
+    /// we offered; the server's when it offered, as Sora does).
+    public func publish(display: String) throws(WebRTCError) -> (
+        connection: PeerConnection, ssrc: UInt32, payloadType: UInt8
+    ) {
         let connection = PeerConnection(
             context: context, certificate: certificate, stun: options.stun, hosts: options.iceHosts)
         let ssrc = UInt32.random(in: 1...UInt32.max)
-        try janus.publish(connection, ssrc: ssrc, display: display, timeout: options.connectTimeout)
+        var payloadType: UInt8 = 111
+        if let sora = adapter as? SoraJoin {
+            payloadType = try sora.publish(connection, ssrc: ssrc, display: display, join: self)
+        } else if let janus = adapter as? JanusVideoRoomJoin {
+            try janus.publish(connection, ssrc: ssrc, display: display, timeout: options.connectTimeout)
+        } else {
+            throw .signaling("publishing needs a room joined with --join (WHEP endpoints only play)")
+        }
         state.withLock { $0.published.append(connection) }
-        return (connection, ssrc)
+        return (connection, ssrc, payloadType)
     }
 
     /// What we publish (``publish(display:)``), in order.

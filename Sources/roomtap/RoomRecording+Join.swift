@@ -19,13 +19,16 @@ extension RoomRecording {
         roomJoin.withLock { $0 = join }
     }
 
-    /// `--agent-publish`: a connection publishing into the joined room as `agent`, and the SSRC
-    /// its SDP announced; nil without the option. Throws a one-line reason.
-    func publishAgentVoice(_ agent: AgentOptions) throws -> (transport: any RTPPacketTransport, ssrc: UInt32)? {
+    /// `--agent-publish`: a connection publishing into the joined room as `agent`, the SSRC its
+    /// SDP announced and Opus's negotiated payload type; nil without the option. Throws a
+    /// one-line reason.
+    func publishAgentVoice(_ agent: AgentOptions) throws -> (
+        transport: any RTPPacketTransport, ssrc: UInt32, payloadType: UInt8
+    )? {
         guard agent.publish, let join = roomJoin.withLock({ $0 }) else { return nil }
         do {
-            let (connection, ssrc) = try join.publish(display: "agent")
-            return (connection, ssrc)
+            let (connection, ssrc, payloadType) = try join.publish(display: "agent")
+            return (connection, ssrc, payloadType)
         } catch { throw RuntimeError(description: error.description) }
     }
 }

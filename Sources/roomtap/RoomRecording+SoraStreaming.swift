@@ -13,13 +13,22 @@ extension RoomRecording {
         let server = try SoraAudioStreaming(
             options: .init(
                 listen: address, names: names, tlsCertificate: plan.options.soraTLS?.certificate,
-                tlsKey: plan.options.soraTLS?.key))
+                tlsKey: plan.options.soraTLS?.key, results: plan.options.transcribe != nil))
         soraStreaming.withLock { $0 = server }
     }
 
     /// Starts taking requests into `live`; says where when port 0 was asked (like `--listen`).
+    /// With `--transcribe`, each speaker's transcript line also goes to the response of the
+    /// connection the speaker is.
     func attachSoraStreaming(to live: LiveRoom) {
         guard let server = soraStreaming.withLock({ $0 }) else { return }
+        if plan.options.transcribe != nil, let transcript = transcript.withLock({ $0 }) {
+            transcript.observe { [weak server] entry in
+                server?.postResult(
+                    track: entry.speaker, text: entry.text, start: Double(entry.startSample) / 48_000,
+                    end: Double(entry.endSample) / 48_000)
+            }
+        }
         server.attach(to: live)
         if plan.options.soraStreaming?.port == 0 {
             StandardStreams.error("roomtap: sora audio streaming on \(server.url)\n")
@@ -57,6 +66,9 @@ extension RoomReport {
             var lastError: String?
             /// Requests the client ended before their body did.
             var cancelled: Int
+            /// `--transcribe`: result lines sent in the connection's responses, and dropped.
+            var resultLines: Int
+            var droppedResultLines: Int
         }
 
         init(_ server: SoraAudioStreaming) {
@@ -67,7 +79,8 @@ extension RoomReport {
                 return Connection(
                     connectionID: r.connectionID, track: r.track, channelID: r.channelID, sessionID: r.sessionID,
                     languageCode: r.languageCode, requests: r.requests, packets: r.packets, bytes: r.bytes,
-                    malformed: r.malformed, lastError: r.lastError, cancelled: r.cancelled)
+                    malformed: r.malformed, lastError: r.lastError, cancelled: r.cancelled, resultLines: r.resultLines,
+                    droppedResultLines: r.droppedResultLines)
             }
         }
     }

@@ -39,15 +39,15 @@ struct SoraAudioStreamingCLITests {
     /// Starts the recorder on a kernel-chosen port and returns it with the `HOST:PORT` it printed.
     /// `duration`: seconds of room time (the clients are timed well inside it, so the recorder
     /// ends by itself and drains its record delay).
-    static func startRecorder(_ out: URL, duration: Int = 60, extra: [String] = []) throws -> (
-        CLIRunner.Running, String
-    ) {
+    static func startRecorder(
+        _ out: URL, duration: Int = 60, extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> (CLIRunner.Running, String) {
         let recorder = try CLIRunner.start(
             [
                 "record", "--sora-audio-streaming", "127.0.0.1:0", "--duration", "\(duration)", "--out", out.path,
                 "--quiet",
             ]
-                + RealtimeTestPriority.recordFlags + extra)
+                + RealtimeTestPriority.recordFlags + extra, environment: environment)
         let marker = "roomtap: sora audio streaming on http://"
         let said = waitUntil { recorder.stderrSoFar.contains(marker) || !recorder.isRunning }
         let line = recorder.stderrSoFar.split(separator: "\n").first { $0.hasPrefix(marker) }
@@ -221,6 +221,69 @@ struct SoraAudioStreamingCLITests {
 
     /// The same connection id in a second request continues its track (named by `--room`), placed by its timestamps
     /// (the track goes silent between the requests), within 1 ms.
+    /// `--transcribe`: each speaker's final transcription goes back in the response of that
+    /// speaker's own request, one JSON line in suzu's shape, while the body still streams (Sora
+    /// pushes suzu's results to the channel as they come), with the same times as transcript.jsonl.
+    @Test func transcribeLinesStreamInTheResponseOfTheirOwnConnection() throws {
+        let key = "sk-test-SORA-TRANSCRIBE-0123456789"
+        let server = try FakeRealtimeServer(expectedKey: key, transcribe: FakeRealtimeServer.namingTones([300, 500]))
+        defer { server.stop() }
+        let out = try temporaryDirectory()
+        let (recorder, address) = try Self.startRecorder(
+            out, duration: 16,
+            extra: ["--transcribe", "--transcribe-url", server.transcriptionURL, "--transcribe-language", "en"],
+            environment: ["OPENAI_API_KEY": key])
+        // Two connections, 6 s each: a 300 Hz tone at 0.5-1.5 s, a 500 Hz tone at 1.0-2.2 s.
+        let t0 = UInt64((Date().timeIntervalSince1970 + 1.5) * 1_000) * 1_000
+        var senders: [(id: String, run: CLIRunner.Running)] = []
+        for (id, frequency, from, to) in [("CONNTONE0300", 300.0, 0.5, 1.5), ("CONNTONE0500", 500.0, 1.0, 2.2)] {
+            let pcm = (0..<(300 * 960)).map { n -> Int16 in
+                let t = Double(n) / 48_000
+                return t >= from && t < to ? Int16((8_000 * sin(2 * Double.pi * frequency * t)).rounded()) : 0
+            }
+            var connection = Connection(id: id, packets: RTPTestSender.encode(pcm).packets, frames: [])
+            for i in 0..<300 { connection.frames.append((t0 + UInt64(i) * 20_000, UInt64(i), i)) }
+            let file = out.appendingPathComponent("\(id).body")
+            try Self.write(connection.body(), to: file)
+            senders.append(
+                (id, try CLIRunner.start([Self.sender.path, address, id, file.path], executable: Self.python)))
+        }
+        let results = senders.map { ($0.id, $0.run.wait(timeout: 60)) }
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        #expect(!outcome.stderr.contains(key))
+
+        let transcript = try String(contentsOf: out.appendingPathComponent("transcript.jsonl"), encoding: .utf8)
+            .split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        for (id, result) in results {
+            #expect(
+                result.status == 0 && result.stdout.hasPrefix("status=200\n"),
+                "\(id): \(result.stdout) \(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").dropFirst().map(String.init)
+            let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let tone = id == "CONNTONE0300" ? "tone 300" : "tone 500"
+            #expect(objects.count == lines.count && objects.count == 1, "\(id): one JSON line: \(lines)")
+            guard let line = objects.first else { continue }
+            #expect(line["type"] as? String == "openai" && line["is_final"] as? Bool == true, "\(line)")
+            #expect(line["message"] as? String == tone && line["connection_id"] as? String == id, "\(line)")
+            // The same words, at the same room times, as transcript.jsonl says.
+            let written = transcript.first { $0["speaker"] as? String == id }
+            #expect(written?["text"] as? String == tone, "\(transcript)")
+            #expect(
+                line["start"] as? Double == written?["start"] as? Double
+                    && line["end"] as? Double == written?["end"] as? Double, "\(line) vs \(String(describing: written))"
+            )
+            // Streamed: the line was in the response before the request's body ended.
+            #expect(result.stderr.contains("early_lines=1"), "\(id): \(result.stderr)")
+        }
+        let sora = try #require(try roomJSON(out)["soraAudioStreaming"] as? [String: Any])
+        for connection in sora["connections"] as? [[String: Any]] ?? [] {
+            #expect(connection["resultLines"] as? Int == 1 && connection["droppedResultLines"] as? Int == 0)
+        }
+    }
+
     @Test func aSecondRequestOfTheSameConnectionContinuesItsTrack() throws {
         let out = try temporaryDirectory()
         // Named by the room file's `sora` object.

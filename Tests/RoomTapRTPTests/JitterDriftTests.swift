@@ -96,4 +96,33 @@ struct JitterDriftTests {
         // Exactly room-duration samples: one 480-sample frame per tick, whatever the sender did.
         #expect(frames * 480 == Int(UInt64(frames) * 10_000_000 * 48 / 1_000_000))
     }
+
+    /// A sender whose first packets came in a late burst (its stream anchored 300 ms late, its
+    /// least skew -300 ms), then a new sender behind the same stream (a reconnect): the new
+    /// anchor steps the skew by 300 ms, which is no drifting clock. The record must correct
+    /// nothing and play the new sender exactly as libopus decodes it (it stretched it a sample per
+    /// frame while the drift estimate kept the first sender's reference).
+    @Test func aRestartAfterALateFirstPacketCorrectsNoDrift() {
+        var a = simulateSender(payloads: Array(JitterFixtures.speech[0..<150]), firstSequence: 30_000)
+        let burst = a.arrived[15].arrivalNanos
+        for i in 0..<15 { a.arrived[i].arrivalNanos = burst }
+        let b = simulateSender(
+            payloads: JitterFixtures.speech + Array(JitterFixtures.speech[0..<150]), firstSequence: 9,
+            firstTimestamp: 2_000_000_000, startNanos: a.sent[149].sendNanos + 1_000_000_000)
+        let harness = JitterHarness(recordDelayMilliseconds: 2000, livePlayout: false)
+        harness.deliver(a.arrived + b.arrived)
+        let bArrival = roomSample(b.arrived[0].arrivalNanos)
+        harness.render(until: roomSample(b.arrived[349].arrivalNanos) + 96_000 + 20 * 960)
+        let s = harness.buffer.statistics
+        #expect(s.restarts == 1)
+        #expect(s.driftCorrectedSamples == 0, "\(s.driftCorrectedSamples) samples dropped or repeated")
+        let expected = expectedTimeline(packets: b.sent, start: 0, length: 350 * 960)
+        let firstSound = expected.firstIndex { $0 != 0 } ?? 0
+        let output = harness.output
+        let onset = output.indices.dropFirst(bArrival + 96_000 - 24_000).first { output[$0] != 0 }
+        let start = (onset ?? output.count) - firstSound
+        #expect(start + expected.count <= output.count, "the new sender is in the record")
+        guard start + expected.count <= output.count else { return }
+        #expect(firstDifference(Array(output[start..<(start + expected.count)]), expected) == nil)
+    }
 }

@@ -176,16 +176,13 @@ import Testing
             pcmWAVFirstChannel(scratch.appendingPathComponent("listener/agent.wav").path),
             "the listener has no agent track: \(heard.stderr)"
         ).samples
-        let onset = try #require(spoken.firstIndex { abs($0) > 500 })
-        // A steady tone has a flat envelope: align on where it begins in each file.
-        let arrived = try #require(received.firstIndex { abs($0) > 500 }, "the room heard nothing of the agent")
-        let match = bestAlignment(
-            source: Array(spoken[onset..<onset + 40_000]),
-            recorded: Array(received[max(0, arrived - 480)..<min(received.count, arrived + 41_000)]))
+        let match = try #require(
+            agentVoiceMatch(spoken: spoken, received: received), "the room heard nothing of the agent")
         let loudest = received.map { abs(Int($0)) }.max() ?? 0
         let detail =
             "correlation \(match.correlation); \(received.count) samples heard, loudest \(loudest) at "
-            + "\(received.firstIndex { abs($0) > 500 } ?? -1); spoken \(spoken.count) from \(onset); "
+            + "\(received.firstIndex { abs($0) > 500 } ?? -1); spoken \(spoken.count) from "
+            + "\(spoken.firstIndex { abs($0) > 500 } ?? -1); "
             + ((try? String(contentsOfFile: room.path + "/room.json", encoding: .utf8)) ?? "").split(separator: "\n")
             .filter { $0.contains("rtpSent") || $0.contains("rtpUnsent") }.joined() + "\n"
             + ((try? String(contentsOfFile: scratch.path + "/listener/room.json", encoding: .utf8)) ?? "")

@@ -10,6 +10,11 @@
 /// the minimum of a window of dozens of packets by a small fraction of the jitter, a ±200 ppm
 /// clock moves it by ±19 samples a window.
 ///
+/// A new sender behind the stream (``restart()``) is anchored anew, so its skews step by whatever
+/// the new anchor differs from the old: that step is no slide of a clock. Its windows are
+/// measured against a reference of its own, continuing from the last estimate, so the playouts
+/// see no jump and correct nothing for it.
+///
 /// Thread: confined to the producer (receive) thread. A value type.
 struct DriftEstimator {
     /// Window length, in room samples of arrival time.
@@ -17,6 +22,10 @@ struct DriftEstimator {
     private var windowEnd: Int64?
     private var windowMinimum: Int64 = .max
     private var reference: Int64?
+    /// The estimate the current sender's slides are added to: the last published before its
+    /// restart (0 for the first sender).
+    private var base: Int64 = 0
+    private var lastPublished: Int64 = 0
 
     /// An estimator over windows of `window` samples (48 kHz).
     init(window: Int64 = 96_000) {
@@ -31,11 +40,12 @@ struct DriftEstimator {
         if let end = windowEnd, arrival >= end {
             if windowMinimum != .max {
                 if let reference {
-                    published = windowMinimum - reference
+                    published = base + windowMinimum - reference
                 } else {
                     reference = windowMinimum
-                    published = 0
+                    published = base
                 }
+                lastPublished = published ?? lastPublished
             }
             windowMinimum = .max
             windowEnd = arrival + window
@@ -44,5 +54,14 @@ struct DriftEstimator {
         }
         windowMinimum = min(windowMinimum, skew)
         return published
+    }
+
+    /// A new sender starts (the jitter buffer re-anchored the stream): its first window becomes
+    /// the new reference, and the estimate goes on from the last one published.
+    mutating func restart() {
+        base = lastPublished
+        reference = nil
+        windowEnd = nil
+        windowMinimum = .max
     }
 }

@@ -225,6 +225,8 @@ final class JitterInserter {
         report = nil
         reportApplied = false
         previousTransit = nil
+        // The new anchor steps the skew: not a drifting clock (DriftEstimator.restart).
+        drift.restart()
     }
 
     /// Feeds the delay estimator with a packet placed at timeline `position` that arrived at room

@@ -17,8 +17,12 @@ import RoomTapWebSocket
 ///
 /// `ping` is answered at once on the WebSocket's thread (`pong`, with per-stream `stats` when
 /// asked); `notify` and `push` are kept for room.json; `redirect` (before the offer) reconnects to
-/// its `location` with `redirect: true`. A refusal before the offer (the WebSocket closed, or a
-/// `disconnect`) is one line with Sora's reason. A loss mid-room (WebSocket closed, ICE or DTLS
+/// its `location` with `redirect: true`. A refusal before the offer (a `disconnect`, or a close
+/// with a 4xxx code, Sora's own) is one line with Sora's reason; any other close before the offer
+/// (a normal one of a node going away, a 1011) is tried again with backoff, at most
+/// ``maxEarlyCloses`` times. Only events of the current WebSocket count: each is tagged with the
+/// generation of the WebSocket it came from, so the old WebSocket's close after a `redirect`
+/// is never read as the new one's refusal. A loss mid-room (WebSocket closed, ICE or DTLS
 /// failed) reconnects with backoff; ``maxReconnects`` failures in a row end the join with one line.
 ///
 /// Thread: see ``JoinAdapter``; `connect` and `supervise` never overlap (the supervisor starts
@@ -31,6 +35,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     /// How long a new publisher's section waits for its notify (its name) before it is named by
     /// its connection id.
     static let nameGrace: Double = 1.5
+    /// Closes before the offer that are not a refusal (no 4xxx code) tried again, in a row.
+    static let maxEarlyCloses = 3
 
     // Control/supervisor thread:
     private var client: WebSocketClient?
@@ -39,11 +45,14 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     private var generation = 0
     private var connection: PeerConnection?
     // Shared:
-    private let inbox = Locked<[Incoming]>([])
+    /// What the WebSockets handed over, each with the generation of the one it came from.
+    private let inbox = Locked<[(generation: Int, item: Incoming)]>([])
     private let arrived = DispatchSemaphore(value: 0)
     private let current = Locked<(generation: Int, connection: PeerConnection?, client: WebSocketClient?)>(
         (0, nil, nil))
     private let routes = Locked<[UInt32: JoinedPublisher]>([:])
+    /// Our own sendonly connections (`--agent-publish`).
+    private let sending = Locked<[SoraPublish]>([])
     private let state = Locked(State())
 
     /// What the WebSocket thread hands over.
@@ -162,7 +171,21 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         }
     }
 
+    /// `--agent-publish`: `connection` into the channel as a second, `sendonly` Sora connection
+    /// (``SoraPublish``) named `display`; its own stream is never one of the recorder's tracks.
+    /// Returns Opus's payload type in Sora's offer (what the packets must carry).
+    func publish(_ connection: PeerConnection, ssrc: UInt32, display: String, join: RoomJoin) throws(WebRTCError)
+        -> UInt8
+    {
+        let sender = SoraPublish(target)
+        sending.withLock { $0.append(sender) }
+        return try sender.connect(
+            connection, ssrc: ssrc, display: display, fingerprint: join.certificate.fingerprint,
+            timeout: join.options.connectTimeout)
+    }
+
     func close(_ join: RoomJoin) {
+        for sender in sending.withLock({ $0 }) { sender.close() }
         if let client, client.isOpen {
             client.send(text: SoraMessage.disconnect)
             client.close(code: 1000, reason: "NO-ERROR")
@@ -179,6 +202,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     /// `connection.created` (who was there before us), the publishers' tracks.
     private func establish(_ join: RoomJoin, initial: Bool) throws(WebRTCError) {
         var redirects = 0
+        var closes = 0
         var offer: SoraMessage.Offer?
         var early: [SoraMessage] = []
         while offer == nil {
@@ -190,8 +214,25 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
                 }
                 switch item {
                 case .closed(let code, let reason):
-                    throw .signaling(
-                        "Sora at \(url) refused to connect: \(Self.describe(code: code, reason: reason))")
+                    // Sora refuses with a 4xxx close; another close is a node's end, tried again.
+                    let why = Self.describe(code: code, reason: reason)
+                    guard !(4000..<5000).contains(code) else {
+                        throw .signaling("Sora at \(url) refused to connect: \(why)")
+                    }
+                    closes += 1
+                    guard closes <= Self.maxEarlyCloses else {
+                        throw .signaling(
+                            "Sora at \(url) closed the signaling WebSocket before its offer \(closes) times in a row "
+                                + "(last: \(why)); check the URL and that Sora is up")
+                    }
+                    let delay = reconnectDelay(attempt: closes)
+                    join.warn(
+                        "roomtap: warning: Sora at \(url) closed the signaling WebSocket before its offer (\(why)); "
+                            + "connecting again in \(String(format: "%.1f", delay)) s")
+                    let until = Date().addingTimeInterval(delay)
+                    while Date() < until, !join.isStopping { Thread.sleep(forTimeInterval: 0.05) }
+                    if join.isStopping { throw .signaling("the recording stopped before Sora's offer") }
+                    break waiting
                 case .malformed(let line):
                     join.warn("roomtap: warning: \(line); ignored")
                 case .message(.offer(let received)):
@@ -257,7 +298,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         let client = WebSocketClient(configuration: configuration) { [weak self] event in
             self?.received(event, generation: mine)
         }
-        // The new generation first: a late event of the old WebSocket is dropped, not queued.
+        // The new generation first: a late event of the old WebSocket is dropped (``next``).
         current.withLock { $0 = (mine, $0.connection, client) }
         inbox.withLock { $0.removeAll() }
         do { try client.connect() } catch {
@@ -279,10 +320,11 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         let answer = try connection.answerMultiStream(offer: sdp)
         client?.send(text: SoraMessage.answer(answer.sdp, re: re))
         let own = state.withLock { $0.ownConnectionID }
+        let ours = Set(sending.withLock { $0.compactMap { $0.connectionID.withLock { $0 } } })
         var offered: [String: [UInt32]] = [:]
         for index in answer.taken {
             let section = answer.offer.media[index]
-            guard section.peerSends, let id = section.streamID, id != own else { continue }
+            guard section.peerSends, let id = section.streamID, id != own, !ours.contains(id) else { continue }
             offered[id, default: []] += section.ssrcs
         }
         let ended = state.withLock { s -> [Stream] in
@@ -413,17 +455,27 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         case .closed(let code, let reason):
             item = .closed(code: code, reason: reason)
         }
-        inbox.withLock { $0.append(item) }
+        inbox.withLock { $0.append((mine, item)) }
         arrived.signal()
     }
 
+    /// The next event of the current WebSocket (those of an older one, which can be queued after
+    /// ``open(_:)`` cleared the inbox, are dropped), or nil after `timeout` seconds.
     private func next(timeout: Double) -> Incoming? {
         let deadline = DispatchTime.now() + max(0, timeout)
-        while true {
-            if let item = inbox.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return item }
-            if arrived.wait(timeout: deadline) == .timedOut {
-                return inbox.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        let mine = generation
+        func take() -> Incoming? {
+            inbox.withLock { queue in
+                while !queue.isEmpty {
+                    let first = queue.removeFirst()
+                    if first.generation == mine { return first.item }
+                }
+                return nil
             }
+        }
+        while true {
+            if let item = take() { return item }
+            if arrived.wait(timeout: deadline) == .timedOut { return take() }
         }
     }
 
@@ -478,7 +530,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         reason.isEmpty ? "WebSocket close code \(code)" : "\(reason) (WebSocket close code \(code))"
     }
 
-    private static func token(_ count: Int) -> String {
+    /// `count` random letters and digits (ICE credentials of a capability offer).
+    static func token(_ count: Int) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         return String((0..<count).map { _ in alphabet.randomElement()! })
     }

@@ -89,7 +89,8 @@ struct AgentOptions {
         if publish {
             guard args.value("--join") != nil else {
                 throw UsageError(
-                    description: "--agent-publish publishes into the room of --join janus+http://...; give --join too",
+                    description:
+                        "--agent-publish publishes into the room of --join janus+http://... or sora+wss://...; give --join too",
                     command: "record")
             }
             o.publish = true

@@ -30,13 +30,15 @@ final class RoomAgent: Sendable {
     /// sessions write the humans' lines).
     init(
         options: AgentOptions, transcript: TranscriptWriter, environment: [String: String],
-        humanLines: Bool = true, publish: (transport: any RTPPacketTransport, ssrc: UInt32)? = nil
+        humanLines: Bool = true, publish: (transport: any RTPPacketTransport, ssrc: UInt32, payloadType: UInt8)? = nil
     ) throws {
         let key = try Self.apiKey(in: environment, azure: options.azure)
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
-            published = try publish.map { try RTPOpusSender(transport: $0.transport, ssrc: $0.ssrc) }
+            published = try publish.map {
+                try RTPOpusSender(transport: $0.transport, ssrc: $0.ssrc, payloadType: $0.payloadType)
+            }
         } catch { throw RuntimeError(description: "\(error)") }
         self.transcript = transcript
         var settings = RealtimeSessionSettings(

@@ -7,7 +7,9 @@ so the request streams live. PyPI `h2` does the HTTP/2 framing.
     h2_sender.py HOST:PORT CONNECTION_ID BODY_FILE
 
 Prints `status=NNN` and then the response body; exits 0 when a response arrived, 1 otherwise.
-A response that comes before the body is sent (an error) stops the sending.
+A response that comes before the body is sent (an error) stops the sending. On stderr,
+`early_lines=N`: the response lines that had arrived before the body's end was sent (results
+streamed while the request streams).
 """
 import select
 import socket
@@ -86,6 +88,8 @@ def main():
             conn.send_data(stream, chunk)
             sock.sendall(conn.data_to_send())
             sent += len(chunk)
+    early = state["body"].count(b"\n")
+    print(f"early_lines={early}", file=sys.stderr)
     if not state["ended"]:
         conn.end_stream(stream)
         sock.sendall(conn.data_to_send())
