@@ -82,8 +82,10 @@ demo-agent: build
 # Everything: unit, integration (the real CLI) and a short fuzz run. Tests run on the optimised
 # build, the code users run (the no-allocation test of the 10 ms path is only meaningful there).
 # The last line is the plain "N passed, N failed" summary (Swift Testing's own line precedes it).
+# The build fails when a target imports a module it does not declare in Package.swift (each target
+# must build alone: `swift build --target NAME`).
 test: deps
-	$(SWIFT) build -c release --build-tests
+	$(SWIFT) build -c release --build-tests --explicit-target-dependency-import-check error
 	$(MAKE) fuzz-smoke
 	set -o pipefail; $(SWIFT) test -c release --skip-build 2>&1 | tee .build/test.log; status=$$?; \
 	  total=$$(sed -nE 's/^.*Test run with ([0-9]+) tests? .*/\1/p' .build/test.log | tail -1); \

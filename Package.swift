@@ -62,14 +62,16 @@ let package = Package(
         .target(
             name: "RoomTapRTP",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP", "RoomTapResampling",
+                "RoomTapSync", "RoomTapCore", "RoomTapJSON", "COpus", "CLinuxNet", "CSRTP", "CSpanDSP",
+                "RoomTapResampling",
             ],
             swiftSettings: strict),
         // Recordings in containers: the Opus tracks of WebM, Matroska and MP4 (demuxed by libavformat,
         // played through the RTP jitter buffer as recorded streams), and Sora's recording folders
         // (their archive and report JSONs through the one JSON reader).
         .target(
-            name: "RoomTapContainer", dependencies: ["RoomTapRTP", "RoomTapJSON", "CAVFormat"], swiftSettings: strict),
+            name: "RoomTapContainer", dependencies: ["RoomTapCore", "RoomTapRTP", "RoomTapJSON", "CAVFormat"],
+            swiftSettings: strict),
         // Sinks that do I/O: WAV/RF64 files (crash-safe), repair; FLAC (libFLAC) and Ogg Opus (libopus +
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(
@@ -78,7 +80,7 @@ let package = Package(
             swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
         .target(
-            name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapJSON"], swiftSettings: strict),
+            name: "RoomTapControl", dependencies: ["RoomTapSync", "RoomTapJSON"], swiftSettings: strict),
         // ALSA (libasound2): playback of a track through a sound device, capture of a microphone.
         .target(name: "RoomTapALSA", dependencies: ["RoomTapSync", "RoomTapCore", "CALSA"], swiftSettings: strict),
         // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
@@ -143,14 +145,19 @@ let package = Package(
             swiftSettings: strict),
         // Benchmarks (make bench) and fuzz entry points (make fuzz).
         .executableTarget(
-            name: "roomtap-bench", dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "COpus", "COgg"],
+            name: "roomtap-bench", dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "COpus"],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
         // The yardstick of `make bench`: the smallest one-thread program for the offline job.
         .executableTarget(
             name: "roomtap-minimal", dependencies: ["COpus", "COgg"], path: "Benchmarks/roomtap-minimal",
             swiftSettings: strict),
         .executableTarget(
-            name: "roomtap-fuzz", dependencies: ["RoomTap"], path: "Fuzz/roomtap-fuzz",
+            name: "roomtap-fuzz",
+            dependencies: [
+                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapJSON", "RoomTapControl",
+                "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
+            ],
+            path: "Fuzz/roomtap-fuzz",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
         // Test support: fakes and builders shared by the tests (Ogg Opus writer, sine source,
@@ -158,7 +165,9 @@ let package = Package(
         // Realtime servers).
         .target(
             name: "RoomTapTestSupport",
-            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP", "RoomTapStorage"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapWebSocket", "RoomTapStorage", "COpus", "COgg", "CALSA", "CSRTP",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
@@ -167,43 +176,51 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimePathTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "CAllocationCounter", "COpus"],
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapIngestTests", dependencies: ["RoomTapSync", "RoomTapIngest", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapIngestTests",
+            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapIngest", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapRTPTests", dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapTestSupport", "COpus"],
+            name: "RoomTapRTPTests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "RoomTapSinksTests", dependencies: ["RoomTapSync", "RoomTapSinks", "RoomTapTestSupport"],
+            name: "RoomTapSinksTests",
+            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapFleetTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "RoomTapTestSupport"], swiftSettings: strict),
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "RoomTapCLITests", dependencies: ["RoomTapSync", "RoomTapTestSupport"], swiftSettings: strict),
+            name: "RoomTapCLITests",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",
             dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport", "RoomTapJSON"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapALSATests", dependencies: ["RoomTapALSA", "RoomTapTestSupport", "CALSA"],
+            name: "RoomTapALSATests", dependencies: ["RoomTapCore", "RoomTapALSA", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapStorageTests", dependencies: ["RoomTapSync", "RoomTapStorage", "RoomTapTestSupport"],
+            name: "RoomTapStorageTests", dependencies: ["RoomTapStorage", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebRTCTests",
-            dependencies: ["RoomTapSync", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport"], swiftSettings: strict),
+            dependencies: ["RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RoomTapSoraTests", dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapAgentTests", dependencies: ["RoomTapSync", "RoomTapAgent", "RoomTapTestSupport"],
+            name: "RoomTapAgentTests",
+            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport"],
             swiftSettings: strict),
         // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
         // Real WebRTC peers (Janus, aiortc) against their harness and against `roomtap record --join/--whep`.

@@ -82,8 +82,10 @@ extension RoomRecording {
                 isLive: !participant.hasLeft,
                 lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
         }
-        if track.source is ALSACapture { return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true) }
-        if let agent = roomAgent.withLock({ $0 }), agent.owns(track) {
+        if track.role == .speakerFromMicrophone {
+            return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true)
+        }
+        if track.role == .agentVoice, let agent = roomAgent.withLock({ $0 }) {
             return .init(source: "agent \(agent.options.model)", isLive: true, lossPercent: nil)
         }
         return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)

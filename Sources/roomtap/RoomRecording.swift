@@ -314,8 +314,7 @@ final class RoomRecording: Sendable {
         if let transcribeOptions = options.transcribe, let writer = transcript.withLock({ $0 }) {
             do {
                 let transcriber = try RoomTranscriber(
-                    options: transcribeOptions, transcript: writer, environment: ProcessInfo.processInfo.environment,
-                    skip: { [self] track in roomAgent.withLock { $0 }?.owns(track) == true })
+                    options: transcribeOptions, transcript: writer, environment: ProcessInfo.processInfo.environment)
                 roomTranscriber.withLock { $0 = transcriber }
                 for track in room.tracks { transcriber.trackAdded(track) }
             } catch {
@@ -337,9 +336,9 @@ final class RoomRecording: Sendable {
                 $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath
                 $0.inputsBySource[ObjectIdentifier(source)] = input.spec.path
             }
-            room.addTrack(name: input.spec.name, source: source)
+            room.addTrack(name: input.spec.name, source: source, role: .speakerFromFile)
         }
-        if let microphone { room.addTrack(name: options.micName, source: microphone) }
+        if let microphone { room.addTrack(name: options.micName, source: microphone, role: .speakerFromMicrophone) }
         if let agentOptions = options.agent, let writer = transcript.withLock({ $0 }) {
             do {
                 let published = try publishAgentVoice(agentOptions)
@@ -350,7 +349,7 @@ final class RoomRecording: Sendable {
                 let handler = controlHandler.withLock { $0 }
                 handler?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
                 agent.tools.setHandler(handler)
-                agent.attach(to: room, humans: room.tracks.filter { !$0.isDerived })
+                agent.attach(to: room, humans: room.tracks.filter(\.role.isSpeaker))
             } catch {
                 abandon(room)
                 throw error
@@ -633,23 +632,26 @@ final class RoomRecording: Sendable {
 
     private func attachSink(to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy) {
         let agent = roomAgent.withLock { $0 }
-        let agentOwned = agent?.owns(track) == true
-        let isOurMix = track.isDerived && track.name == "mix" && !agentOwned
         let path: String = shared.withLock { s in
-            if track.isDerived { return isOurMix && s.mixer == nil ? s.mixPath ?? "" : "" }
-            s.mixer?.addInput(track)
-            if agentOwned { return plan.agentPath ?? "" }
+            switch track.role {
+            case .mix: return s.mixer == nil ? s.mixPath ?? "" : ""
+            case .agentHearing: return ""
+            case .agentVoice:
+                s.mixer?.addInput(track)
+                return plan.agentPath ?? ""
+            case .speaker, .speakerFromFile, .speakerFromNetwork, .speakerFromMicrophone: s.mixer?.addInput(track)
+            }
             if let path = s.pathsBySource[ObjectIdentifier(track.source)] { return path }
             if let path = plan.describedPaths[track.name] { return path }
             return RecordingPlan.livePath(
                 for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force,
                 dotExtension: plan.options.output.dotExtension)
         }
-        if isOurMix, let mixer = track.source as? Mixer { shared.withLock { $0.mixer = mixer } }
+        if track.role == .mix, let mixer = track.mixer { shared.withLock { $0.mixer = mixer } }
         agent?.trackAdded(track)
         roomTranscriber.withLock { $0 }?.trackAdded(track)
         if let player = playback.withLock({ $0 }),
-            track.name == (plan.options.playTrack ?? "mix") && track.isDerived == (plan.options.playTrack == nil)
+            plan.options.playTrack.map({ track.name == $0 && !track.isDerived }) ?? (track.role == .mix)
         {
             track.addSink(player, tap: .heard)
         }

@@ -128,7 +128,11 @@ struct RoomReport: Codable {
     struct Track: Codable {
         var id: UInt32
         var name: String
+        /// `"mix"` for derived tracks, else `"speaker"` (the role, coarse: what older readers know).
         var kind: String
+        /// The track's ``TrackRole`` (`"speaker-file"`, `"mix"`, `"agent-voice"`, ...); nil in a
+        /// room.json written before roles.
+        var role: String? = nil
         var file: String
         var channels: Int
         var samples: Int64
@@ -153,6 +157,10 @@ struct RoomReport: Codable {
         var recording: RecordingStatistics?
         /// A microphone (`--mic`): where its samples and the room's clock did not meet.
         var capture: CaptureStatistics? = nil
+
+        /// The room's mix (``TrackRole/mix``; in a room.json written before roles, the derived
+        /// track named `mix`), not the agent's hearing.
+        var isRoomMix: Bool { role.map { $0 == TrackRole.mix.rawValue } ?? (kind == "mix" && name == "mix") }
     }
 
     /// A microphone's capture (see ``ALSACapture``): ticks that found too little captured (silence
@@ -367,11 +375,12 @@ struct RoomReport: Codable {
             let stats = outcome.track.statistics
             let input = specs[outcome.path]
             let source = outcome.source
-            let mixInputs = (outcome.track.source as? Mixer)?.inputs.map(\.name)
+            let mixInputs = outcome.track.mixer?.inputs.map(\.name)
             var track = Track(
                 id: outcome.track.id.rawValue,
                 name: outcome.track.name,
-                kind: outcome.track.isDerived ? "mix" : "speaker",
+                kind: outcome.track.role.kind,
+                role: outcome.track.role.rawValue,
                 file: (outcome.path as NSString).lastPathComponent,
                 channels: outcome.track.channels,
                 samples: roomSamples,

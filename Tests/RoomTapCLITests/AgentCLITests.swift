@@ -138,6 +138,12 @@ struct AgentCLITests {
         #expect(lines.contains { $0["speaker"] as? String == "agent" && $0["text"] as? String == "Anything at all." })
 
         let report = try json(room)
+        let roles = Dictionary(
+            ((report["tracks"] as? [[String: Any]]) ?? []).map { ($0["name"] as? String ?? "", $0["role"] as? String) },
+            uniquingKeysWith: { a, _ in a })
+        #expect(
+            roles == ["alice": "speaker-file", "bob": "speaker-file", "agent": "agent-voice", "mix": "mix"],
+            "room.json's roles: \(roles)")
         let agentReport = report["agent"] as? [String: Any]
         #expect(agentReport?["voice"] as? String == "cedar")
         #expect(Set(agentReport?["hears"] as? [String] ?? []) == ["alice", "bob"])

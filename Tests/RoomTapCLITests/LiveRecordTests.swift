@@ -71,6 +71,7 @@ struct LiveRecordTests {
         for (name, sender) in [(nameA, a), (nameB, b)] {
             let track = try #require(tracks.first { $0["name"] as? String == name })
             #expect(track["samples"] as? Int == 288_000)
+            #expect(track["role"] as? String == "speaker-network")
             let rtp = try #require(track["rtp"] as? [String: Any], "per-track rtp statistics")
             #expect(rtp["packets"] as? Int == sender.packets.count)
             #expect(rtp["lost"] as? Int == 0 && rtp["late"] as? Int == 0 && rtp["duplicates"] as? Int == 0)

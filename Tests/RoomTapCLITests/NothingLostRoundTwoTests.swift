@@ -303,6 +303,7 @@ extension NothingLostRoundTwoTests {
         #expect(now["mix"]?["muted"] as? Bool == false, "watch's first key left the mix alone")
         #expect(now["later"]?["muted"] as? Bool == true, "watch's first key muted the first speaker")
         #expect(now["mix"]?["kind"] as? String == "mix" && now["alice"]?["kind"] as? String == "speaker")
+        #expect(now["mix"]?["role"] as? String == "mix" && now["alice"]?["role"] as? String == "speaker-file")
         // What is heard of the mix: muted, turned down, a solo. None of it reaches mix.wav.
         try roomtap(["mute", "mix"] + ["--control", control], expect: 0)
         try roomtap(["volume", "mix", "0"] + ["--control", control], expect: 0)

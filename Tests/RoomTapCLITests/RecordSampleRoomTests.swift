@@ -66,6 +66,9 @@ struct RecordSampleRoomTests {
         let tracks = try #require(json["tracks"] as? [[String: Any]])
         #expect(tracks.map { $0["name"] as? String } == ["alice", "bob", "carol", "mix"])
         #expect(tracks.map { $0["file"] as? String } == ["alice.wav", "bob.wav", "carol.wav", "mix.wav"])
+        // Each track's role, as it was added (and the coarse kind older readers know).
+        #expect(tracks.map { $0["role"] as? String } == ["speaker-file", "speaker-file", "speaker-file", "mix"])
+        #expect(tracks.map { $0["kind"] as? String } == ["speaker", "speaker", "speaker", "mix"])
         for track in tracks { #expect(track["samples"] as? Int == Self.roomSamples) }
         let bob = try #require(tracks[1]["source"] as? [String: Any])
         #expect(bob["offsetSamples"] as? Int == Self.bobOffset)

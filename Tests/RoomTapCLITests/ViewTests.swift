@@ -168,8 +168,8 @@ struct ViewTests {
             ["roomTime": 8.0, "change": "solo", "tracks": ["bob"]],
         ]
         object["gaps"] = [["from": 9.0, "to": 9.5, "reason": "worker died"]]
-        // An agent's voice is the track `agent` of a room with an `agent` report: a lane after the
-        // speakers, before the mix (bob's audio stands in for its voice here).
+        // An agent's voice is the track of role `agent-voice`: a lane after the speakers, before the
+        // mix (bob's audio stands in for its voice here).
         try FileManager.default.copyItem(
             at: room.appendingPathComponent("bob.wav"), to: room.appendingPathComponent("agent.wav"))
         var tracks = try #require(object["tracks"] as? [[String: Any]])
@@ -177,6 +177,7 @@ struct ViewTests {
         agent["name"] = "agent"
         agent["file"] = "agent.wav"
         agent["id"] = 99
+        agent["role"] = "agent-voice"
         tracks.insert(agent, at: 0)
         object["tracks"] = tracks
         object["agent"] = ["model": "gpt-realtime"]

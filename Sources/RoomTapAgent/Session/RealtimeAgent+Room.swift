@@ -19,8 +19,8 @@ extension RealtimeAgent {
     public func attach(
         to room: Room, hearing humans: [AudioTrack], voiceName: String = "agent", hearsName: String = "agent-hears"
     ) -> AgentTracks {
-        let voiceTrack = room.addTrack(name: voiceName, source: voice)
-        let hears = room.addMix(name: hearsName, inputs: [], channels: 1)
+        let voiceTrack = room.addTrack(name: voiceName, source: voice, role: .agentVoice)
+        let hears = room.addMix(name: hearsName, inputs: [], channels: 1, role: .agentHearing)
         // What the agent hears is what is heard of this mix-minus: `mute agent-hears` deafens it.
         hears.addSink(listenSink, tap: .heard)
         hearingTrack = hears
@@ -34,9 +34,9 @@ extension RealtimeAgent {
     /// agent's own tracks are refused. Idempotent; any thread but the room clock's; does nothing
     /// before ``attach(to:hearing:voiceName:hearsName:)``.
     public func hear(_ track: AudioTrack) {
-        guard let hears = hearingTrack, !isOwn(track), !track.isDerived else { return }
+        guard let hears = hearingTrack, track.role.isSpeaker, !isOwn(track) else { return }
         track.addSink(speakers.sink(for: track), tap: .heard)
-        (hears.source as? Mixer)?.addInput(track)
+        hears.mixer?.addInput(track)
     }
 
     /// True for the tracks the agent added to the room (its voice and its mix-minus).

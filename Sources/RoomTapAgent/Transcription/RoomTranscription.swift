@@ -6,8 +6,8 @@ import RoomTapSync
 /// its own, when it is there at the start or whenever it joins, so every line of the transcript
 /// is that speaker's (no diarization), on the room timeline of their file.
 ///
-/// Mixes and other derived tracks are never transcribed, nor tracks `skip` refuses (the agent's
-/// own voice, when an agent speaks in the room: its lines come from its own session).
+/// Only speakers (``TrackRole/isSpeaker``) are transcribed: never a mix, nor the agent's voice or
+/// hearing (its lines come from its own session), nor tracks `skip` refuses.
 ///
 /// Thread: ``transcribe(_:)`` from any thread but the room clock's (the room's add-track handler
 /// runs it on whichever thread adds the track); ``finish(timeout:)`` on a control thread, once the
@@ -29,11 +29,11 @@ public final class RoomTranscription: Sendable {
         self.skip = skip
     }
 
-    /// Starts transcribing `track` (a speaker) in a session of its own. Does nothing for a
-    /// derived track, a skipped one, one already transcribed (a returning participant keeps
+    /// Starts transcribing `track` (a speaker) in a session of its own. Does nothing for a track
+    /// whose role is not a speaker's, a skipped one, one already transcribed (a returning participant keeps
     /// theirs) or after ``finish(timeout:)``. Throws only if libsoxr cannot be set up.
     public func transcribe(_ track: AudioTrack) throws {
-        guard !track.isDerived, !skip(track) else { return }
+        guard track.role.isSpeaker, !skip(track) else { return }
         let known = state.withLock { $0.finished || $0.transcribers[track.id] != nil }
         guard !known else { return }
         let transcriber = try SpeakerTranscriber(track: track, configuration: configure(track.name))

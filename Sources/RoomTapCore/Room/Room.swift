@@ -109,24 +109,30 @@ public final class Room: Sendable {
     /// Replaces the lifecycle handlers. Set them before adding tracks.
     public func setEvents(_ events: RoomEvents) { control.withLock { $0.events = events } }
 
-    /// Adds a participant's track. `onTrackAdded` runs on this thread before the track's first
-    /// frame, so sinks attached there see every frame. Takes effect at the next tick.
+    /// Adds a participant's track (or the agent's voice) in `role`, which must not be derived
+    /// (mixes come from ``addMix(name:inputs:channels:role:)``). `onTrackAdded` runs on this thread
+    /// before the track's first frame, so sinks attached there see every frame. Takes effect at
+    /// the next tick.
     @discardableResult
-    public func addTrack(name: String, source: any FrameSource) -> AudioTrack {
-        add(name: name, source: source, isDerived: false)
+    public func addTrack(name: String, source: any FrameSource, role: TrackRole = .speaker) -> AudioTrack {
+        precondition(!role.isDerived, "addTrack: \(role) is a derived role; use addMix")
+        return add(name: name, source: source, role: role, mixer: nil)
     }
 
-    /// Adds a mix of `inputs` (tracks of this room) as a derived track with sinks of its own.
-    /// Returns the track; its source is the ``Mixer`` (to change the inputs later).
+    /// Adds a mix of `inputs` (tracks of this room) as a derived track in `role` (``TrackRole/mix``
+    /// or ``TrackRole/agentHearing``) with sinks of its own. Returns the track; its
+    /// ``AudioTrack/mixer`` changes the inputs later.
     @discardableResult
-    public func addMix(name: String, inputs: [AudioTrack], channels: Int = 1) -> AudioTrack {
-        add(name: name, source: Mixer(inputs: inputs, channels: channels), isDerived: true)
+    public func addMix(name: String, inputs: [AudioTrack], channels: Int = 1, role: TrackRole = .mix) -> AudioTrack {
+        precondition(role.isDerived, "addMix: \(role) is not a derived role; use addTrack")
+        let mixer = Mixer(inputs: inputs, channels: channels)
+        return add(name: name, source: mixer, role: role, mixer: mixer)
     }
 
-    private func add(name: String, source: any FrameSource, isDerived: Bool) -> AudioTrack {
+    private func add(name: String, source: any FrameSource, role: TrackRole, mixer: Mixer?) -> AudioTrack {
         let (track, handler) = control.withLock { c -> (AudioTrack, (@Sendable (AudioTrack) -> Void)?) in
             let track = AudioTrack(
-                id: TrackID(c.nextID), name: name, source: source, isDerived: isDerived, timing: timing,
+                id: TrackID(c.nextID), name: name, source: source, role: role, mixer: mixer, timing: timing,
                 metered: metersTracks)
             c.nextID += 1
             c.tracks.append(track)
@@ -147,7 +153,7 @@ public final class Room: Sendable {
             return true
         }
         guard found else { return }
-        let mixers = tracks.compactMap { $0.source as? Mixer }
+        let mixers = tracks.compactMap(\.mixer)
         for mixer in mixers { mixer.removeInput(track) }
         let generation = publishRouting()
         waitForClock(toApply: generation)

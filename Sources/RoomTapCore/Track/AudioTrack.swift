@@ -19,10 +19,15 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     public let statistics = TrackStatistics()
     /// What the track renders from.
     public let source: any FrameSource
+    /// What the track is (a speaker and where from, the mix, the agent's voice or hearing), set
+    /// when it was added.
+    public let role: TrackRole
+    /// The mixer a derived track renders (its inputs are the mix's membership); nil for the others.
+    public let mixer: Mixer?
     /// Derived tracks (mixes) render after every source track of the same tick. Their own controls
     /// apply to what is heard of them only (``SinkTap/heard``): neither solo nor a record control
-    /// changes their record (`mix.wav` is the mix of the record).
-    public let isDerived: Bool
+    /// changes their record (`mix.wav` is the mix of the record). The role's ``TrackRole/isDerived``.
+    public var isDerived: Bool { role.isDerived }
     /// Mute and volume (Sora's `audioEnabled` and `remoteAudioVolume`), settable from any thread.
     public let controls = TrackControls()
     /// Level and talking, measured on the raw audio (in a room that meters its tracks: see
@@ -36,15 +41,16 @@ public final class AudioTrack: Sendable, CustomStringConvertible {
     nonisolated(unsafe) let render: TrackRenderState
 
     init(
-        id: TrackID, name: String, source: any FrameSource, isDerived: Bool, timing: RoomTiming = RoomTiming(),
-        metered: Bool = true
+        id: TrackID, name: String, source: any FrameSource, role: TrackRole, mixer: Mixer? = nil,
+        timing: RoomTiming = RoomTiming(), metered: Bool = true
     ) {
         self.id = id
         self.metered = metered
         self.name = name
         self.channels = source.channels
         self.source = source
-        self.isDerived = isDerived
+        self.role = role
+        self.mixer = mixer
         self.render = TrackRenderState(source: source, timing: timing)
     }
 

@@ -52,9 +52,15 @@ public final class LiveParticipant: Sendable {
     /// sender that restarted continues the track), a participant who had left is back. Thread:
     /// the stream's one receiving thread; allocates nothing.
     func deliver(_ packet: RTPPacket, arrival: UInt64) {
-        if ssrc != packet.ssrc { noteSSRC(packet.ssrc) }
+        deliver(
+            ssrc: packet.ssrc, sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload,
+            arrival: arrival)
+    }
+
+    /// ``deliver(_:arrival:)`` of a packet's fields (a packet held in a ``StreamSlot``).
+    func deliver(ssrc: UInt32, sequence: UInt16, timestamp: UInt32, payload: UnsafeRawBufferPointer, arrival: UInt64) {
+        if self.ssrc != ssrc { noteSSRC(ssrc) }
         if hasLeft { returned() }
-        buffer.insert(
-            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
+        buffer.insert(sequence: sequence, timestamp: timestamp, payload: payload, arrival: arrival)
     }
 }

@@ -1,3 +1,4 @@
+import CLinuxNet
 import Foundation
 public import RoomTapCore
 import Synchronization
@@ -13,8 +14,12 @@ import Synchronization
 /// the stream's RTP port) align streams by their senders' wall clock (``SenderClockSync``).
 ///
 /// Thread: `init`, `start`, `stop` on a control thread; the delegate methods on the receive
-/// threads; `participants` and the counters anywhere. New tracks are added to the room from a
-/// receive thread (so the room's `onTrackAdded` handler runs there: keep it short).
+/// thread; `participants` and the counters anywhere. The receive thread never makes a track nor
+/// runs a handler: a new stream claims a ``StreamSlot`` (allocated at init; its first packets are
+/// held there) and is posted to the live room's ``RoomBus``. The live room's control thread
+/// (`roomtap.live`) drains the bus: it makes the stream's jitter buffer and track (so the room's
+/// `onTrackAdded` handler runs there, where opening files is fine) and publishes it to the slot;
+/// it also marks silent participants as left.
 public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// How the live room listens and decodes.
     public struct Options: Sendable {
@@ -71,11 +76,14 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// The NTP-to-room mapping of RTCP sender reports, shared by every track.
     private let senderClock = SenderClockSync()
     private let lock = NSLock()
-    private var bySlot: [Int: LiveParticipant] = [:]
+    /// One per track the room may have (`maxTracks`), by the directory's slot index.
+    private let slots: [StreamSlot]
+    /// Streams appeared, posted by the receive thread, drained by the control thread.
+    private let bus: RoomBus
     private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
     private var everyone: [LiveParticipant] = []
-    private let monitorStop = DispatchSemaphore(value: 0)
-    private let monitorDone = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let controlDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
     /// Binds every socket (``bind(_:)``) and adds the described participants' tracks to the room.
@@ -121,6 +129,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         directory = ParticipantDirectory(
             description: options.description, maxTracks: options.maxTracks,
             discoveryPorts: Set(options.listen.map(\.port)), discover: options.discover)
+        slots = (0..<max(1, options.maxTracks)).map { _ in StreamSlot() }
+        bus = RoomBus(capacity: slots.count + 1)
         let guards: [ReceiveGuard?]
         do {
             guards = try sockets.map { (socket) throws(SRTPContext.SetupError) in
@@ -149,13 +159,15 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }
 
     /// Starts the receive thread (under SCHED_FIFO when the room has a real-time priority) and
-    /// the leave monitor. Idempotent.
+    /// the control thread (`roomtap.live`). Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        receiver.start()
-        let thread = Thread { [self] in monitorLoop() }
-        thread.name = "roomtap.leave"
+        let thread = Thread { [self] in
+            roomtap_thread_set_name(pthread_self(), "roomtap.live")
+            controlLoop()
+        }
         thread.start()
+        receiver.start()
     }
 
     /// Stops receiving (closes the sockets, ends the threads). The room itself is the caller's to
@@ -163,8 +175,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     public func stop() {
         receiver.stop()
         guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        monitorStop.signal()
-        monitorDone.wait()
+        stopping.store(true, ordering: .releasing)
+        bus.post(.wake)  // (room for it: one event per slot at most; the loop checks every 250 ms anyway)
+        controlDone.wait()
     }
 
     // MARK: - RTPReceiverDelegate (the receive thread)
@@ -174,18 +187,23 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     ) {
         let route = directory.route(
             port: address.port, ssrc: packet.ssrc, payloadType: packet.payloadType, arrival: arrival)
-        let participant: LiveParticipant?
+        let slot: Int
         switch route {
-        case .existing(let slot), .takeover(let slot):
-            participant = lock.withLock { bySlot[slot] }
-        case .new(let slot, let name):
-            participant = adopt(slot: slot, name: name, port: address.port)
-        case .drop:
-            participant = nil
+        case .existing(let claimed), .takeover(let claimed), .new(let claimed, _): slot = claimed
+        case .drop: return
         }
-        guard let participant else { return }
+        let stream = slots[slot]
+        let known: LiveParticipant? =
+            if case .new = route { stream.participant ?? adoptDescribed(slot: slot) } else { stream.participant }
+        guard let participant = known else {
+            // No track yet: held in the slot until the control thread has made it.
+            stream.hold(packet, arrival: arrival)
+            if stream.claimPost() { bus.post(.streamAppeared(slot: slot, port: address.port)) }
+            return
+        }
+        let firstDelivery = stream.takeHeld(into: participant)
         participant.deliver(packet, arrival: arrival)
-        if case .existing = route { return }
+        if case .existing = route, !firstDelivery { return }
         // A new stream (or a new SSRC taking a track over): its report may have come first.
         if let report = senderClock.takeEarlyReport(port: address.port, ssrc: packet.ssrc) {
             participant.buffer.noteSenderReport(ntp: report.ntp, rtpTimestamp: report.rtpTimestamp)
@@ -228,14 +246,27 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         return JoinedStream(participant: participant)
     }
 
-    /// The participant for a newly routed stream: a described one (created at init) or a new track.
-    private func adopt(slot: Int, name: String, port: UInt16) -> LiveParticipant? {
-        let description = directory.allSlots[slot].participant
-        let existing = lock.withLock { described.first { $0.description == description && description != nil } }
-        let participant =
-            existing?.participant ?? makeParticipant(name: name, port: port, description: description)
-        if let participant { lock.withLock { bySlot[slot] = participant } }
+    /// Receive thread: the described participant (its track made at init) a newly routed stream
+    /// belongs to, published to its slot; nil for a stream nobody described.
+    private func adoptDescribed(slot: Int) -> LiveParticipant? {
+        guard let description = directory.allSlots[slot].participant,
+            let participant = lock.withLock({ described.first { $0.description == description }?.participant })
+        else { return nil }
+        slots[slot].publish(participant)
         return participant
+    }
+
+    /// Control thread: the track of a stream the receive thread posted (described or not).
+    private func makeTrack(slot: Int, port: UInt16) {
+        let claimed = directory.allSlots[slot]
+        let existing = claimed.participant.flatMap { description in
+            lock.withLock { described.first { $0.description == description }?.participant }
+        }
+        guard
+            let participant = existing
+                ?? makeParticipant(name: claimed.name, port: port, description: claimed.participant)
+        else { return }
+        slots[slot].publish(participant)
     }
 
     private func makeParticipant(name: String, port: UInt16, description: ParticipantDescription?) -> LiveParticipant? {
@@ -249,7 +280,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
                 recordDelayMilliseconds: options.recordDelayMilliseconds, livePlayout: options.livePlayout,
                 senderClock: senderClock, arrivalToRoom: clock.roomTimeMapping)
         else { return nil }
-        let track = room.addTrack(name: name, source: buffer)
+        let track = room.addTrack(name: name, source: buffer, role: .speakerFromNetwork)
         let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
         lock.withLock { everyone.append(participant) }
         return participant
@@ -280,17 +311,26 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         return parsed.host
     }
 
-    // MARK: - The leave monitor
+    // MARK: - The control thread
 
-    private func monitorLoop() {
+    /// Drains the bus (making the tracks of new streams) and, every 250 ms, marks participants
+    /// silent for `leaveAfter` as left.
+    private func controlLoop() {
         let leaveAfter = UInt64(options.leaveAfter * 1e9)
-        while monitorStop.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+        let checkEvery: UInt64 = 250_000_000
+        var lastCheck = RealTimeClock.monotonicNow()
+        while !stopping.load(ordering: .acquiring) {
+            if case .streamAppeared(let slot, let port) = bus.next(waitingAtMost: 0.25) {
+                makeTrack(slot: slot, port: port)
+            }
             let now = RealTimeClock.monotonicNow()
+            guard now &- lastCheck >= checkEvery else { continue }
+            lastCheck = now
             for participant in participants where !participant.hasLeft {
                 let last = participant.buffer.lastArrival
                 if last > 0 && now > last && now - last > leaveAfter { participant.leave() }
             }
         }
-        monitorDone.signal()
+        controlDone.signal()
     }
 }

@@ -91,6 +91,10 @@ public final class ParticipantDirectory: @unchecked Sendable {
         hasDescribedPorts = !(description?.participants.isEmpty ?? true)
         self.maxTracks = max(1, maxTracks)
         self.takeoverAfter = takeoverAfter
+        // Storage for every track and every drop reason up front: a new stream allocates nothing.
+        slots.reserveCapacity(self.maxTracks)
+        routes.reserveCapacity(2 * self.maxTracks)
+        for reason in DropReason.allCases { drops[reason] = 0 }
     }
 
     /// Routes one packet (see the rules above) and records its arrival.

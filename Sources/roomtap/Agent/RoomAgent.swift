@@ -97,7 +97,7 @@ final class RoomAgent: Sendable {
 
     /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
     func attach(to room: Room, humans: [AudioTrack]) {
-        let heard = humans.filter { !$0.isDerived && options.hears($0.name) }
+        let heard = humans.filter { $0.role.isSpeaker && options.hears($0.name) }
         let attached = agent.attach(to: room, hearing: heard)  // fires the add-track handler: no lock held
         tracks.withLock { $0 = attached }
     }
@@ -183,7 +183,7 @@ final class RoomAgent: Sendable {
     }
 
     var report: Report {
-        let hears = (tracks.withLock { $0?.hears.source } as? Mixer)?.inputs.map(\.name) ?? []
+        let hears = tracks.withLock { $0?.hears.mixer }?.inputs.map(\.name) ?? []
         return Report(
             model: options.model, voice: options.voice, url: agent.configuration.url,
             authentication: agent.configuration.authentication.rawValue,

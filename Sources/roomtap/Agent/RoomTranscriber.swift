@@ -13,12 +13,9 @@ final class RoomTranscriber: Sendable {
     let transcription: RoomTranscription
     let url: String
 
-    /// Checks the key; nothing connects until a speaker's track is added. `skip` leaves tracks out
-    /// (the agent's own).
-    init(
-        options: TranscribeOptions, transcript: TranscriptWriter, environment: [String: String],
-        skip: @escaping @Sendable (AudioTrack) -> Bool
-    ) throws {
+    /// Checks the key; nothing connects until a speaker's track is added (the agent's own tracks
+    /// are not speakers: see ``TrackRole``).
+    init(options: TranscribeOptions, transcript: TranscriptWriter, environment: [String: String]) throws {
         let key = try RoomAgent.apiKey(in: environment, azure: options.azure, option: "--transcribe")
         self.options = options
         let settings = options.settings
@@ -30,7 +27,7 @@ final class RoomTranscriber: Sendable {
                 RealtimeAgentConfiguration.transcription(
                     apiKey: key, url: url, settings: settings, speaker: speaker, transcript: transcript,
                     log: { line in CommandDispatch.printWarning("transcribe \(speaker): \(line)") })
-            }, skip: skip)
+            })
     }
 
     /// A track joined the room: a speaker gets a session of their own.

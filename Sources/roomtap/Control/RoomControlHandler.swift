@@ -164,12 +164,13 @@ final class RoomControlHandler: ControlHandler {
         var object = Self.controlFields(state)
         object.merge([
             "name": .string(track.name), "id": .number(Double(track.id.rawValue)), "source": .string(more.source),
-            "kind": .string(track.isDerived ? "mix" : "speaker"),
+            "kind": .string(track.role.kind),
             "state": .string(more.isLive ? "live" : "left"), "solo": .bool(soloed),
             "level_dbfs": level(track), "talking": .bool(track.meter.isTalking),
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
             "file_error": more.fileError.map(JSONValue.string) ?? .null,
         ]) { _, new in new }
+        object["role"] = .string(track.role.rawValue)
         return .object(object)
     }
 

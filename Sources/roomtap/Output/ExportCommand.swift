@@ -68,7 +68,7 @@ enum ExportCommand {
         // What to make, all checked before anything is created.
         let speakers = report.tracks.indices.filter { report.tracks[$0].kind == "speaker" }
             .sorted { report.tracks[$0].id < report.tracks[$1].id }
-        let mix = report.tracks.indices.first { report.tracks[$0].kind == "mix" && report.tracks[$0].name == "mix" }
+        let mix = report.tracks.indices.first { report.tracks[$0].isRoomMix }
         var jobs: [Job] = []
         for index in speakers + (normalize == nil ? mix.map { [$0] } ?? [] : []) {
             let name = report.tracks[index].file

@@ -7,6 +7,8 @@ struct TimelineRoom: Decodable {
     struct Track: Decodable {
         var name: String
         var kind: String?
+        /// The track's ``TrackRole`` (nil in a room.json written before roles).
+        var role: String?
         var file: String
         /// Channels of the file (1 when room.json does not say).
         var channels: Int?

@@ -175,10 +175,11 @@ struct ViewModel: Encodable {
         }
     }
 
-    /// "mix" for mixes, "agent" for the agent's voice (the track named `agent` of a room with an
-    /// agent), else "speaker".
+    /// "mix" for mixes, "agent" for the agent's voice (its role; in a room.json written before
+    /// roles, the track named `agent` of a room with an agent), else "speaker".
     static func kind(of track: TimelineRoom.Track, in room: TimelineRoom) -> String {
         if track.kind == "mix" { return "mix" }
+        if let role = track.role { return role == TrackRole.agentVoice.rawValue ? "agent" : "speaker" }
         if room.hasAgent && track.name == "agent" { return "agent" }
         return "speaker"
     }

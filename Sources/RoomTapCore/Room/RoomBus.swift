@@ -1,0 +1,74 @@
+import Dispatch
+import Synchronization
+
+/// The room's bus: a bounded queue of events posted by the threads that must never run a
+/// handler (the receive thread, later the clock and the writers) and drained by one control
+/// thread, which runs the handlers (adds tracks, opens files, tells the application).
+///
+/// Posting takes a short lock over storage allocated at init, so it allocates nothing; it wakes
+/// the drainer through a semaphore (a futex wake when the drainer sleeps). A full bus refuses
+/// the event and counts it (``refused``): the poster decides what a refusal means.
+///
+/// Thread: ``post(_:)`` from any thread, the room clock's and the receive thread's included;
+/// ``next(waitingAtMost:)`` and ``drain()`` from the one control thread that owns the bus.
+public final class RoomBus: Sendable {
+    /// What happened. Plain values (no references), so posting copies a few words.
+    public enum Event: Sendable, Equatable {
+        /// The receive thread claimed stream slot `slot` (a new stream on UDP `port`): the control
+        /// thread makes its track.
+        case streamAppeared(slot: Int, port: UInt16)
+        /// Wakes the drainer with nothing to do (to stop it, or to check its own state).
+        case wake
+    }
+
+    private struct Ring {
+        var events: [Event]
+        var head = 0
+        var count = 0
+        var refused = 0
+    }
+
+    /// Events the bus holds at most.
+    public let capacity: Int
+    private let ring: Mutex<Ring>
+    private let posted = DispatchSemaphore(value: 0)
+
+    /// A bus of `capacity` events (at least 1), allocated here once.
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        ring = Mutex(Ring(events: Array(repeating: .wake, count: max(1, capacity))))
+    }
+
+    /// Queues `event` and wakes the drainer; false (counted) when the bus is full. Any thread;
+    /// allocates nothing; never waits beyond the lock's few instructions.
+    @discardableResult
+    public func post(_ event: Event) -> Bool {
+        let queued = ring.withLock { r -> Bool in
+            guard r.count < capacity else {
+                r.refused += 1
+                return false
+            }
+            r.events[(r.head + r.count) % capacity] = event
+            r.count += 1
+            return true
+        }
+        if queued { posted.signal() }
+        return queued
+    }
+
+    /// The next event, waiting up to `seconds` for one; nil when none came. Control thread.
+    public func next(waitingAtMost seconds: Double) -> Event? {
+        guard posted.wait(timeout: .now() + seconds) == .success else { return nil }
+        return ring.withLock { r -> Event? in
+            guard r.count > 0 else { return nil }
+            defer {
+                r.head = (r.head + 1) % capacity
+                r.count -= 1
+            }
+            return r.events[r.head]
+        }
+    }
+
+    /// Events refused because the bus was full.
+    public var refused: Int { ring.withLock { $0.refused } }
+}
