@@ -76,16 +76,9 @@ enum TimelineCommand {
         return (detector, wav.duration)
     }
 
-    /// Writes through a temporary file and a rename, so a reader never sees half a document.
+    /// Writes through a temporary file and a rename (``RoomReport/writeAtomically(_:to:overwrite:)``),
+    /// so a reader never sees half a document.
     private static func write(_ text: String, to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
-            throw RuntimeError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw RuntimeError(description: "cannot write \(path): \(reason)")
-        }
+        try RoomReport.writeAtomically(Data(text.utf8), to: path, overwrite: true)
     }
 }
