@@ -128,13 +128,14 @@ public final class ControlServer: Sendable {
 
     // MARK: Start-up
 
-    /// What ``init(path:handler:environment:)`` checks of the socket's directory, with nothing
-    /// created or changed (for `record --dry-run`): a directory that exists must be one (the
-    /// per-user default owned by this user and closed to others); a missing one passes (the
-    /// server creates it).
+    /// What ``init(path:handler:environment:)`` checks of the path (its length) and of the socket's
+    /// directory, with nothing created or changed (for `record --dry-run`): a directory that
+    /// exists must be one (the per-user default owned by this user and closed to others); a
+    /// missing one passes (the server creates it).
     public static func checkDirectory(
         of path: String, environment: [String: String]? = nil
     ) throws(ControlSocketError) {
+        guard UnixSocket.address(path) != nil else { throw .pathTooLong(path: path) }
         try prepareDirectory(of: path, environment: environment ?? ProcessInfo.processInfo.environment, create: false)
     }
 

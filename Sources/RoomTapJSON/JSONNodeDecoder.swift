@@ -227,19 +227,39 @@ private struct UnkeyedNodeContainer: UnkeyedDecodingContainer {
         try SingleNodeContainer(decoder: try next()).decode(type)
     }
     mutating func decode(_ type: Bool.Type) throws -> Bool { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: String.Type) throws -> String { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try SingleNodeContainer(decoder: try next()).decode(type) }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
     mutating func decode(_ type: Int.Type) throws -> Int { try SingleNodeContainer(decoder: try next()).decode(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try SingleNodeContainer(decoder: try next()).decode(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
     mutating func decode(_ type: UInt.Type) throws -> UInt { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try SingleNodeContainer(decoder: try next()).decode(type) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try SingleNodeContainer(decoder: try next()).decode(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
+        try SingleNodeContainer(decoder: try next()).decode(type)
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey>

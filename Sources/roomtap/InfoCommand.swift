@@ -71,25 +71,32 @@ enum InfoCommand {
             "directory   \(directory)",
             "state       \(stateLine(room, directory: directory, recorder: recorder))",
             "started     \(room.startTime)",
-            String(format: "length      %.2f s (%lld samples at %d Hz)", room.durationSeconds, room.durationSamples,
+            String(
+                format: "length      %.2f s (%lld samples at %d Hz)", room.durationSeconds, room.durationSamples,
                 room.sampleRate),
         ]
         var rows = [["TRACK", "KIND", "LENGTH", "CONCEALED", "SILENT", "LOSS", "FORMAT", "SOURCE", "FILE"]]
         for track in room.tracks {
             rows.append([
-                track.name, track.kind, String(format: "%.2f s", Double(track.samplesWritten) / Double(room.sampleRate)),
+                track.name, track.kind,
+                String(format: "%.2f s", Double(track.samplesWritten) / Double(room.sampleRate)),
                 "\(track.concealedMs) ms", "\(track.silentMs) ms",
                 lossPercent(track).map { String(format: "%.1f%%", $0) } ?? "-", format(track, room: room),
                 source(track), track.file,
             ])
         }
         var text = lines.joined(separator: "\n") + "\n\n"
-        text += room.tracks.isEmpty ? "no tracks: nothing was received, so no file was written\n" : TracksTable.layout(rows)
+        text +=
+            room.tracks.isEmpty ? "no tracks: nothing was received, so no file was written\n" : TracksTable.layout(rows)
         lines = []
         if let controls = room.controls, !controls.isEmpty { lines.append("controls    \(controls.count) change(s)") }
-        if let transcript = room.transcriptLines { lines.append("transcript  \(transcript) line(s) in transcript.jsonl") }
+        if let transcript = room.transcriptLines {
+            lines.append("transcript  \(transcript) line(s) in transcript.jsonl")
+        }
         if let multichannel = room.multichannel { lines.append("multichannel \(multichannel.file)") }
-        for failure in room.errors ?? [] { lines.append("error       " + (failure.file.map { "\($0): " } ?? "") + failure.error) }
+        for failure in room.errors ?? [] {
+            lines.append("error       " + (failure.file.map { "\($0): " } ?? "") + failure.error)
+        }
         if let upload = room.upload {
             lines.append(
                 "upload      \(upload.destination): \(upload.state) (\(upload.uploaded.count) uploaded, "

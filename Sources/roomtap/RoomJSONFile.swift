@@ -40,7 +40,7 @@ enum RoomJSONFile {
         let node: JSONNode
         do { node = try JSONNode.read(bytes) } catch {
             throw RuntimeError(
-                description: "\(path) is damaged (line \(error.line): \(error.message), not JSON); \(advice)")
+                description: "\(path) is damaged: not valid JSON (line \(error.line): \(error.message)); \(advice)")
         }
         do { return try JSONNodeDecoder().decode(type, from: node) } catch {
             throw RuntimeError(description: "\(path) is not a roomtap room.json (\(error)); \(advice)")

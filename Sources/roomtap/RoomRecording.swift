@@ -400,9 +400,10 @@ final class RoomRecording: Sendable {
             if count == 1 {
                 room.stop(atSample: room.position + drain)
                 if !quiet {
+                    let seconds = String(format: "%.1f", Double(drain) / 48_000)
                     StandardStreams.error(
-                        String(format: "roomtap: stopping: draining %.1f s of audio still on its way", Double(drain) / 48_000)
-                            + " (Ctrl-C again to stop at once; that audio is then not recorded)\n")
+                        "roomtap: stopping: draining \(seconds) s of audio still on its way (Ctrl-C again to stop "
+                            + "at once; that audio is then not recorded)\n")
                 }
             } else {
                 stoppedAtOnce.store(true, ordering: .relaxed)

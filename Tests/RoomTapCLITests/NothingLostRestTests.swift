@@ -14,8 +14,10 @@ struct NothingLostRestTests {
     private func recording() throws -> URL {
         let out = try temporaryDirectory()
         try roomtap(
-            ["record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@1", "--mix", "--out",
-             out.path, "--quiet", "--force"], expect: 0)
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@1", "--mix", "--out",
+                out.path, "--quiet", "--force",
+            ], expect: 0)
         return out
     }
 
@@ -56,12 +58,12 @@ struct NothingLostRestTests {
         for command in [
             ["export", out.path, "--out", exported.appendingPathComponent("x").path], ["repair", out.path],
             ["timeline", out.path, "--out", exported.appendingPathComponent("t.svg").path], ["status", out.path],
-            ["info", out.path], ["view", out.path, "--out", exported.appendingPathComponent("v.html").path],
+            ["info", out.path], ["view", out.path],
         ] {
             let outcome = try roomtap(command, expect: 1)
             #expect(outcome.stderrLines.count == 1, "\(command[0]): \(outcome.stderr)")
             #expect(
-                outcome.stderr.contains("\(roomJSON.path) is damaged (line \(lastLine): ")
+                outcome.stderr.contains("\(roomJSON.path) is damaged: not valid JSON (line \(lastLine): ")
                     && outcome.stderr.contains("restore it, or move it aside"), "\(command[0]): \(outcome.stderr)")
             #expect(!outcome.stderr.contains("The data") && !outcome.stderr.contains("format."), "\(outcome.stderr)")
         }
@@ -80,7 +82,8 @@ struct NothingLostRestTests {
                 outcome.stderrLines.count == 1
                     && outcome.stderr.contains(
                         "room.json is not a roomtap room.json (line \(index + 1): durationSamples: expected a whole "
-                            + "number"), "\(command[0]): \(outcome.stderr)")
+                            + "number"),
+                "\(command[0]): \(outcome.stderr)")
         }
         // A field missing altogether, and a directory where room.json should be.
         try "{\"tracks\": []}".write(to: roomJSON, atomically: false, encoding: .utf8)
@@ -148,15 +151,20 @@ struct NothingLostRestTests {
             ["record", "--file", "alice=-", "--file", "bob=\(sample("bob"))@2", "--out", out, "--dry-run"],
             feeding: alice)
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("room length  until standard input ends (at least 11.000 s"), "\(text.stdout)")
+        // bob is 8 s from 2 s: the room is at least 10 s, however short the stream.
+        #expect(text.stdout.contains("room length  until standard input ends (at least 10.000 s"), "\(text.stdout)")
         #expect(!text.stdout.contains("0.000 s (0 samples)"), "\(text.stdout)")
         let plan = try run(
             ["record", "--file", "alice=-", "--out", out, "--dry-run", "--json"], feeding: alice)
         let object = try json(plan.stdout)
         #expect(object["room_samples"] is NSNull, "\(plan.stdout)")
 
-        // A runtime directory open to others: the run refuses it, so does the dry run.
-        let runtime = try temporaryDirectory()
+        // A runtime directory open to others: the run refuses it, so does the dry run (a short
+        // path: a socket path is at most 107 bytes).
+        var template = Array("/tmp/rt-XXXXXX".utf8CString)
+        let made = try #require(mkdtemp(&template))
+        let runtime = URL(fileURLWithPath: String(cString: made))
+        defer { try? FileManager.default.removeItem(at: runtime) }
         let sockets = runtime.appendingPathComponent("roomtap")
         try FileManager.default.createDirectory(at: sockets, withIntermediateDirectories: false)
         chmod(sockets.path, 0o755)
@@ -175,8 +183,10 @@ struct NothingLostRestTests {
     @Test func jsonKeepsTheNothingReceivedWarning() throws {
         let out = try temporaryDirectory()
         let outcome = try CLIRunner.run(
-            ["record", "--listen", "127.0.0.1:0", "--duration", "3.5", "--record-delay", "100", "--json", "--out",
-             out.path], timeout: 60)
+            [
+                "record", "--listen", "127.0.0.1:0", "--duration", "3.5", "--record-delay", "100", "--json", "--out",
+                out.path,
+            ], timeout: 60)
         #expect(outcome.stderr.contains("nothing received on 127.0.0.1:"), "\(outcome.stderr)")
         let summary = try json(outcome.stdout)
         let warnings = summary["warnings"] as? [String] ?? []
@@ -267,12 +277,15 @@ struct NothingLostRestTests {
         let clash = try CLIRunner.run(["record", "--room", room.path, "--out", out, "--dry-run"], timeout: 60)
         #expect(clash.status != 0, "\(clash.stdout)")
         #expect(
-            clash.stderrLines.count == 1 && clash.stderr.contains("line 3")
-                && clash.stderr.contains("\"alice\" is already the name of participants[0] (as \"Alice\""),
+            clash.stderrLines.count == 1
+                && clash.stderr.contains(
+                    "room.json:3: participants[1].name: \"alice\" is already the name of participants[0] (as \"Alice\""),
             "\(clash.stderr)")
         let files = try roomtap(
-            ["record", "--file", "Alice=\(sample("alice"))", "--file", "alice=\(sample("bob"))", "--out", out,
-             "--dry-run"], expect: 64)
+            [
+                "record", "--file", "Alice=\(sample("alice"))", "--file", "alice=\(sample("bob"))", "--out", out,
+                "--dry-run",
+            ], expect: 64)
         #expect(files.stderr.contains("differ only in case"), "\(files.stderr)")
 
         // The verbs find a track by any case of its name.
@@ -299,10 +312,10 @@ struct NothingLostRestTests {
         let out = try recording()
         let report = try json(try String(contentsOf: out.appendingPathComponent("room.json"), encoding: .utf8))
         let samples = try #require(report["durationSamples"] as? Int)
-        #expect(samples == 480_000, "bob ends at 10 s")
+        #expect(samples == 432_000, "alice's 9 s (bob, 8 s from 1 s, ends with her)")
         let text = try roomtap(["info", out.path], expect: 0).stdout
         #expect(text.contains("state       complete\n"), "\(text)")
-        #expect(text.contains("length      10.00 s (480000 samples at 48000 Hz)"), "\(text)")
+        #expect(text.contains("length      9.00 s (432000 samples at 48000 Hz)"), "\(text)")
         let rows = text.split(separator: "\n").map(String.init)
         for (name, file) in [("alice", "alice.wav"), ("bob", "bob.wav"), ("mix", "mix.wav")] {
             let row = rows.first { $0.hasPrefix(name + " ") } ?? ""
@@ -333,5 +346,101 @@ struct NothingLostRestTests {
         let missing = try roomtap(["info", empty.appendingPathComponent("nope").path], expect: 1)
         #expect(missing.stderr.contains("no such directory"), "\(missing.stderr)")
         _ = try roomtap(["info"], expect: 64)
+    }
+
+    // MARK: - Relative volume on the recorder's side; Ctrl-C drains, a second ends at once
+
+    @Test func aRelativeVolumeIsOneStepOnTheRecorderSoChangesAtOnceAllApply() throws {
+        let control = uniqueControlPath()
+        let env = ["ROOMTAP_CONTROL": control]
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
+                "--out", try temporaryDirectory().path, "--quiet",
+            ], environment: env)
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
+            })
+        // The protocol: `change_db` is applied by the recorder to the volume it has.
+        let client = try ControlClient(path: control)
+        let heard = try client.request("volume", ["track": "alice", "change_db": -6])
+        #expect(abs((heard["volume"]?.doubleValue ?? 0) - 0.501187) < 1e-5, "\(heard)")
+        let record = try client.request("volume", ["track": "alice", "change_db": 6, "scope": "record"])
+        #expect(abs((record["record_volume"]?.doubleValue ?? 0) - 1.995262) < 1e-5, "\(record)")
+        #expect(abs((record["volume"]?.doubleValue ?? 0) - 0.501187) < 1e-5, "the heard side kept: \(record)")
+        #expect(throws: ControlClientError.self) {
+            try client.request("volume", ["track": "alice", "change_db": 3, "volume": 1])
+        }
+        // Eight `roomtap volume alice -1.5dB` at once: every one applies (-12 dB in all).
+        let runs = (0..<8).map { _ in
+            try? CLIRunner.start(["volume", "alice", "-1.5dB"], environment: env)
+        }
+        for run in runs { #expect(run?.wait(timeout: 60).status == 0) }
+        let shown = try client.request("tracks")["tracks"]?.arrayValue?.first { $0["name"]?.stringValue == "alice" }
+        let expected = 0.501187 * pow(10, -12.0 / 20)
+        #expect(abs((shown?["volume"]?.doubleValue ?? 0) - expected) < 1e-4, "\(String(describing: shown))")
+        #expect(try CLIRunner.run(["stop"], environment: env, timeout: 60).status == 0)
+        #expect(recorder.wait(timeout: 60).status == 0)
+    }
+
+    @Test func ctrlCSaysItDrainsAndASecondEndsAtOnce() throws {
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 1000 * 960, seed: 26), to: address, ssrc: 0x0000_2626)
+        let out = try temporaryDirectory()
+        let control = uniqueControlPath()
+        // The longest record delay, so a drain that ran would take 5 s.
+        let recorder = try CLIRunner.start([
+            "record", "--listen", address.description, "--record-delay", "5000", "--out", out.path, "--control",
+            control,
+        ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("ssrc-2626")
+            })
+        let started = ContinuousClock.now
+        recorder.signal(SIGINT)
+        #expect(
+            waitUntil(timeout: .seconds(30)) { recorder.stderrSoFar.contains("draining 5.0 s") },
+            "\(recorder.stderrSoFar)")
+        #expect(recorder.stderrSoFar.contains("Ctrl-C again to stop at once"))
+        recorder.signal(SIGINT)
+        let outcome = recorder.wait(timeout: 60)
+        #expect(ContinuousClock.now - started < .seconds(4), "ended at once, not after the 5 s drain")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        _ = sender.wait()
+        let report = try json(try String(contentsOf: out.appendingPathComponent("room.json"), encoding: .utf8))
+        #expect(report["stoppedAtOnce"] as? Bool == true && report["state"] as? String == "complete", "\(report)")
+        let files = (report["tracks"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
+        #expect(!files.isEmpty)
+        for file in files {
+            let samples = try WAVFile.readSamples(path: out.appendingPathComponent(file).path).1
+            #expect(samples.count == report["durationSamples"] as? Int, "\(file): finalized, the room's length")
+        }
+    }
+
+    @Test func timelineReadsAnOpusRecording() throws {
+        func spans(_ format: [String]) throws -> Int {
+            let out = try temporaryDirectory().appendingPathComponent("r" + format.joined())
+            try roomtap(
+                [
+                    "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@1", "--out",
+                    out.path,
+                    "--quiet",
+                ] + format, expect: 0)
+            let drawn = try roomtap(["timeline", out.path], expect: 0).stdout
+            #expect(drawn.contains(": 2 speaker(s), "), "\(drawn)")
+            let count = drawn.components(separatedBy: " speaker(s), ").last?.split(separator: " ").first
+            return Int(count ?? "") ?? -1
+        }
+        let wav = try spans([])
+        let opus = try spans(["--format", "opus"])
+        #expect(wav > 2 && abs(opus - wav) <= 2, "talk spans: WAV \(wav), Opus \(opus)")
     }
 }

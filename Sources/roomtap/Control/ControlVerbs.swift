@@ -50,7 +50,7 @@ enum ControlVerbs {
     private static func ask(_ client: ControlClient, _ command: String, _ parameters: [String: JSONValue]) throws
         -> JSONValue
     {
-        do { return try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
+        do { return try client.request(command, parameters) } catch { throw RecorderChoice.failure(error, of: client) }
     }
 
     /// A signed level in dB (`+3dB`, `-6 dB`): the change it asks for, as pactl reads it; nil for
