@@ -248,6 +248,10 @@ struct NothingLostRestTests {
                 "--out", try temporaryDirectory().path, "--quiet",
             ], environment: env2)
         defer { if second.isRunning { second.signal(SIGKILL) } }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json"], environment: env2, timeout: 20).stdout.contains("\"later\"")
+            })
         let watcher = try CLIRunner.start(["watch"], environment: env2)
         #expect(waitUntil(timeout: .seconds(60)) { watcher.stdoutSoFar.contains("alice=") }, "levels stream")
         #expect(try CLIRunner.run(["stop"], environment: env2, timeout: 60).status == 0)
