@@ -447,4 +447,33 @@ struct NothingLostRestTests {
         let opus = try spans(["--format", "opus"])
         #expect(wav > 2 && abs(opus - wav) <= 2, "talk spans: WAV \(wav), Opus \(opus)")
     }
+
+    /// Item 13: a stopped recorder addressed by --control (no scan to find it) is named by its
+    /// pid (the socket's peer) as not answering, never "did not answer in time; is it stuck?".
+    @Test func aStoppedRecorderAtAnExplicitSocketIsNamedByItsPid() throws {
+        let control = uniqueControlPath()
+        let recorder = try CLIRunner.start([
+            "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
+            "--out", try temporaryDirectory().path, "--quiet", "--control", control,
+        ])
+        defer {
+            recorder.signal(SIGCONT)
+            if recorder.isRunning { recorder.signal(SIGKILL) }
+        }
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("\"later\"")
+            })
+        recorder.signal(SIGSTOP)
+        let outcome = try CLIRunner.run(["tracks", "--control", control], timeout: 60)
+        #expect(outcome.status == 1)
+        #expect(
+            outcome.stderrLines.count == 1 && outcome.stderr.contains("the recorder pid \(recorder.pid) (\(control))")
+                && outcome.stderr.contains("does not answer")
+                && outcome.stderr.contains("resume it (kill -CONT \(recorder.pid))"), "\(outcome.stderr)")
+        recorder.signal(SIGCONT)
+        #expect(try CLIRunner.run(["stop", "--control", control], timeout: 60).status == 0)
+        #expect(recorder.wait(timeout: 60).status == 0)
+    }
 }
+
