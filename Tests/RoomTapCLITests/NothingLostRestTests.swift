@@ -476,4 +476,3 @@ struct NothingLostRestTests {
         #expect(recorder.wait(timeout: 60).status == 0)
     }
 }
-
