@@ -11,6 +11,10 @@
 public final class ControlClient {
     /// The socket's path.
     public let path: String
+    /// The pid of the process that listens at ``path`` (SO_PEERCRED, set by the kernel when the
+    /// connection was made: known even when that process is stopped and never answers); nil when
+    /// the kernel did not say.
+    public let peerPID: Int32?
     private let fd: Int32
     private var received: [UInt8] = []
     private var head = 0
@@ -40,6 +44,13 @@ public final class ControlClient {
         }
         UnixSocket.configure(fd, nonblocking: true)
         self.fd = fd
+        // struct ucred (socket(7)): pid, uid, gid, each 32 bits.
+        var credentials = [Int32](repeating: 0, count: 3)
+        var length = socklen_t(12)
+        let status = credentials.withUnsafeMutableBytes {
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &length)
+        }
+        peerPID = status == 0 && credentials[0] > 0 ? credentials[0] : nil
     }
 
     deinit { close(fd) }

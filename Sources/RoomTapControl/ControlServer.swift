@@ -128,7 +128,20 @@ public final class ControlServer: Sendable {
 
     // MARK: Start-up
 
-    private static func prepareDirectory(of path: String, environment: [String: String]) throws(ControlSocketError) {
+    /// What ``init(path:handler:environment:)`` checks of the path (its length) and of the socket's
+    /// directory, with nothing created or changed (for `record --dry-run`): a directory that
+    /// exists must be one (the per-user default owned by this user and closed to others); a
+    /// missing one passes (the server creates it).
+    public static func checkDirectory(
+        of path: String, environment: [String: String]? = nil
+    ) throws(ControlSocketError) {
+        guard UnixSocket.address(path) != nil else { throw .pathTooLong(path: path) }
+        try prepareDirectory(of: path, environment: environment ?? ProcessInfo.processInfo.environment, create: false)
+    }
+
+    private static func prepareDirectory(
+        of path: String, environment: [String: String], create: Bool = true
+    ) throws(ControlSocketError) {
         let directory: String
         if let slash = path.lastIndex(of: "/") {
             directory = slash == path.startIndex ? "/" : String(path[..<slash])
@@ -140,6 +153,7 @@ public final class ControlServer: Sendable {
         if lstat(directory, &info) != 0 {
             let code = errno
             guard code == ENOENT else { throw .directory(path: directory, reason: UnixSocket.reason(code)) }
+            if !create { return }
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw .directory(path: directory, reason: "cannot create it: \(UnixSocket.reason(errno))")
             }

@@ -36,6 +36,10 @@ enum CommandTable {
             options: ExportCommand.options, takesPositionals: true, helpIntro: Help.exportIntro,
             run: { try ExportCommand.run($0) }),
         CommandSpec(
+            "info", group: .main, summary: "Summarise a recording from its room.json: state, length, tracks",
+            options: InfoCommand.options, takesPositionals: true, helpIntro: InfoCommand.helpIntro,
+            run: { try InfoCommand.run($0) }),
+        CommandSpec(
             "transcript", group: .main, summary: "Turn an agent's transcript into WebVTT, SRT, text or Audacity labels",
             options: TranscriptCommand.options, takesPositionals: true, helpIntro: Help.transcriptIntro,
             run: { try TranscriptCommand.run($0) }),

@@ -457,14 +457,13 @@ enum RecordCommand {
         }
         var seen: [String: (option: String, label: String, name: String)] = [:]
         for entry in named {
-            // The room file's rule: no control characters (a name is shown, logged and made a file).
-            if entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            // The room file's rule (TrackName): a name is shown, logged and made a file.
+            if let problem = TrackName.problem(entry.name) {
                 throw UsageError(
-                    description:
-                        "\(entry.option) name '\(entry.name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined())' "
-                        + "has a control character; give the track a printable name", command: "record")
+                    description: "\(entry.option) name '\(TrackName.printable(entry.name))' \(problem); give the track "
+                        + "a name of \(TrackName.rule)", command: "record")
             }
-            let key = entry.name.lowercased()
+            let key = TrackName.key(entry.name)
             if let owner = reserved[key] {
                 throw UsageError(
                     description: "\(entry.label) is taken by \(owner); give the track another name", command: "record")
@@ -552,6 +551,7 @@ enum RecordCommand {
         // A Sora recording's faults: its other tracks are recorded (room.json keeps these too).
         for warning in plan.sora?.warnings ?? [] { CommandDispatch.printWarning(warning) }
         if options.dryRun {
+            try RoomRecording.checkControl(options)  // as the run would, creating nothing
             if options.json {
                 print(RecordPlanReport.json(plan).jsonText)
             } else {

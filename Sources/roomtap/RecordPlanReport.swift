@@ -61,14 +61,25 @@ enum RecordPlanReport {
 
     /// The room's length in samples when it is known before the run: the inputs' (files only),
     /// capped by --duration; for live rooms --duration plus the record delay drained; nil when the
-    /// room runs until stopped.
+    /// room runs until stopped or standard input ends.
     static func roomSamples(_ plan: RecordingPlan) -> Int64? {
         let options = plan.options
         let duration = options.duration.map { Int64(($0 * Double(AudioFrame.sampleRate)).rounded()) }
         if options.isLive { return duration.map { $0 + options.drainSamples } }
-        let frame = Int64(AudioFrame.samplesPerChannel)
-        let files = (plan.expectedSamples + frame - 1) / frame * frame
+        if readsStandardInput(plan) { return nil }  // as long as the stream runs
+        let files = filesSamples(plan)
         return duration.map { min($0, files) } ?? files
+    }
+
+    /// Whether a track reads `--file NAME=-`, whose length is known only once it ends.
+    private static func readsStandardInput(_ plan: RecordingPlan) -> Bool {
+        plan.inputs.contains { $0.spec.isStandardInput }
+    }
+
+    /// The room's length that the files other than standard input fix (rounded up to a frame).
+    private static func filesSamples(_ plan: RecordingPlan) -> Int64 {
+        let frame = Int64(AudioFrame.samplesPerChannel)
+        return (plan.expectedSamples + frame - 1) / frame * frame
     }
 
     /// The other files the run writes (besides the tracks').
@@ -98,6 +109,12 @@ enum RecordPlanReport {
         text += "directory    \(plan.outDirectory) (\(created))\n"
         if let samples = roomSamples(plan) {
             text += String(format: "room length  %.3f s (%lld samples)\n", Double(samples) / 48_000, samples)
+        } else if readsStandardInput(plan) {
+            let files = filesSamples(plan)
+            text +=
+                "room length  until standard input ends"
+                + (files > 0 ? String(format: " (at least %.3f s, the other files')", Double(files) / 48_000) : "")
+                + (plan.options.duration.map { String(format: ", at most %.3f s (--duration)", $0) } ?? "") + "\n"
         } else {
             text += "room length  until stopped (Ctrl-C, SIGTERM)\n"
         }
@@ -127,6 +144,8 @@ enum RecordPlanReport {
             "files": .array(otherFiles(plan).map(JSONValue.string)),
             "room_samples": samples.map { .number(Double($0)) } ?? .null,
             "room_seconds": samples.map { .number(Double($0) / 48_000) } ?? .null,
+            // With standard input the length is known when it ends; the other files fix its least.
+            "room_samples_at_least": readsStandardInput(plan) ? .number(Double(filesSamples(plan))) : .null,
             "force_removes": .array(plan.earlierFiles.map(JSONValue.string)),
             "play": plan.options.play.map { .string($0) } ?? .null,
             "play_track": plan.options.playTrack.map { .string($0) } ?? .null,

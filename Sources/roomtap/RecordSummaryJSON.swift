@@ -40,7 +40,8 @@ enum RecordSummaryJSON {
             "room_seconds": .number(Double(result.roomSamples) / Double(AudioFrame.sampleRate)),
             "stopped_early": .bool(result.report.stoppedEarly),
             "tracks": .array(tracks),
-            "warnings": .array(result.warnings.map(JSONValue.string)),
+            // Those printed while the room ran (nothing received), then those of its end.
+            "warnings": .array((result.liveWarnings + result.warnings).map(JSONValue.string)),
             // Files that could not be written (a full disk), room.json among them when it was not.
             "errors": .array(
                 result.errors.map { failure in

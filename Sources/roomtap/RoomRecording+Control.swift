@@ -21,6 +21,17 @@ extension RoomRecording {
         server.stop()
     }
 
+    /// `record --dry-run`: what ``startControl(room:clock:started:)`` would refuse of the socket's
+    /// directory (another user's, open to others), refused now; nothing is created.
+    static func checkControl(_ options: RecordCommand.Options) throws {
+        guard options.usesRealTimeClock || options.control != nil else { return }
+        let environment = ProcessInfo.processInfo.environment
+        let path = ControlSocketPath.forRecorder(explicit: options.control, environment: environment, pid: getpid())
+        do { try ControlServer.checkDirectory(of: path, environment: environment) } catch {
+            throw RuntimeError(description: "\(error)")
+        }
+    }
+
     /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
     /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
     /// directory (after removing the sockets there that recorders killed with kill -9 left).
@@ -75,7 +86,8 @@ extension RoomRecording {
         if let participant = liveRoom.withLock({ $0 })?.participants.first(where: { $0.track === track }) {
             let s = participant.buffer.statistics
             let expected = s.packets + s.lost
-            let ssrc = participant.ssrc.map { String(format: "ssrc 0x%08x ", $0) } ?? ""
+            // The SSRC in the one form names use (SSRCTrackName: ssrc-4d2), which the verbs take.
+            let ssrc = participant.ssrc.map { SSRCTrackName.name($0) + " " } ?? ""
             let joined = roomJoin.withLock { $0 }?.publishers.first { $0.stream?.participant === participant }
             return .init(
                 source: joined.map { "webrtc \($0.publisherID)" } ?? "\(ssrc)port \(participant.port)",

@@ -52,6 +52,8 @@ final class RoomRecording: Sendable {
         let plan: RecordingPlan
         /// Why files were cut (``Shared/cutReason``).
         var cutReason: String? = nil
+        /// Warnings printed while the room ran (``Shared/liveWarnings``), for --json.
+        var liveWarnings: [String] = []
 
         func summaryTable() -> String { SummaryTable.render(outcomes: outcomes, roomSamples: roomSamples) }
 
@@ -111,6 +113,8 @@ final class RoomRecording: Sendable {
         var created: [String] = []
         /// The input file of each file track's source.
         var inputsBySource: [ObjectIdentifier: String] = [:]
+        /// Warnings printed while the room ran (nothing received on an address), kept for --json.
+        var liveWarnings: [String] = []
     }
 
     let shared: Locked<Shared>
@@ -136,6 +140,9 @@ final class RoomRecording: Sendable {
     let liveServer = Locked<HTTPServer?>(nil)
     /// Every control change, for room.json.
     let controlLog: ControlLog
+    /// Set when a second stop (Ctrl-C again) ended the room without draining the record delay;
+    /// room.json `stoppedAtOnce`.
+    let stoppedAtOnce = Atomic<Bool>(false)
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
     private let reportDue = Atomic<Bool>(false)
 
@@ -380,11 +387,27 @@ final class RoomRecording: Sendable {
 
         let interrupted = Atomic<Bool>(false)
         let handler = controlHandler.withLock { $0 }
-        // SIGINT, SIGTERM and the control socket's `stop` stop the room alike.
-        let stopRoom: @Sendable () -> Void = {
+        // SIGINT, SIGTERM and the control socket's `stop` stop the room alike: the first drains
+        // what is still arriving (the record delay), the second ends the room at once.
+        let stops = Atomic<Int>(0)
+        let quiet = options.quiet
+        let stopRoom: @Sendable () -> Void = { [self] in
             interrupted.store(true, ordering: .relaxed)
             handler?.noteStopping()
-            if drain > 0 { room.stop(atSample: room.position + drain) } else { room.stop() }
+            let count = stops.wrappingAdd(1, ordering: .relaxed).newValue
+            guard drain > 0 else { return room.stop() }
+            if count == 1 {
+                room.stop(atSample: room.position + drain)
+                if !quiet {
+                    let seconds = String(format: "%.1f", Double(drain) / 48_000)
+                    StandardStreams.error(
+                        "roomtap: stopping: draining \(seconds) s of audio still on its way (Ctrl-C again to stop "
+                            + "at once; that audio is then not recorded)\n")
+                }
+            } else {
+                stoppedAtOnce.store(true, ordering: .relaxed)
+                room.stop()
+            }
         }
         let signals = installStopSignals(stopRoom)
         handler?.setStopAction(stopRoom)
@@ -496,6 +519,7 @@ final class RoomRecording: Sendable {
         }
         progress.finish(room.position, tracks: room.tracks.count { !$0.isDerived })
         for source in signals { source.cancel() }
+        if !options.allowTruncated { noteCutStandardInput() }
         var report = currentReport(.complete)
         if let multichannel = plan.multichannelPath, let given = options.multichannel {
             do {
@@ -539,7 +563,24 @@ final class RoomRecording: Sendable {
         }
         return Result(
             report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
-            errors: state.errors, plan: plan, cutReason: state.cutReason)
+            errors: state.errors, plan: plan, cutReason: state.cutReason, liveWarnings: state.liveWarnings)
+    }
+
+    /// A `--file NAME=-` stream that ended cut short (mid-page, or without its end-of-stream page)
+    /// fails the run, as the same file on disk is refused before it starts: an error (room.json
+    /// `errors`, exit 1) saying what arrived and was kept, unless --allow-truncated. Main thread.
+    private func noteCutStandardInput() {
+        shared.withLock { s in
+            for outcome in s.outcomes {
+                guard let source = outcome.source, source.info.isStream, source.isTruncated else { continue }
+                let error =
+                    "standard input (--file \(outcome.track.name)=-) ended cut short (mid-page or without an "
+                    + "end-of-stream page): did its sender stop early? "
+                    + String(format: "What arrived (%.2f s) is in ", Double(outcome.samplesWritten) / 48_000)
+                    + "\(outcome.path); pass --allow-truncated to accept a stream cut short"
+                s.errors.append(.init(file: nil, error: error))
+            }
+        }
     }
 
     // MARK: - room.json
@@ -575,6 +616,7 @@ final class RoomRecording: Sendable {
         report.soraAudioStreaming = soraStreaming.withLock { $0 }.map(RoomReport.SoraStreamingReport.init)
         report.transcription = roomTranscriber.withLock { $0 }?.report(roomSeconds: Double(room.position) / 48_000)
         report.transcriptLines = transcript.withLock { $0 }?.lineCount
+        if stoppedAtOnce.load(ordering: .relaxed) { report.stoppedAtOnce = true }
         return report
     }
 
@@ -623,8 +665,10 @@ final class RoomRecording: Sendable {
     private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
         let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {
-            CommandDispatch.printWarning(
-                "nothing received on \(socket.address) after \(after) s; check the sender's destination and firewall")
+            let warning =
+                "nothing received on \(socket.address) after \(after) s; check the sender's destination and firewall"
+            CommandDispatch.printWarning(warning)
+            shared.withLock { $0.liveWarnings.append(warning) }
         }
     }
 

@@ -282,6 +282,9 @@ struct RoomReport: Codable {
     var transcription: RoomTranscriber.Report? = nil
     /// Lines in transcript.jsonl (with `--agent` or `--transcribe`).
     var transcriptLines: Int? = nil
+    /// A second stop (Ctrl-C again) ended a network room at once: the audio still on its way (up
+    /// to the record delay) is not in the files, which are finalized up to the room's end.
+    var stoppedAtOnce: Bool? = nil
 
     /// A room joined over WebRTC (never a pin or token).
     struct JoinReport: Codable {
@@ -470,19 +473,10 @@ struct RoomReport: Codable {
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
-    /// Reads a room.json; nil when there is none at `path`. Throws a one-line error for a file that
-    /// cannot be read or is not a report.
+    /// Reads a room.json (``RoomJSONFile``); nil when there is none at `path`. Throws a one-line
+    /// error for a file that cannot be read or is not a report.
     static func read(from path: String) throws -> RoomReport? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        do {
-            return try JSONDecoder().decode(RoomReport.self, from: data)
-        } catch {
-            throw RuntimeError(description: "\(path) is not a roomtap room.json (\(error.localizedDescription))")
-        }
+        try RoomJSONFile.read(RoomReport.self, from: path)
     }
 
     /// Writes the report atomically (see ``writeAtomically(_:to:overwrite:)``).
@@ -503,7 +497,7 @@ struct RoomReport: Codable {
         unlink(temporary)  // a leftover of a killed run with the same pid (a link is removed, not followed)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw RuntimeError(description: "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            throw RuntimeError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         var failure: Int32 = 0
         data.withUnsafeBytes { raw in

@@ -111,8 +111,8 @@ struct OptionParserTests {
         }
         #expect(
             listed == [
-                "record", "repair", "timeline", "view", "export", "transcript", "upload", "tracks", "status", "mute",
-                "unmute",
+                "record", "repair", "timeline", "view", "export", "info", "transcript", "upload", "tracks", "status",
+                "mute", "unmute",
                 "volume", "solo", "unsolo", "watch", "agent", "list", "stop", "worker", "submit", "jobs", "cancel",
                 "help",
                 "version",

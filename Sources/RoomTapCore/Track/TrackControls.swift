@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What a track control applies to.
@@ -103,6 +104,23 @@ public final class TrackControls: Sendable {
         update { s in
             if scope.coversHeard { s.volume = v }
             if scope.coversRecord { s.recordVolume = v }
+        }
+    }
+
+    /// Changes the volume of `scope` by `decibels` (pactl's relative step: the gain is multiplied
+    /// by 10^(dB/20)), clamped to 0...10, in one atomic step: two changes made at once both apply,
+    /// and no other change made meanwhile is lost. A non-finite change is ignored; mute state is
+    /// kept. Any thread (the control side); the clock ramps to the new gain over one frame.
+    public func changeVolume(byDecibels decibels: Float, scope: ControlScope = .heard) {
+        guard decibels.isFinite else { return }
+        let factor = Float(pow(10, Double(decibels) / 20))
+        func changed(_ volume: Float) -> Float {
+            let v = volume * factor
+            return v > 0 ? min(v, Self.maximumVolume) : 0
+        }
+        update { s in
+            if scope.coversHeard { s.volume = changed(s.volume) }
+            if scope.coversRecord { s.recordVolume = changed(s.recordVolume) }
         }
     }
 

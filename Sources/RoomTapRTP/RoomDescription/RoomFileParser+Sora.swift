@@ -1,3 +1,4 @@
+import RoomTapCore
 import RoomTapJSON
 
 /// The room file's `sora` object: track names by Sora connection id, for
@@ -36,14 +37,14 @@ extension RoomFileParser {
                 )
             }
             let name = try trackName(nameValue, path: entry)
-            if let other = taken[name] {
+            if let other = taken[TrackName.key(name)] {
                 throw RoomDescriptionError(
                     .duplicate, source: source, line: nameValue.line,
                     message: "\(entry): \(name.quotedForMessage) is already the name of connection \(other); "
                         + "give each connection its own name")
             }
             names[id] = name
-            taken[name] = id
+            taken[TrackName.key(name)] = id
         }
         return names
     }

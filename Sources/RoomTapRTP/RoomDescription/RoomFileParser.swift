@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapCore
 import RoomTapJSON
 
 /// Reads a JSON room file into a ``RoomDescription``; the schema is documented in `docs/ROOM-FILE.md`.
@@ -29,8 +30,6 @@ struct RoomFileParser {
     static let roomKeys = ["participants", "listen", "allow", "sora"]
     /// The keys of a participant object.
     static let participantKeys = ["name", "port", "ssrc", "payloadType", "address", "channels", "codec", "srtp"]
-    /// The longest name, in characters.
-    static let maximumNameLength = 64
 
     /// Parses a room file. See ``RoomDescription/parseJSON(_:source:)``.
     func parse(_ data: Data) throws(RoomDescriptionError) -> RoomDescription {
@@ -139,13 +138,17 @@ struct RoomFileParser {
                 try srtpKeying(value, path: path + ".srtp")
             }
 
-            if let first = names[name] {
+            // One name ignoring case (TrackName): their files would be one on a case-insensitive disk.
+            if let first = names[TrackName.key(name)] {
+                let earlier = participants[first].trackName
+                let same =
+                    earlier == name ? "" : " (as \(earlier.quotedForMessage); names that differ only in case are one)"
                 throw RoomDescriptionError(
                     .duplicate, source: source, line: nameValue.line,
                     message: "\(path).name: \(name.quotedForMessage) is already the name of "
-                        + "participants[\(first)]; give each participant its own name")
+                        + "participants[\(first)]\(same); give each participant its own name")
             }
-            names[name] = index
+            names[TrackName.key(name)] = index
             let key = StreamKey(port: UInt16(port), ssrc: ssrc)
             if let first = streams[key] {
                 let what = ssrc.map { "port \(port) and ssrc \($0) are" } ?? "port \(port) without an ssrc is"
@@ -162,10 +165,13 @@ struct RoomFileParser {
                     channels: channels.map { Int($0) } ?? min(2, codec.isOpus ? 1 : codec.channels),
                     codec: codec, srtp: srtp))
         }
-        if let sora, let clash = sora.values.first(where: { names[$0] != nil }), let value = room["sora"] {
+        if let sora, let clash = sora.values.first(where: { names[TrackName.key($0)] != nil }),
+            let value = room["sora"]
+        {
             throw RoomDescriptionError(
                 .duplicate, source: source, line: value.line,
-                message: "sora: \(clash.quotedForMessage) is also the name of participants[\(names[clash]!)]; "
+                message: "sora: \(clash.quotedForMessage) is also the name of "
+                    + "participants[\(names[TrackName.key(clash)]!)]; "
                     + "give each track its own name")
         }
         return RoomDescription(participants: participants, allow: allow ?? [], soraNames: sora ?? [:])
@@ -270,16 +276,11 @@ struct RoomFileParser {
         return (chosen, chosen.staticPayloadType.map { [$0] } ?? [])
     }
 
-    /// A track name: 1-64 characters, no `/`, no control characters, not `.` or `..` (it names files).
+    /// A track name, by the one rule (``TrackName``: 1-64 characters, no `/`, no control
+    /// characters, not `.` or `..`; it names files).
     func trackName(_ value: JSONNode, path: String) throws(RoomDescriptionError) -> String {
-        guard case .string(let name) = value.kind, !name.isEmpty, name.count <= Self.maximumNameLength,
-            name != ".", name != "..",
-            !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.generalCategory == .control })
-        else {
-            throw invalid(
-                value, path,
-                "\(value.quoted) is not a track name (1-\(Self.maximumNameLength) characters, "
-                    + "no '/' or control characters, not . or ..)")
+        guard case .string(let name) = value.kind, TrackName.problem(name) == nil else {
+            throw invalid(value, path, "\(value.quoted) is not a track name (\(TrackName.rule))")
         }
         return name
     }

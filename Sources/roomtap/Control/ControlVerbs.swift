@@ -28,14 +28,10 @@ enum ControlVerbs {
         var (command, parameters) = try request(verb, positionals, scope: scope)
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
         if verb == "volume", let change = relativeDecibels(positionals[1]) {
-            // pactl's rule: a signed dB level is a change of the volume now (of the scope's side).
-            let track = try ask(client, "tracks", [:])["tracks"]?.arrayValue?.first {
-                $0["name"]?.stringValue == positionals[0]
-            }
-            let side = scope == "record" ? "record_volume" : "volume"
-            let now = track?[side]?.doubleValue ?? 1  // an unknown track: the recorder names it below
-            let next = min(10, max(0, now * pow(10, change / 20)))
-            parameters["volume"] = .number((next * 1_000_000).rounded() / 1_000_000)
+            // pactl's rule: a signed dB level is a change of the volume now (of the scope's side),
+            // made by the recorder in one step (`change_db`), so two changes at once both apply.
+            parameters["volume"] = nil
+            parameters["change_db"] = .number(change)
         }
         let result = try ask(client, command, parameters)
         if json {
@@ -54,7 +50,7 @@ enum ControlVerbs {
     private static func ask(_ client: ControlClient, _ command: String, _ parameters: [String: JSONValue]) throws
         -> JSONValue
     {
-        do { return try client.request(command, parameters) } catch { throw RuntimeError(description: "\(error)") }
+        do { return try client.request(command, parameters) } catch { throw RecorderChoice.failure(error, of: client) }
     }
 
     /// A signed level in dB (`+3dB`, `-6 dB`): the change it asks for, as pactl reads it; nil for
@@ -274,7 +270,8 @@ enum TracksTable {
         return record == 1 ? heard : heard + String(format: " rec %.2f", record)
     }
 
-    private static func layout(_ rows: [[String]]) -> String {
+    /// Rows as aligned columns (two spaces apart, the last column not padded), a newline each.
+    static func layout(_ rows: [[String]]) -> String {
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { c, cell in

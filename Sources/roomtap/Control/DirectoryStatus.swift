@@ -21,7 +21,7 @@ enum DirectoryStatus {
         var live: JSONValue?
         if let recorder = try? RecorderChoice.recorder(recordingTo: directory, environment: environment) {
             let client = try ControlVerbs.connect(recorder.socket)
-            do { live = try client.request("status", [:]) } catch { throw RuntimeError(description: "\(error)") }
+            do { live = try client.request("status", [:]) } catch { throw RecorderChoice.failure(error, of: client) }
         }
         let room = try RoomReport.read(from: directory + "/room.json")
         let upload = report(directory: directory, saved: room?.upload)

@@ -68,12 +68,24 @@ enum RecorderChoice {
     static func notAnswering(_ scan: RecorderDirectory.Scan) -> RuntimeError? {
         guard let first = scan.unanswered.first else { return nil }
         let name = (first.socket as NSString).lastPathComponent
-        let pid = ControlSocketPath.pid(inSocketName: name)
-        let who = pid.map { "the recorder pid \($0) (\(first.socket))" } ?? "the recorder at \(first.socket)"
+        return notAnswering(
+            socket: first.socket, pid: ControlSocketPath.pid(inSocketName: name), reason: first.reason)
+    }
+
+    /// The one line for a recorder at `socket` that accepted but did not answer.
+    static func notAnswering(socket: String, pid: Int32?, reason: String) -> RuntimeError {
+        let who = pid.map { "the recorder pid \($0) (\(socket))" } ?? "the recorder at \(socket)"
         let resume = pid.map { " (kill -CONT \($0))" } ?? ""
         return RuntimeError(
-            description: "\(who) does not answer (\(first.reason)); it may be stopped (SIGSTOP, Ctrl-Z) or stuck: "
+            description: "\(who) does not answer (\(reason)); it may be stopped (SIGSTOP, Ctrl-Z) or stuck: "
                 + "resume it\(resume), or see roomtap list")
+    }
+
+    /// A request's failure as one line: a recorder that does not answer in time is said to be so,
+    /// with its pid (the connection's peer), as when it is found by a scan.
+    static func failure(_ error: ControlClientError, of client: ControlClient) -> RuntimeError {
+        guard case .timeout(let command) = error else { return RuntimeError(description: "\(error)") }
+        return notAnswering(socket: client.path, pid: client.peerPID, reason: "no reply to \"\(command)\" in time")
     }
 
     /// "DIR (pid N)", joined with commas.

@@ -188,7 +188,11 @@ final class RoomControlHandler: ControlHandler {
         let all = room.tracks
         // An undescribed stream also answers to its SSRC as `tracks` shows it (ssrc-000004d2, 0x4d2).
         let canonical = SSRCTrackName.ssrc(in: name).map(SSRCTrackName.name)
-        guard let track = all.first(where: { $0.name == name }) ?? all.first(where: { $0.name == canonical }) else {
+        // Names that differ only in case are one name (TrackName): `Alice` finds alice.
+        guard
+            let track = all.first(where: { $0.name == name }) ?? all.first(where: { $0.name == canonical })
+                ?? all.first(where: { TrackName.key($0.name) == TrackName.key(name) })
+        else {
             throw ControlFailure(
                 .unknownTrack, "no track named '\(name)' (tracks: \(all.map(\.name).joined(separator: ", ")))")
         }
@@ -224,12 +228,24 @@ final class RoomControlHandler: ControlHandler {
         } catch { return .failure(error) }
     }
 
-    /// `volume` (default scope heard): the gain of the scope; mute state is never touched.
+    /// `volume` (default scope heard): the gain of the scope, set (`volume`) or changed by
+    /// `change_db` (relative, atomic on the track's controls); mute state is never touched.
     private func volume(_ request: ControlRequest, by: String?) -> ControlResponse {
         do throws(ControlFailure) {
             let found = try track(named: request.string("track"))
             let scope = try scope(request, otherwise: .heard, of: found)
-            found.controls.setVolume(try request.volume(), scope: scope)
+            if let decibels = try request.optionalNumber("change_db") {
+                // A relative step (`roomtap volume NAME +3dB`), applied here in one atomic step.
+                guard request.parameters["volume"] == nil else {
+                    throw ControlFailure(.badRequest, "give \"volume\" or \"change_db\", not both")
+                }
+                guard abs(decibels) <= 200 else {
+                    throw ControlFailure(.outOfRange, "\"change_db\" must be -200...200 (dB)")
+                }
+                found.controls.changeVolume(byDecibels: Float(decibels), scope: scope)
+            } else {
+                found.controls.setVolume(try request.volume(), scope: scope)
+            }
             return changed(found, change: "volume", scope: scope, by: by)
         } catch { return .failure(error) }
     }

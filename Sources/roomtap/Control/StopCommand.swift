@@ -64,7 +64,7 @@ enum StopCommand {
             } catch .failure(.unavailable, _) where ContinuousClock.now < deadline {
                 usleep(50_000)
             } catch {
-                throw RuntimeError(description: "\(error)")
+                throw RecorderChoice.failure(error, of: client)
             }
         }
     }

@@ -50,14 +50,25 @@ enum WatchCommand {
                             return
                                 "\(t["name"]?.stringValue ?? "?")=\(level)\(t["talking"]?.boolValue == true ? "*" : "")"
                         }.joined(separator: " ")
+                } else if event["event"]?.stringValue == "stopped" {
+                    line = ended(event)
                 } else {
                     line = event.jsonText
                 }
-                return writeOut(line + "\n")
+                return writeOut(line + "\n") && event["event"]?.stringValue != "stopped"
             }
         } catch .disconnected(_) {
             return  // the recorder ended: so does the watch
         } catch { throw RuntimeError(description: "\(error)") }
+    }
+
+    /// The last line of a watch, from the recorder's `stopped` event: the room ended normally,
+    /// where its files are, and the files that failed.
+    static func ended(_ event: JSONValue) -> String {
+        let dir = event["dir"]?.stringValue ?? "?"
+        let failed = (event["errors"]?.arrayValue ?? []).compactMap { $0["file"]?.stringValue }
+        return "the room ended; its files are in \(dir) (room.json: \(event["room_json"]?.stringValue ?? "?"))"
+            + (failed.isEmpty ? "" : "; these failed: \(failed.joined(separator: ", "))")
     }
 
     // MARK: - The terminal view
@@ -76,13 +87,15 @@ enum WatchCommand {
                                 guard let name = t["name"]?.stringValue else { continue }
                                 s.levels[name] = (t["level_dbfs"]?.doubleValue, t["talking"]?.boolValue == true)
                             }
+                        case "stopped": s.ended = ended(event)
                         default: s.tracksStale = true
                         }
                     }
-                    return true
+                    return event["event"]?.stringValue != "stopped"
                 }
             } catch {
-                screen.withLock { $0.ended = "\(error)" }
+                // Closed without a `stopped` event: killed, or not a recorder that says so.
+                screen.withLock { if $0.ended == nil { $0.ended = "\(error)" } }
             }
             screen.withLock { if $0.ended == nil { $0.ended = "the recorder stopped" } }
         }

@@ -33,12 +33,10 @@ enum TranscriptCommand {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: given, isDirectory: &isDirectory)
         let path = exists && isDirectory.boolValue ? RecordingPlan.join(given, "transcript.jsonl") : given
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard let data = try FileContents.readIfPresent(path, what: "a transcript (give DIR or DIR/transcript.jsonl)")
+        else {
             throw RuntimeError(
                 description: "\(path) does not exist; a recording has a transcript when it ran with --agent")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
         let lines: [TranscriptLine]
         do { lines = try TranscriptLine.parse(String(decoding: data, as: UTF8.self), source: path) } catch {

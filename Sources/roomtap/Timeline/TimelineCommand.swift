@@ -29,7 +29,7 @@ enum TimelineCommand {
         var longest = 0.0
         for track in room.speakers {
             let path = (directory as NSString).appendingPathComponent(track.file)
-            let (detector, seconds) = try detect(path: path)
+            let (detector, seconds) = try detect(path: path, channels: track.channels ?? 1)
             lanes.append(TimelineSVG.Lane(name: track.name, spans: detector.spans, silentRuns: detector.silentRuns))
             longest = max(longest, seconds)
         }
@@ -42,50 +42,26 @@ enum TimelineCommand {
         print("\(output): \(lanes.count) speaker(s), \(spans) talk span(s), \(room.controls.count) control(s)")
     }
 
-    /// Runs the activity detector over a WAV file, one second at a time (hours-long files are not
-    /// loaded whole). Returns the finished detector (talk spans, silent runs) and the file's length
-    /// in seconds.
-    private static func detect(path: String) throws -> (ActivityDetector, Double) {
-        let wav: WAVFile
-        do { wav = try WAVFile.inspect(path: path) } catch { throw RuntimeError(description: "\(error)") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw RuntimeError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+    /// Runs the activity detector over a track's file (``LaneAudio``: WAV read, Ogg Opus decoded),
+    /// about a second at a time (hours-long files are not loaded whole). Returns the finished
+    /// detector (talk spans, silent runs) and the file's length in seconds. A FLAC file is one
+    /// line (its samples are not decoded here).
+    private static func detect(path: String, channels: Int) throws -> (ActivityDetector, Double) {
+        let audio = try LaneAudio(path: path, channels: channels)
+        guard audio.readable else {
+            throw RuntimeError(
+                description: "\(path): timeline reads WAV and Ogg Opus recordings, not FLAC yet; "
+                    + "roomtap view DIR plays a FLAC recording")
         }
-        defer { try? handle.close() }
-        var detector = ActivityDetector(sampleRate: wav.sampleRate, channels: wav.channels)
-        do {
-            try handle.seek(toOffset: UInt64(wav.dataOffset))
-            var left = Int(wav.readableDataSize)
-            let chunk = wav.sampleRate * wav.blockAlign
-            var samples = [Int16](repeating: 0, count: chunk / 2)
-            while left > 0 {
-                guard let data = try handle.read(upToCount: min(chunk, left)), !data.isEmpty else { break }
-                left -= data.count
-                let count = data.count / 2
-                data.withUnsafeBytes { raw in
-                    for i in 0..<count {
-                        samples[i] = Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))
-                    }
-                }
-                samples.withUnsafeBufferPointer { detector.feed(UnsafeBufferPointer(rebasing: $0[..<count])) }
-            }
-        } catch {
-            throw RuntimeError(description: "cannot read \(path): \(error.localizedDescription)")
-        }
+        var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
+        try audio.forEachChunk { detector.feed($0) }
         _ = detector.finish()
-        return (detector, wav.duration)
+        return (detector, audio.duration)
     }
 
-    /// Writes through a temporary file and a rename, so a reader never sees half a document.
+    /// Writes through a temporary file and a rename (``RoomReport/writeAtomically(_:to:overwrite:)``),
+    /// so a reader never sees half a document.
     private static func write(_ text: String, to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
-            throw RuntimeError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw RuntimeError(description: "cannot write \(path): \(reason)")
-        }
+        try RoomReport.writeAtomically(Data(text.utf8), to: path, overwrite: true)
     }
 }

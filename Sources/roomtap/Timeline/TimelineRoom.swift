@@ -108,45 +108,9 @@ struct TimelineRoom: Decodable {
     /// The speakers: every track but mixes.
     var speakers: [Track] { tracks.filter { $0.kind != "mix" } }
 
-    /// Reads `DIR/room.json` of a recording directory the user named: a file given instead of the
-    /// directory, a missing or unreadable room.json are one-line errors.
+    /// Reads `DIR/room.json` of a recording directory the user named (``RoomJSONFile``): a file
+    /// given instead of the directory, a missing or unreadable room.json are one-line errors.
     static func loadRecording(directory: String) throws -> TimelineRoom {
-        var status = stat()
-        if stat(directory, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR {
-            throw RuntimeError(
-                description: "\(directory) is a file, not a directory; give the directory roomtap record --out "
-                    + "wrote (the one holding room.json)")
-        }
-        return try load(directory: directory)
-    }
-
-    /// Reads `DIR/room.json`; one-line errors for a missing or unreadable file.
-    static func load(directory: String) throws -> TimelineRoom {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-        else {
-            throw RuntimeError(description: "\(directory): no such directory (give a directory roomtap record wrote)")
-        }
-        let path = (directory as NSString).appendingPathComponent("room.json")
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RuntimeError(
-                description: "\(path) not found: \(directory) is not a roomtap recording "
-                    + "(roomtap record --out DIR writes room.json as it starts)")
-        }
-        do {
-            return try JSONDecoder().decode(TimelineRoom.self, from: data)
-        } catch {
-            throw RuntimeError(description: "\(path) is not a roomtap room.json: \(Self.reason(error))")
-        }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "no \"\(key.stringValue)\" field"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "unexpected value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
-        case DecodingError.dataCorrupted: "not valid JSON"
-        default: "\(error)"
-        }
+        try RoomJSONFile.readRecording(TimelineRoom.self, directory: directory)
     }
 }
