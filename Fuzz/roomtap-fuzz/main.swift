@@ -48,6 +48,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     PBXCodecFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
+    ChatStreamFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)
     SoraFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)

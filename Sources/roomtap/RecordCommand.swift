@@ -397,7 +397,8 @@ enum RecordCommand {
         }
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
-        options.transcribe = try TranscribeOptions.parse(args)
+        // --agent-pipeline hears per-speaker transcription: --transcribe is implied.
+        options.transcribe = try TranscribeOptions.parse(args) ?? (options.agent?.pipeline != nil ? TranscribeOptions() : nil)
         options.play = args.value("--play")
         options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }

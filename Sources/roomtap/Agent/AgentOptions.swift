@@ -35,6 +35,8 @@ struct AgentOptions {
     /// `--agent-transcription-language`, `--agent-transcription-prompt`.
     var transcriptionLanguage: String?
     var transcriptionPrompt: String?
+    /// `--agent-pipeline`: the pipeline agent instead of the Realtime one (its own options).
+    var pipeline: PipelineOptions?
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
     /// Reads `--agent-instructions FILE` into ``instructions`` (trimmed). A file that cannot be
@@ -55,8 +57,10 @@ struct AgentOptions {
     }
 
     static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
-        let enabled = args.flag("--agent")
+        let pipeline = try PipelineOptions.parse(args)
+        let enabled = args.flag("--agent") || pipeline != nil
         var o = AgentOptions()
+        o.pipeline = pipeline
         let file = args.value("--agent-instructions")
         let voice = args.value("--agent-voice")
         let hears = args.value("--agent-hears")
@@ -83,7 +87,9 @@ struct AgentOptions {
                 idle, noise, language, prompt,
             ].contains { $0 != nil }
         guard enabled else {
-            if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
+            if given {
+                throw UsageError(description: "--agent-* options need --agent or --agent-pipeline", command: "record")
+            }
             return nil
         }
         if publish {
