@@ -160,7 +160,9 @@ let package = Package(
         // Realtime servers).
         .target(
             name: "RoomTapTestSupport",
-            dependencies: ["RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP", "RoomTapStorage"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "COpus", "COgg", "CWslay", "CALSA", "CSRTP", "RoomTapStorage", "RoomTapJSON",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],

@@ -1,6 +1,5 @@
 import Foundation
 import RoomTapAgent
-import RoomTapJSON
 import Testing
 
 /// The pipeline agent's parsers of outside input: the event-stream framing (WHATWG), chat chunks,
@@ -82,8 +81,8 @@ struct PipelineParsingTests {
         #expect(ChatMessage.sanitizedName("") == "speaker")
         #expect(ChatMessage.sanitizedName(String(repeating: "a", count: 100)).count == 64)
         let turn = ChatMessage(role: .user, name: "alice", content: "hello")
-        #expect(turn.json(names: true) == ["role": "user", "name": "alice", "content": "hello"])
-        #expect(turn.json(names: false) == ["role": "user", "content": "alice: hello"])
+        #expect(turn.json(names: true).jsonText == #"{"content":"hello","name":"alice","role":"user"}"#)
+        #expect(turn.json(names: false).jsonText == #"{"content":"alice: hello","role":"user"}"#)
     }
 
     @Test func historyStaysBounded() {
@@ -100,12 +99,8 @@ struct PipelineParsingTests {
 
     @Test func httpFailuresAreClassified() {
         func body(_ code: String?, _ param: String? = nil) -> [UInt8] {
-            let object: JSONValue = [
-                "error": .object([
-                    "message": "m", "code": code.map { .string($0) } ?? .null, "param": param.map { .string($0) } ?? .null,
-                ])
-            ]
-            return Array(object.jsonText.utf8)
+            let quoted = { (s: String?) in s.map { "\"\($0)\"" } ?? "null" }
+            return Array(#"{"error":{"message":"m","type":"invalid_request_error","code":\#(quoted(code)),"param":\#(quoted(param))}}"#.utf8)
         }
         #expect(PipelineFailure.http(status: 401, body: body("invalid_api_key"), what: "chat").action == .fatal)
         #expect(PipelineFailure.http(status: 404, body: body("model_not_found"), what: "chat").action == .fatal)

@@ -29,8 +29,9 @@ public struct ChatMessage: Sendable, Equatable {
     /// `alice+bob` is `alice_bob`, `Zoë` is `Zo_`); empty is `speaker`.
     public static func sanitizedName(_ name: String) -> String {
         let kept = name.unicodeScalars.prefix(64).map { s -> Character in
-            s.isASCII && (("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || s == "_"
-                || s == "-") ? Character(s) : "_"
+            let v = s.value
+            let allowed = (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v)
+            return allowed || v == 0x5F || v == 0x2D ? Character(s) : "_"
         }
         return kept.isEmpty ? "speaker" : String(kept)
     }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import RoomTapCore
 import RoomTapSync
 import Synchronization
@@ -19,7 +19,7 @@ import Synchronization
 /// `roomtap.pipeline.speech` (streams speech into ``voice``, its only writer, and follows the
 /// playout); the control calls from any thread but the room clock's; the transcript observer on
 /// the writer's thread (it only queues).
-public final class PipelineAgent: Sendable {
+public final class PipelineAgent: @unchecked Sendable {
     public let configuration: PipelineAgentConfiguration
     /// The agent's voice: add it to the room as a track (``attach(to:hearing:voiceName:hearsName:)``).
     public let voice: AgentVoiceSource
@@ -70,7 +70,7 @@ public final class PipelineAgent: Sendable {
     let wake = DispatchSemaphore(value: 0)
     let speechWake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
-    /// Speech thread only.
+    /// The speech thread's only (why the class is `@unchecked Sendable`).
     let upsampler: Resampler
 
     /// Creates the agent (nothing runs yet). Throws only if libsoxr cannot be set up.

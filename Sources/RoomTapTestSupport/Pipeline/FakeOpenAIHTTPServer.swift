@@ -75,6 +75,7 @@ public final class FakeOpenAIHTTPServer: Sendable {
     public let port: UInt16
     public let settings: Settings
     private let listener: Int32
+    private let stopped = Locked(false)
     private let record = Locked<(chats: [ChatRequest], speeches: [Speech], refused: [String])>(([], [], []))
 
     public init(settings: Settings) throws {
@@ -93,9 +94,15 @@ public final class FakeOpenAIHTTPServer: Sendable {
 
     deinit { stop() }
 
-    /// Stops accepting. Idempotent.
+    /// Stops accepting (requests being served finish). Idempotent.
     public func stop() {
+        let first = stopped.withLock { s -> Bool in
+            defer { s = true }
+            return !s
+        }
+        guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
     }
 
     /// `http://127.0.0.1:PORT/v1`.
@@ -177,7 +184,7 @@ public final class FakeOpenAIHTTPServer: Sendable {
                 "id": .string(id), "object": "chat.completion.chunk", "created": 1_700_000_000,
                 "model": body["model"] ?? .null,
                 "choices": .array([
-                    .object(["index": 0, "delta": delta, "finish_reason": finish.map { .string($0) } ?? .null])
+                    .object(["index": 0, "delta": delta, "finish_reason": finish.map { JSONValue.string($0) } ?? .null])
                 ]),
             ])
             return sendChunk(fd, Array("data: \(object.jsonText)\n\n".utf8))
@@ -347,8 +354,8 @@ public final class FakeOpenAIHTTPServer: Sendable {
         record.withLock { $0.refused.append("\(status) \(code ?? ""): \(message)") }
         let error: JSONValue = .object([
             "error": .object([
-                "message": .string(message), "type": .string(type), "param": param.map { .string($0) } ?? .null,
-                "code": code.map { .string($0) } ?? .null,
+                "message": .string(message), "type": .string(type), "param": param.map { JSONValue.string($0) } ?? .null,
+                "code": code.map { JSONValue.string($0) } ?? .null,
             ])
         ])
         let body = Array(error.jsonText.utf8)
