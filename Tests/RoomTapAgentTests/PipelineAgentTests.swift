@@ -194,7 +194,11 @@ struct PipelineAgentTests {
         let calls = Locked(0)
         let rig = try PipelineRig(server: {
             $0.script = { _ in
-                calls.withLock { $0 += 1 } == 1 ? .cutOff([]) : .text(["Back again, all good here."])
+                let call = calls.withLock { c -> Int in
+                    c += 1
+                    return c
+                }
+                return call == 1 ? .cutOff([]) : .text(["Back again, all good here."])
             }
         })
         defer { rig.finish() }
