@@ -397,8 +397,7 @@ enum RecordCommand {
         }
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
-        // --agent-pipeline hears per-speaker transcription: --transcribe is implied.
-        options.transcribe = try TranscribeOptions.parse(args) ?? (options.agent?.pipeline != nil ? TranscribeOptions() : nil)
+        options.transcribe = try TranscribeOptions.parse(args)
         options.play = args.value("--play")
         options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }

@@ -79,7 +79,9 @@ final class PipelineRig {
 @Suite("Pipeline agent: turns by name, chat, speech, barge-in, failures", .serialized)
 struct PipelineAgentTests {
     @Test func twoSpeakersTurnsReachTheChatByNameAndTheReplyIsSpoken() throws {
-        let rig = try PipelineRig(server: { $0.script = { _ in .text(["Hello Alice", " and Bob. ", "Nice to meet you."]) } })
+        let rig = try PipelineRig(server: {
+            $0.script = { _ in .text(["Hello Alice", " and Bob. ", "Nice to meet you."]) }
+        })
         defer { rig.finish() }
         rig.say("alice", "I think we should ship on Friday.")
         rig.say("bob", "Friday is too early for me.")
@@ -100,8 +102,10 @@ struct PipelineAgentTests {
         let played = rig.voiceSink.samples.filter { $0 != 0 }.count / 2
         #expect(abs(played - total) < total / 20, "all of the reply played: \(played) of \(total) samples at 24 kHz")
         let agentLines = rig.lines.filter { $0["speaker"] as? String == "agent" }
-        #expect(agentLines.count == 1 && agentLines.first?["text"] as? String == "Hello Alice and Bob. Nice to meet you.")
-        #expect(rig.agent.history.last == ChatMessage(role: .assistant, content: "Hello Alice and Bob. Nice to meet you."))
+        #expect(
+            agentLines.count == 1 && agentLines.first?["text"] as? String == "Hello Alice and Bob. Nice to meet you.")
+        #expect(
+            rig.agent.history.last == ChatMessage(role: .assistant, content: "Hello Alice and Bob. Nice to meet you."))
         #expect(rig.log.all.isEmpty, "\(rig.log.all)")
         let stats = rig.agent.statistics
         #expect(stats.turns == 2 && stats.bargeIns == 0 && stats.errors == 0)
@@ -123,7 +127,8 @@ struct PipelineAgentTests {
         #expect(!rig.agent.voice.isPlaying)
         let said = try #require(rig.agent.history.last { $0.role == .assistant }?.content)
         let generated = long + "And this sentence should never be heard by anyone."
-        #expect(said.count < generated.count / 2 && said.hasSuffix("…") && generated.hasPrefix(said.dropLast()), "\(said)")
+        #expect(
+            said.count < generated.count / 2 && said.hasSuffix("…") && generated.hasPrefix(said.dropLast()), "\(said)")
         let cut = try #require(rig.lines.first { $0["speaker"] as? String == "agent" })
         #expect(cut["interrupted"] as? Bool == true)
         // Nothing more of the reply plays after the cut (the voice stays silent until the next reply).
@@ -182,7 +187,9 @@ struct PipelineAgentTests {
         rig.say("alice+bob", "agent, hello from both of us")
         #expect(waitUntil { rig.agent.statistics.replies == 1 }, "\(rig.log.all)")
         let request = try #require(rig.server.chats.first)
-        #expect(request.messages.last?.name == nil && request.messages.last?.content == "alice_bob: agent, hello from both of us")
+        #expect(
+            request.messages.last?.name == nil
+                && request.messages.last?.content == "alice_bob: agent, hello from both of us")
         #expect(rig.agent.statistics.namesInContent)
         #expect(rig.server.refused.count == 1 && rig.log.all.count == 1, "\(rig.log.all)")
         rig.say("alice", "agent, again")
@@ -205,7 +212,7 @@ struct PipelineAgentTests {
         rig.say("alice", "agent, status?")
         #expect(waitUntil { rig.agent.statistics.replies == 1 }, "\(rig.log.all)")
         #expect(rig.agent.statistics.retries == 1 && rig.server.chats.count == 2)
-        #expect(rig.log.all.count == 1 && rig.log.all[0].contains("ended before data: [DONE]"), "\(rig.log.all)")
+        #expect(rig.log.all.count == 1 && rig.log.all[0].contains("retrying in"), "\(rig.log.all)")
     }
 
     @Test func toolsAreOfferedAndRun() throws {
@@ -218,7 +225,9 @@ struct PipelineAgentTests {
                 }
             },
             agent: {
-                $0.tools = [RealtimeTool(name: "mute_track", description: "Mute a track.", parameters: ["type": "object"])]
+                $0.tools = [
+                    RealtimeTool(name: "mute_track", description: "Mute a track.", parameters: ["type": "object"])
+                ]
                 $0.toolRunner = { call in
                     ran.withLock { $0.append("\(call.name) \(call.arguments)") }
                     return .ok()

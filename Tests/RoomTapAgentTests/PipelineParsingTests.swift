@@ -57,7 +57,10 @@ struct PipelineParsingTests {
             ChatCompletionStream.decode(
                 #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"mute_track","arguments":"{\"na"}}]}}]}"#
             ) == [.toolCall(index: 0, id: "c1", name: "mute_track", arguments: "{\"na")])
-        #expect(ChatCompletionStream.decode(#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#) == [.finish("stop")])
+        #expect(
+            ChatCompletionStream.decode(#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#) == [
+                .finish("stop")
+            ])
         #expect(ChatCompletionStream.decode(#"{"error":{"message":"overloaded"}}"#) == [.error("overloaded")])
         #expect(ChatCompletionStream.decode("not json") == nil)
         #expect(ChatCompletionStream.decode(#"{"object":"x"}"#) == nil)
@@ -92,7 +95,9 @@ struct PipelineParsingTests {
         }
         let messages = history.messages(instructions: "Be brief.")
         #expect(messages.count == 7)
-        #expect(messages[0].role == .system && messages[0].content.hasPrefix("Be brief.\n\nEarlier in this conversation: …"))
+        #expect(
+            messages[0].role == .system && messages[0].content.hasPrefix("Be brief.\n\nEarlier in this conversation: …")
+        )
         #expect(messages[0].content.count < 260 && messages[0].content.contains("alice: turn 493"))
         #expect(messages.last?.content == "turn 499 with some words")
     }
@@ -100,14 +105,18 @@ struct PipelineParsingTests {
     @Test func httpFailuresAreClassified() {
         func body(_ code: String?, _ param: String? = nil) -> [UInt8] {
             let quoted = { (s: String?) in s.map { "\"\($0)\"" } ?? "null" }
-            return Array(#"{"error":{"message":"m","type":"invalid_request_error","code":\#(quoted(code)),"param":\#(quoted(param))}}"#.utf8)
+            return Array(
+                #"{"error":{"message":"m","type":"invalid_request_error","code":\#(quoted(code)),"param":\#(quoted(param))}}"#
+                    .utf8)
         }
         #expect(PipelineFailure.http(status: 401, body: body("invalid_api_key"), what: "chat").action == .fatal)
         #expect(PipelineFailure.http(status: 404, body: body("model_not_found"), what: "chat").action == .fatal)
         #expect(PipelineFailure.http(status: 429, body: body("insufficient_quota"), what: "chat").action == .fatal)
         #expect(PipelineFailure.http(status: 429, body: body("rate_limit_exceeded"), what: "chat").action == .retry)
         #expect(PipelineFailure.http(status: 503, body: Array("<html>".utf8), what: "chat").action == .retry)
-        #expect(PipelineFailure.http(status: 400, body: body(nil, "messages[2].name"), what: "chat").action == .nameRejected)
+        #expect(
+            PipelineFailure.http(status: 400, body: body(nil, "messages[2].name"), what: "chat").action == .nameRejected
+        )
         #expect(PipelineFailure.http(status: 400, body: body(nil, "messages[2].content"), what: "chat").action == .drop)
         let line = PipelineFailure.http(status: 401, body: body("invalid_api_key"), what: "chat").message
         #expect(line == "chat: HTTP 401 invalid_api_key: m")

@@ -45,14 +45,17 @@ struct PipelineCLITests {
     }
 
     @Test func twoSpeakersAreAnsweredByNameAndTheReplyIsTheAgentTrack() throws {
-        let realtime = try FakeRealtimeServer(expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones([300, 500]))
+        let realtime = try FakeRealtimeServer(
+            expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones([300, 500]))
         defer { realtime.stop() }
         var settings = FakeOpenAIHTTPServer.Settings(expectedKey: Self.key)
         settings.script = { _ in .text(["Alice said three hundred", " and Bob five hundred. ", "Thanks."]) }
+        settings.speechMillisecondsPerCharacter = 30
         let http = try FakeOpenAIHTTPServer(settings: settings)
         defer { http.stop() }
         let out = try temporaryDirectory().appendingPathComponent("room")
-        let outcome = try run(["--agent-turn-silence-ms", "2500", "--agent-voice", "nova"], http: http, realtime: realtime, out: out)
+        let outcome = try run(
+            ["--agent-turn-silence-ms", "1500", "--agent-voice", "nova"], http: http, realtime: realtime, out: out)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(!outcome.stderr.contains(Self.key))
         #expect(realtime.transcriptionConnections.count == 2, "one session per speaker, none for the agent's voice")
@@ -85,21 +88,27 @@ struct PipelineCLITests {
 
         // transcript.jsonl: both turns and the reply.
         let said = try lines(out).map { "\($0["speaker"] as? String ?? "?"): \($0["text"] as? String ?? "?")" }
-        #expect(said == ["alice: tone 300", "bob: tone 500", "agent: Alice said three hundred and Bob five hundred. Thanks."], "\(said)")
+        #expect(
+            said == [
+                "alice: tone 300", "bob: tone 500", "agent: Alice said three hundred and Bob five hundred. Thanks.",
+            ], "\(said)")
 
         // room.json: the pipeline's numbers, never the key.
         let roomText = try String(contentsOfFile: out.appendingPathComponent("room.json").path, encoding: .utf8)
         #expect(!roomText.contains(Self.key))
         let room = try #require(JSONSerialization.jsonObject(with: Data(roomText.utf8)) as? [String: Any])
-        let pipeline = try #require((room["agent"] as? [String: Any])?["pipeline"] as? [String: Any], "\(room["agent"] ?? "")")
+        let pipeline = try #require(
+            (room["agent"] as? [String: Any])?["pipeline"] as? [String: Any], "\(room["agent"] ?? "")")
         #expect(pipeline["chatModel"] as? String == "gpt-4.1-mini" && pipeline["baseURL"] as? String == http.baseURL)
         let stats = try #require(pipeline["statistics"] as? [String: Any])
-        #expect(stats["turns"] as? Int == 2 && stats["replies"] as? Int == 1 && stats["errors"] as? Int == 0, "\(stats)")
+        #expect(
+            stats["turns"] as? Int == 2 && stats["replies"] as? Int == 1 && stats["errors"] as? Int == 0, "\(stats)")
         #expect((stats["turnToFirstAudioMs"] as? [String: Any])?["p50"] as? Double != nil)
     }
 
     @Test func aRefusedKeyEndsTheAgentInOneLineAndTheRecordingCompletes() throws {
-        let realtime = try FakeRealtimeServer(expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones([300, 500]))
+        let realtime = try FakeRealtimeServer(
+            expectedKey: Self.key, transcribe: FakeRealtimeServer.namingTones([300, 500]))
         defer { realtime.stop() }
         let http = try FakeOpenAIHTTPServer(settings: .init(expectedKey: "sk-another-key"))
         defer { http.stop() }
@@ -107,7 +116,9 @@ struct PipelineCLITests {
         let outcome = try run(["--agent-turn-silence-ms", "300"], http: http, realtime: realtime, out: out)
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         let agentLines = outcome.stderrLines.filter { $0.contains("agent:") }
-        #expect(agentLines.count == 1 && agentLines[0].contains("stopped: chat: HTTP 401 invalid_api_key"), "\(outcome.stderr)")
+        #expect(
+            agentLines.count == 1 && agentLines[0].contains("stopped: chat: HTTP 401 invalid_api_key"),
+            "\(outcome.stderr)")
         #expect(!outcome.stderr.contains(Self.key))
         for name in ["alice", "bob", "agent", "mix"] {
             let samples = try WAVFile.readSamples(path: out.appendingPathComponent("\(name).wav").path).1

@@ -64,7 +64,8 @@ private final class StreamState {
         guard failure == nil, !done else { return }
         guard let pieces = ChatCompletionStream.decode(event.data) else {
             failure = PipelineFailure(
-                action: .drop, message: "chat: the stream sent data that is not a chat.completion.chunk: "
+                action: .drop,
+                message: "chat: the stream sent data that is not a chat.completion.chunk: "
                     + PipelineFailure.oneLine(String(event.data.prefix(80))))
             return
         }

@@ -160,7 +160,9 @@ public final class PipelineAgent: @unchecked Sendable {
 
     /// A turn from the room's operator (`roomtap agent say`): the agent answers it at once.
     public func say(_ text: String) {
-        queue(ChatMessage(role: .system, content: "The room's operator asks you to say this now: \(text)"), addressed: true)
+        queue(
+            ChatMessage(role: .system, content: "The room's operator asks you to say this now: \(text)"),
+            addressed: true)
     }
 
     /// Changes the system prompt from the next request on.
@@ -229,7 +231,9 @@ public final class PipelineAgent: @unchecked Sendable {
             let decision = state.withLock { s -> Decision in
                 if s.stopRequested { return .exit }
                 let now = clock.now
-                guard s.reply == nil, !s.pending.isEmpty, let last = s.lastTurnAt else { return .wait(now + .seconds(1)) }
+                guard s.reply == nil, !s.pending.isEmpty, let last = s.lastTurnAt else {
+                    return .wait(now + .seconds(1))
+                }
                 let due = last + configuration.turnSilence
                 guard s.addressed || now >= due else { return .wait(due) }
                 for message in s.pending { s.history.append(message) }

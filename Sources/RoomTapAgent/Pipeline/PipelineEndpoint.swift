@@ -42,7 +42,9 @@ public struct PipelineEndpoint: Sendable, CustomStringConvertible {
         transfer.onBody = onBody
         let response: HTTPTransfer.Response
         do { response = try transfer.perform() } catch {
-            if error.code == HTTPTransfer.cancelledCode { throw PipelineFailure(action: .cancelled, message: "cancelled") }
+            if error.code == HTTPTransfer.cancelledCode {
+                throw PipelineFailure(action: .cancelled, message: "cancelled")
+            }
             throw PipelineFailure(action: .retry, message: "\(what): no answer from \(baseURL): \(error.message)")
         }
         guard (200..<300).contains(response.status) else {

@@ -147,7 +147,9 @@ public final class FakeOpenAIHTTPServer: Sendable {
         }
         let path = requestLine.count > 1 ? requestLine[1] : ""
         guard requestLine.first == "POST", ["/v1/chat/completions", "/v1/audio/speech"].contains(path) else {
-            refuse(fd, 404, "unknown_url", "Unknown request URL: \(requestLine.first ?? "") \(path).", type: "invalid_request_error")
+            refuse(
+                fd, 404, "unknown_url", "Unknown request URL: \(requestLine.first ?? "") \(path).",
+                type: "invalid_request_error")
             return
         }
         guard headers["authorization"] == "Bearer \(settings.expectedKey)" else {
@@ -229,7 +231,8 @@ public final class FakeOpenAIHTTPServer: Sendable {
                 message: "The model `\(model)` does not exist or you do not have access to it.")
         }
         guard body["stream"]?.boolValue == true else {
-            return Problem(status: 400, code: nil, message: "this stand-in streams only: stream must be true", param: "stream")
+            return Problem(
+                status: 400, code: nil, message: "this stand-in streams only: stream must be true", param: "stream")
         }
         guard let messages = body["messages"]?.arrayValue, !messages.isEmpty else {
             return Problem(status: 400, code: nil, message: "'messages' must be a non-empty array", param: "messages")
@@ -238,7 +241,8 @@ public final class FakeOpenAIHTTPServer: Sendable {
             let role = m["role"]?.stringValue ?? ""
             guard ["system", "developer", "user", "assistant", "tool"].contains(role) else {
                 return Problem(
-                    status: 400, code: "invalid_value", message: "Invalid value: '\(role)'.", param: "messages[\(i)].role")
+                    status: 400, code: "invalid_value", message: "Invalid value: '\(role)'.",
+                    param: "messages[\(i)].role")
             }
             let content = m["content"]
             let hasCalls = m["tool_calls"]?.arrayValue?.isEmpty == false
@@ -354,12 +358,14 @@ public final class FakeOpenAIHTTPServer: Sendable {
         record.withLock { $0.refused.append("\(status) \(code ?? ""): \(message)") }
         let error: JSONValue = .object([
             "error": .object([
-                "message": .string(message), "type": .string(type), "param": param.map { JSONValue.string($0) } ?? .null,
+                "message": .string(message), "type": .string(type),
+                "param": param.map { JSONValue.string($0) } ?? .null,
                 "code": code.map { JSONValue.string($0) } ?? .null,
             ])
         ])
         let body = Array(error.jsonText.utf8)
-        let reason = [400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"][status] ?? "Error"
+        let reason =
+            [400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"][status] ?? "Error"
         TestTCP.sendAll(
             fd,
             Array(
@@ -369,6 +375,7 @@ public final class FakeOpenAIHTTPServer: Sendable {
 
     private func sleep(_ duration: Duration) {
         guard duration > .zero else { return }
-        Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        Thread.sleep(
+            forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 }

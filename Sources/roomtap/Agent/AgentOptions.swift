@@ -101,7 +101,15 @@ struct AgentOptions {
             o.publish = true
         }
         o.instructionsFile = file  // read by ``readInstructions()``: a missing file is bad input, not usage
-        if let voice {
+        if let voice, pipeline != nil {
+            guard PipelineOptions.isVoice(voice) else {
+                throw UsageError(
+                    description: "--agent-voice '\(voice)' is not a speech voice ("
+                        + "\(PipelineOptions.voices.joined(separator: ", ")), or a custom voice's id voice_...)",
+                    command: "record")
+            }
+            o.voice = voice
+        } else if let voice {
             // A built-in voice by name, or a custom voice by its id (voice_...).
             let custom =
                 voice.hasPrefix("voice_") && voice.count > 6

@@ -114,7 +114,8 @@ final class RoomAgent: Sendable {
     /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
     func attach(to room: Room, humans: [AudioTrack]) {
         let heard = humans.filter { !$0.isDerived && options.hears($0.name) }
-        let attached = engine.attach(to: room, hearing: heard, voiceName: "agent", hearsName: "agent-hears")  // fires the add-track handler: no lock held
+        // Fires the add-track handler: no lock held.
+        let attached = engine.attach(to: room, hearing: heard, voiceName: "agent", hearsName: "agent-hears")
         tracks.withLock { $0 = attached }
     }
 
@@ -212,7 +213,8 @@ final class RoomAgent: Sendable {
             instructionsFile: options.instructionsFile, toolsFile: options.toolsFile,
             userTools: options.userTools.isEmpty ? nil : options.userTools.map(\.name), hears: hears,
             sendTo: options.send?.description,
-            rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount, statistics: realtime?.statistics,
+            rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount,
+            statistics: realtime?.statistics,
             pipeline: pipeline.map { RoomPipeline.report($0, options: options.pipeline) })
     }
 }
