@@ -129,26 +129,10 @@ public final class FakeOpenAIHTTPServer: Sendable {
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
-        guard let (head, rest) = TestTCP.readHead(fd, limit: 64 << 10) else { return }
-        let lines = head.components(separatedBy: "\r\n")
-        let requestLine = lines.first?.split(separator: " ").map(String.init) ?? []
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        var body = rest
-        while body.count < length {
-            let chunk = TestTCP.receive(fd)
-            if chunk.isEmpty { return }
-            body += chunk
-        }
-        let path = requestLine.count > 1 ? requestLine[1] : ""
-        guard requestLine.first == "POST", ["/v1/chat/completions", "/v1/audio/speech"].contains(path) else {
+        guard let (method, path, headers, body) = TestTCP.readRequest(fd) else { return }
+        guard method == "POST", ["/v1/chat/completions", "/v1/audio/speech"].contains(path) else {
             refuse(
-                fd, 404, "unknown_url", "Unknown request URL: \(requestLine.first ?? "") \(path).",
+                fd, 404, "unknown_url", "Unknown request URL: \(method) \(path).",
                 type: "invalid_request_error")
             return
         }
@@ -157,7 +141,7 @@ public final class FakeOpenAIHTTPServer: Sendable {
             return
         }
         guard headers["content-type"]?.hasPrefix("application/json") == true,
-            let json = try? JSONValue(parsing: String(decoding: body.prefix(length), as: UTF8.self)),
+            let json = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)),
             json.objectValue != nil
         else {
             refuse(fd, 400, nil, "We could not parse the JSON body of your request.", type: "invalid_request_error")
