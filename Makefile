@@ -175,6 +175,7 @@ bench: deps
 	$(SWIFT) build -c release --product roomtap-bench
 	$(SWIFT) build -c release --product roomtap-minimal
 	.build/release/roomtap-bench
+	.build/release/roomtap-bench --pipeline
 	command -v valgrind >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
 	SPEAKERS=8 bash Benchmarks/instructions.sh
 	SPEAKERS=64 bash Benchmarks/instructions.sh

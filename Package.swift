@@ -85,11 +85,13 @@ let package = Package(
         .target(name: "RoomTapALSA", dependencies: ["RoomTapSync", "RoomTapCore", "CALSA"], swiftSettings: strict),
         // RFC 6455 WebSocket client: libcurl (CONNECT_ONLY: TCP, TLS, proxies) + libwslay framing.
         .target(name: "RoomTapWebSocket", dependencies: ["RoomTapSync", "CCurl", "CWslay"], swiftSettings: strict),
-        // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track.
+        // The OpenAI Realtime agent: hears the room (mix-minus, 24 kHz via libsoxr), speaks a track;
+        // the pipeline agent: per-speaker turns to a chat model and speech over HTTP (libcurl, RoomTapStorage).
         .target(
             name: "RoomTapAgent",
             dependencies: [
                 "RoomTapSync", "RoomTapCore", "RoomTapWebSocket", "RoomTapResampling", "RoomTapJSON", "COpus",
+                "RoomTapStorage",
             ],
             swiftSettings: strict),
         // Object storage and events: S3 (SigV4 through libcurl), the recording uploader with its
@@ -166,7 +168,8 @@ let package = Package(
         .target(
             name: "RoomTapTestSupport",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapWebSocket", "RoomTapStorage", "COpus", "COgg", "CALSA", "CSRTP",
+                "RoomTapSync", "RoomTap", "RoomTapWebSocket", "RoomTapStorage", "RoomTapJSON", "COpus", "COgg", "CALSA",
+                "CSRTP",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -13,6 +13,8 @@ struct BenchOptions {
     var impairmentOnly = false
     /// Only measure the agent path.
     var agentOnly = false
+    /// Only measure the pipeline agent's latency (`--pipeline [TURNS]`).
+    var pipelineTurns: Int?
     /// Audio per append in the agent path (`--agent-chunk-ms`; the agent's default when nil).
     var agentChunkMilliseconds: Int?
     /// With --live: one UDP port per participant, and --play listening live.
@@ -40,6 +42,8 @@ struct BenchOptions {
             case "--port-each": options.liveLayout.portPerParticipant = true
             case "--play": options.liveLayout.play = true
             case "--agent": options.agentOnly = true
+            case "--pipeline": options.pipelineTurns = 30
+            case "--pipeline-turns": options.pipelineTurns = Int(args.next() ?? "") ?? 30
             case "--agent-chunk-ms": options.agentChunkMilliseconds = Int(args.next() ?? "")
             case "--impairment": options.impairmentOnly = true
             case "--cores": options.coresOnly = true
@@ -48,7 +52,7 @@ struct BenchOptions {
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --formats | --agent [--agent-chunk-ms N] | --impairment | --bare-only FILE...\n"
+                        "usage: roomtap-bench [--seconds S] [--repeats N] [--no-live] [--live-seconds S] | --live N [--port-each] [--play] | --soak N [--live-seconds S] | --cores | --formats | --agent [--agent-chunk-ms N] | --pipeline [--pipeline-turns N] | --impairment | --bare-only FILE...\n"
                             .utf8))
                 exit(64)
             }

@@ -13,6 +13,10 @@ if let senders = options.soakSenders {
     print("live soak: " + outcome.report)
     exit(outcome.passed ? 0 : 1)
 }
+if let turns = options.pipelineTurns {
+    for line in try PipelinePath.runAll(turns: turns) { print(line) }
+    exit(0)
+}
 if options.agentOnly {
     print(
         AgentPath.line(

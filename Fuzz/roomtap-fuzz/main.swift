@@ -11,7 +11,7 @@
 // jitter buffer), to the Janus .mjr reader and the recorded-stream source (RecordingFuzz), to
 // Sora's recording folders (SoraFuzz: archive and report JSONs, RFC 3339 times, file names,
 // placement and the pieces of a track played), the WebRTC join's SDP, Janus events and WHEP replies
-// (WebRTCFuzz), HTTP request heads and the live page's access rules (HTTPFuzz), Sora's
+// (WebRTCFuzz), the pipeline agent's event-stream framing and chat chunks (ChatStreamFuzz), HTTP request heads and the live page's access rules (HTTPFuzz), Sora's
 // audio-streaming body (SoraStreamingFuzz), OpusHead.parse, OpusTags.parse, the transcript.jsonl
 // parser and its subtitle formats, and through the
 // whole Ogg ingest path from a
@@ -48,6 +48,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     PBXCodecFuzz.exercise(bytes)
     ControlFuzz.exercise(bytes)
     RealtimeEventFuzz.exercise(bytes)
+    ChatStreamFuzz.exercise(bytes)
     RecordingFuzz.exercise(bytes)
     SoraFuzz.exercise(bytes)
     WebRTCFuzz.exercise(bytes)

@@ -52,8 +52,16 @@ package struct HTTPTransfer {
     package var signing: Signing?
     /// Whole-transfer limit in seconds (0: none); connects time out after 10 s.
     package var timeoutSeconds = 0
-    /// A transfer slower than 1 KiB/s for this long is abandoned (a stalled store).
+    /// A transfer slower than ``lowSpeedBytes`` per second for this long is abandoned (a stalled
+    /// store, a stream that went quiet).
     package var lowSpeedSeconds = 60
+    package var lowSpeedBytes = 1024
+    /// Streaming: a 2xx answer's body is handed here chunk by chunk as it arrives (instead of memory
+    /// or ``output``), on the calling thread inside ``perform()``; returning false aborts the
+    /// transfer, and ``perform()`` throws a ``TransportError`` with code ``cancelledCode``.
+    package var onBody: ((UnsafeRawBufferPointer) -> Bool)?
+    /// The ``TransportError/code`` of a transfer ``onBody`` aborted.
+    package static let cancelledCode: Int32 = -3
 
     /// A request: `method` on `url` with `headers` and `body`, at most `timeoutSeconds` (0: none).
     package init(
@@ -74,6 +82,7 @@ package struct HTTPTransfer {
         guard let curl = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         defer { curl_easy_cleanup(curl) }
         let state = TransferState(body: body, output: output)
+        state.onBody = onBody
         let box = Unmanaged.passRetained(state)
         defer { box.release() }
         var list: UnsafeMutablePointer<curl_slist>?
@@ -93,7 +102,7 @@ package struct HTTPTransfer {
             roomtap_curl_setopt_long(curl, CURLOPT_NOSIGNAL, 1)
             roomtap_curl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT, 10)
             roomtap_curl_setopt_long(curl, CURLOPT_TIMEOUT, timeoutSeconds)
-            roomtap_curl_setopt_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1024)
+            roomtap_curl_setopt_long(curl, CURLOPT_LOW_SPEED_LIMIT, lowSpeedBytes)
             roomtap_curl_setopt_long(curl, CURLOPT_LOW_SPEED_TIME, lowSpeedSeconds)
             roomtap_curl_setopt_long(curl, CURLOPT_HTTP_VERSION, 2)  // CURL_HTTP_VERSION_1_1
             roomtap_curl_setopt_string(curl, CURLOPT_PROTOCOLS_STR, "http,https")
@@ -125,6 +134,7 @@ package struct HTTPTransfer {
             // CUSTOMREQUEST keeps the method for an upload (PUT by default) and for POST.
             return curl_easy_perform(curl)
         }
+        if state.cancelled { throw TransportError(code: Self.cancelledCode, message: "cancelled") }
         if let failure = state.localFailure {
             throw TransportError(code: -2, message: failure)
         }
@@ -148,6 +158,8 @@ private final class TransferState {
     var headers: [String: String] = [:]
     var received: [UInt8] = []
     var localFailure: String?
+    var onBody: ((UnsafeRawBufferPointer) -> Bool)?
+    var cancelled = false
 
     init(body: HTTPTransfer.Body, output: Int32?) {
         self.body = body
@@ -184,6 +196,13 @@ private let writeCallback: roomtap_curl_data_callback = { buffer, size, count, u
     let n = size * count
     guard let buffer, let userdata else { return n }
     let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
+    if let onBody = state.onBody, (200..<300).contains(state.status) {
+        guard onBody(UnsafeRawBufferPointer(start: buffer, count: n)) else {
+            state.cancelled = true
+            return 0
+        }
+        return n
+    }
     if let fd = state.output, (200..<300).contains(state.status) {
         var done = 0
         while done < n {

@@ -127,6 +127,7 @@ enum CommandTable {
     private static let agent = "AGENT OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
     private static let playback = "CONTROL AND PLAYBACK"
     private static let transcription = "TRANSCRIPTION OPTIONS (OpenAI Realtime API; see docs/AGENT.md)"
+    private static let pipeline = "PIPELINE AGENT OPTIONS (chat completions and speech; see docs/AGENT.md)"
 
     static let recordOptions: [OptionSpec] = [
         OptionSpec(
@@ -388,6 +389,25 @@ enum CommandTable {
         OptionSpec(
             "--agent-chunk-ms", .value, "N", section: agent,
             help: "Audio per input_audio_buffer.append, 20...100 ms (default 40)."),
+        OptionSpec(
+            "--agent-pipeline", .flag, section: pipeline,
+            help: "The agent that knows who is speaking, instead of --agent: every\n"
+                + "speaker's finished turn (--transcribe, implied) goes to a chat model\n"
+                + "under the speaker's name; it answers after a pause or when addressed\n"
+                + "as 'agent', spoken sentence by sentence as the 'agent' track (as\n"
+                + "--agent's: agent.wav, the mix, --agent-send, roomtap agent ...).\n"
+                + "Talking over it stops it. Needs OPENAI_API_KEY (never printed)."),
+        OptionSpec(
+            "--agent-base-url", .value, "URL", section: pipeline,
+            help: "An OpenAI-compatible API (default https://api.openai.com/v1): POST\n"
+                + "URL/chat/completions (streamed) and URL/audio/speech (pcm)."),
+        OptionSpec(
+            "--agent-chat-model", .value, "M", section: pipeline, help: "The chat model (default gpt-4.1-mini)."),
+        OptionSpec(
+            "--agent-tts-model", .value, "M", section: pipeline, help: "The speech model (default gpt-4o-mini-tts)."),
+        OptionSpec(
+            "--agent-turn-silence-ms", .value, "N", section: pipeline,
+            help: "Answer once no new turn came for N ms, 100...10000 (default 700)."),
         OptionSpec(
             "--transcribe", .flag, section: transcription,
             help: "Transcribe every speaker on their own: each speaker's track (as\n"

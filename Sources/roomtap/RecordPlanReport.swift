@@ -51,7 +51,10 @@ enum RecordPlanReport {
         }
         if let agent = options.agent, let path = plan.agentPath {
             rows.append(
-                Row(name: "agent", kind: "agent", source: "realtime \(agent.model)", offsetSeconds: nil, file: path))
+                Row(
+                    name: "agent", kind: "agent",
+                    source: agent.pipeline.map { "pipeline \($0.chatModel)" } ?? "realtime \(agent.model)",
+                    offsetSeconds: nil, file: path))
         }
         if let path = plan.mixPath {
             rows.append(Row(name: "mix", kind: "mix", source: "the mix of every track", offsetSeconds: 0, file: path))

@@ -27,28 +27,6 @@ struct AgentCLITests {
             ?? [:]
     }
 
-    /// Normalised correlation of `a` and `b` at the best lag in `lags` (b shifted right by lag).
-    private func bestCorrelation(_ a: [Int16], _ b: [Int16], lags: Range<Int>) -> (lag: Int, value: Double) {
-        var best = (lag: 0, value: -1.0)
-        for lag in lags {
-            var ab = 0.0
-            var aa = 0.0
-            var bb = 0.0
-            var i = max(0, -lag)
-            while i < a.count && i + lag < b.count {
-                let x = Double(a[i])
-                let y = Double(b[i + lag])
-                ab += x * y
-                aa += x * x
-                bb += y * y
-                i += 1
-            }
-            let c = ab / max(1, (aa * bb).squareRoot())
-            if c > best.value { best = (lag, c) }
-        }
-        return best
-    }
-
     @Test func theAgentHearsTheRoomMinusItselfAndItsReplyIsATrack() throws {
         let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
@@ -104,11 +82,11 @@ struct AgentCLITests {
             Int16(clamping: (Int(alice[$0]) + Int(bob[$0]) + Int(alice[$0 + 1]) + Int(bob[$0 + 1])) / 2)
         }
         // The session's audio starts when the agent connected; find where in the room that was.
-        let start = bestCorrelation(Array(heard.prefix(48_000)), humans, lags: 0..<24_000)
+        let start = Correlation.best(Array(heard.prefix(48_000)), humans, lags: 0..<24_000)
         #expect(start.value > 0.9, "the heard audio is the room's humans (\(start.value) at \(start.lag))")
         let agentAt24k = stride(from: 0, to: agent.count - 1, by: 2).map { agent[$0] }
         let aligned = Array(agentAt24k[start.lag...].prefix(heard.count))
-        let leak = bestCorrelation(Array(heard.prefix(aligned.count)), aligned, lags: -50..<50)
+        let leak = Correlation.best(Array(heard.prefix(aligned.count)), aligned, lags: -50..<50)
         #expect(abs(leak.value) < 0.1, "the agent never hears itself: correlation \(leak.value)")
 
         // The reply is the agent's track: the tone, upsampled, on the room timeline, and in the mix.
@@ -119,7 +97,7 @@ struct AgentCLITests {
             "the reply plays when it arrives: sent at room time \(sentAt) s, starts at \(startsAt) s")
         let spoken = agent[first...].prefix(96_000)
         let upsampledTone = voice.flatMap { [$0, $0] }
-        let match = bestCorrelation(Array(spoken.prefix(40_000)), upsampledTone, lags: 0..<400)
+        let match = Correlation.best(Array(spoken.prefix(40_000)), upsampledTone, lags: 0..<400)
         #expect(match.value > 0.95, "agent.wav holds the reply (\(match.value))")
         let nonSilent = agent.filter { abs($0) > 500 }.count
         #expect(abs(nonSilent - 48_000) < 4_800, "the whole 1 s reply was played once: \(nonSilent) loud samples")
@@ -328,7 +306,7 @@ struct AgentCLITests {
         let heard = try read(out.appendingPathComponent("call"), received[0])
         let spoken = try #require(agent.firstIndex { abs($0) > 500 })
         let arrived = try #require(heard.firstIndex { abs($0) > 500 })
-        let match = bestCorrelation(
+        let match = Correlation.best(
             Array(agent[spoken..<(spoken + 40_000)]), Array(heard[arrived...].prefix(42_000)), lags: -400..<400)
         #expect(match.value > 0.9, "the call hears the agent's voice (\(match.value))")
         let report = try json(out.appendingPathComponent("room"))

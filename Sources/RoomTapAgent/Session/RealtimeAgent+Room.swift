@@ -8,6 +8,18 @@ public struct AgentTracks: Sendable {
     /// sink is ``RealtimeAgent/listenSink``. Change what the agent hears with
     /// `(hears.source as? Mixer)?.setInputs(_:)`.
     public let hears: AudioTrack
+
+    /// Adds an agent's voice (`voice`, role `agent-voice`) and its mix-minus (role
+    /// `agent-hearing`, no input yet) to `room`, with `listener` on what is heard of the mix-minus
+    /// (so `mute agent-hears` deafens the agent). Control side.
+    static func add(
+        to room: Room, voice: any FrameSource, listener: any AudioTrackSink, voiceName: String, hearsName: String
+    ) -> AgentTracks {
+        let voiceTrack = room.addTrack(name: voiceName, source: voice, role: .agentVoice)
+        let hears = room.addMix(name: hearsName, inputs: [], channels: 1, role: .agentHearing)
+        hears.addSink(listener, tap: .heard)
+        return AgentTracks(voice: voiceTrack, hears: hears)
+    }
 }
 
 extension RealtimeAgent {
@@ -19,13 +31,11 @@ extension RealtimeAgent {
     public func attach(
         to room: Room, hearing humans: [AudioTrack], voiceName: String = "agent", hearsName: String = "agent-hears"
     ) -> AgentTracks {
-        let voiceTrack = room.addTrack(name: voiceName, source: voice, role: .agentVoice)
-        let hears = room.addMix(name: hearsName, inputs: [], channels: 1, role: .agentHearing)
-        // What the agent hears is what is heard of this mix-minus: `mute agent-hears` deafens it.
-        hears.addSink(listenSink, tap: .heard)
-        hearingTrack = hears
+        let tracks = AgentTracks.add(
+            to: room, voice: voice, listener: listenSink, voiceName: voiceName, hearsName: hearsName)
+        hearingTrack = tracks.hears
         for track in humans { hear(track) }
-        return AgentTracks(voice: voiceTrack, hears: hears)
+        return tracks
     }
 
     /// Lets the agent hear `track` (a human joining now or later): adds it to the mix-minus and

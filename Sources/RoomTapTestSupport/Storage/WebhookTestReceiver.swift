@@ -50,33 +50,14 @@ public final class WebhookTestReceiver: Sendable {
 
     private static func serve(_ fd: Int32, state: Locked<(requests: [Request], toFail: Int, answered: Int)>) {
         defer { close(fd) }
-        guard let (head, rest) = TestTCP.readHead(fd, limit: 64 << 10) else { return }
-        let lines = head.components(separatedBy: "\r\n")
-        let requestLine = lines.first?.split(separator: " ").map(String.init) ?? []
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        var body = rest
-        while body.count < length {
-            let chunk = TestTCP.receive(fd)
-            if chunk.isEmpty { return }
-            body += chunk
-        }
+        guard let (method, path, headers, body) = TestTCP.readRequest(fd) else { return }
         let fail = state.withLock { s -> Bool in
             s.answered += 1
             if s.toFail > 0 {
                 s.toFail -= 1
                 return true
             }
-            s.requests.append(
-                Request(
-                    method: requestLine.first ?? "", path: requestLine.count > 1 ? requestLine[1] : "",
-                    headers: headers,
-                    body: Array(body.prefix(length))))
+            s.requests.append(Request(method: method, path: path, headers: headers, body: body))
             return false
         }
         let status = fail ? "503 Service Unavailable" : "200 OK"

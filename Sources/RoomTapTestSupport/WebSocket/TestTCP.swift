@@ -140,6 +140,33 @@ enum TestTCP {
         return nil
     }
 
+    /// An HTTP/1.1 request read whole (head, then `Content-Length` bytes of body); header names in
+    /// lower case. Nil when the peer ends first (`fd` then closed by ``readHead(_:limit:)`` or left
+    /// to the caller).
+    static func readRequest(_ fd: Int32, limit: Int = 64 << 10)
+        -> (method: String, path: String, headers: [String: String], body: [UInt8])?
+    {
+        guard let (head, rest) = readHead(fd, limit: limit) else { return nil }
+        let lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.first?.split(separator: " ").map(String.init) ?? []
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        var body = rest
+        while body.count < length {
+            let chunk = receive(fd)
+            if chunk.isEmpty { return nil }
+            body += chunk
+        }
+        return (
+            requestLine.first ?? "", requestLine.count > 1 ? requestLine[1] : "", headers, Array(body.prefix(length))
+        )
+    }
+
     /// Starts a detached thread.
     static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {

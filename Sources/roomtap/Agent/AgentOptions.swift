@@ -35,6 +35,8 @@ struct AgentOptions {
     /// `--agent-transcription-language`, `--agent-transcription-prompt`.
     var transcriptionLanguage: String?
     var transcriptionPrompt: String?
+    /// `--agent-pipeline`: the pipeline agent instead of the Realtime one (its own options).
+    var pipeline: PipelineOptions?
 
     /// The agent options of `args`, or nil without --agent (and then no other --agent-* option).
     /// Reads `--agent-instructions FILE` into ``instructions`` (trimmed). A file that cannot be
@@ -55,8 +57,10 @@ struct AgentOptions {
     }
 
     static func parse(_ args: ParsedArguments) throws(UsageError) -> AgentOptions? {
-        let enabled = args.flag("--agent")
+        let pipeline = try PipelineOptions.parse(args)
+        let enabled = args.flag("--agent") || pipeline != nil
         var o = AgentOptions()
+        o.pipeline = pipeline
         let file = args.value("--agent-instructions")
         let voice = args.value("--agent-voice")
         let hears = args.value("--agent-hears")
@@ -83,7 +87,9 @@ struct AgentOptions {
                 idle, noise, language, prompt,
             ].contains { $0 != nil }
         guard enabled else {
-            if given { throw UsageError(description: "--agent-* options need --agent", command: "record") }
+            if given {
+                throw UsageError(description: "--agent-* options need --agent or --agent-pipeline", command: "record")
+            }
             return nil
         }
         if publish {
@@ -96,7 +102,15 @@ struct AgentOptions {
             o.publish = true
         }
         o.instructionsFile = file  // read by ``readInstructions()``: a missing file is bad input, not usage
-        if let voice {
+        if let voice, pipeline != nil {
+            guard PipelineOptions.isVoice(voice) else {
+                throw UsageError(
+                    description: "--agent-voice '\(voice)' is not a speech voice ("
+                        + "\(PipelineOptions.voices.joined(separator: ", ")), or a custom voice's id voice_...)",
+                    command: "record")
+            }
+            o.voice = voice
+        } else if let voice {
             // A built-in voice by name, or a custom voice by its id (voice_...).
             let custom =
                 voice.hasPrefix("voice_") && voice.count > 6

@@ -2,7 +2,8 @@ import Foundation
 import RoomTap
 import RoomTapSync
 
-/// The agent of a recorded room (`record --agent`): a ``RealtimeAgent`` whose voice is the track
+/// The agent of a recorded room (`record --agent`, or `--agent-pipeline` for a ``PipelineAgent``
+/// that hears per-speaker turns): a ``RealtimeAgent`` whose voice is the track
 /// `agent` (recorded to agent.wav, mixed, played, sent as RTP with --agent-send) and who hears a
 /// mix-minus of the chosen human tracks after their controls, never itself. Transcripts go to
 /// transcript.jsonl. Whatever happens to the agent's connection, the room records on untouched.
@@ -11,7 +12,10 @@ import RoomTapSync
 /// adds a track (the room's add-track handler); `handle` on the control server's thread.
 final class RoomAgent: Sendable {
     let options: AgentOptions
-    let agent: RealtimeAgent
+    /// The agent, whichever kind: ``realtime`` (`--agent`) or ``pipeline`` (`--agent-pipeline`).
+    let engine: any AgentEngine
+    let realtime: RealtimeAgent?
+    let pipeline: PipelineAgent?
     let transcript: TranscriptWriter
     private let tracks = Locked<AgentTracks?>(nil)
     private let sender: RTPOpusSender?
@@ -41,11 +45,33 @@ final class RoomAgent: Sendable {
             }
         } catch { throw RuntimeError(description: "\(error)") }
         self.transcript = transcript
+        let tools = RoomTools()
+        self.tools = tools
+        let userTools = options.userTools
+        let toolRunner: @Sendable (RealtimeFunctionCall) -> RealtimeToolResult = { call in
+            if let tool = userTools.first(where: { $0.name == call.name }) {
+                guard call.argumentObject != nil else {
+                    return .error("the arguments of \(call.name) are not a JSON object")
+                }
+                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments)
+            }
+            return tools.run(call)
+        }
+        let toolDefinitions = RoomTools.definitions + options.userTools.map(\.definition)
+        if let pipelineOptions = options.pipeline {
+            let agent = try RoomPipeline.make(
+                options: options, pipeline: pipelineOptions, key: key, transcript: transcript, tools: toolDefinitions,
+                toolRunner: toolRunner)
+            engine = agent
+            pipeline = agent
+            realtime = nil
+            return
+        }
         var settings = RealtimeSessionSettings(
             model: options.model, instructions: options.instructions, voice: options.voice,
             vadThreshold: options.vadThreshold, vadSilenceDurationMs: options.vadSilenceMilliseconds,
             transcriptionModel: humanLines ? options.transcriptionModel : nil)
-        settings.tools = RoomTools.definitions + options.userTools.map(\.definition)
+        settings.tools = toolDefinitions
         settings.turnDetection = options.turnDetection
         settings.idleTimeoutMs = options.idleTimeoutMilliseconds
         settings.noiseReduction = options.noiseReduction
@@ -55,24 +81,16 @@ final class RoomAgent: Sendable {
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
             log: { line in CommandDispatch.printWarning("agent: \(line)") })
-        let tools = RoomTools()
-        self.tools = tools
-        let userTools = options.userTools
-        configuration.toolRunner = { call in
-            if let tool = userTools.first(where: { $0.name == call.name }) {
-                guard call.argumentObject != nil else {
-                    return .error("the arguments of \(call.name) are not a JSON object")
-                }
-                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments)
-            }
-            return tools.run(call)
-        }
+        configuration.toolRunner = toolRunner
         if options.azure {
             configuration.authentication = .azureAPIKey
             configuration.keyName = Self.azureKeyName
         }
         do {
-            agent = try RealtimeAgent(configuration: configuration)
+            let agent = try RealtimeAgent(configuration: configuration)
+            engine = agent
+            realtime = agent
+            pipeline = nil
         } catch { throw RuntimeError(description: "cannot set up the agent: \(error)") }
     }
 
@@ -98,29 +116,30 @@ final class RoomAgent: Sendable {
     /// Adds the agent's voice and what it hears to `room`; `humans` are the tracks already there.
     func attach(to room: Room, humans: [AudioTrack]) {
         let heard = humans.filter { $0.role.isSpeaker && options.hears($0.name) }
-        let attached = agent.attach(to: room, hearing: heard)  // fires the add-track handler: no lock held
+        // Fires the add-track handler: no lock held.
+        let attached = engine.attach(to: room, hearing: heard, voiceName: "agent", hearsName: "agent-hears")
         tracks.withLock { $0 = attached }
     }
 
     /// True for the tracks the agent itself added (its voice, its mix-minus).
-    func owns(_ track: AudioTrack) -> Bool { agent.isOwn(track) }
+    func owns(_ track: AudioTrack) -> Bool { engine.isOwn(track) }
 
     /// A track joined the room (a live participant, the microphone): the agent hears it if chosen.
     /// The voice track gets the RTP sender.
     func trackAdded(_ track: AudioTrack) {
-        if track.source === agent.voice {
+        if track.source === engine.voice {
             if let sender { track.addSink(sender, tap: .heard) }
             if let published { track.addSink(published, tap: .heard) }
             return
         }
-        if options.hears(track.name) { agent.hear(track) }
+        if options.hears(track.name) { engine.hear(track) }
     }
 
-    func start() { agent.start() }
+    func start() { engine.start() }
 
     /// Ends the session and flushes the RTP senders (the transcript is the caller's). Idempotent.
     func stop() {
-        agent.stop()
+        engine.stop()
         try? sender?.close()
         try? published?.close()
     }
@@ -131,16 +150,16 @@ final class RoomAgent: Sendable {
             switch try request.choice("action", ["say", "instructions", "mute", "unmute"]) {
             case "say":
                 let text = try request.string("text")
-                agent.say(text)
+                engine.say(text)
                 return .ok(.object(["message": .string("the agent will answer: \(text)")]))
             case "instructions":
-                agent.setInstructions(try request.string("text"))
+                engine.setInstructions(try request.string("text"))
                 return .ok(.object(["message": .string("instructions changed")]))
             case "mute":
-                agent.setListening(false)
+                engine.setListening(false)
                 return .ok(.object(["message": .string("the agent no longer hears the room (session kept)")]))
             case "unmute":
-                agent.setListening(true)
+                engine.setListening(true)
                 return .ok(.object(["message": .string("the agent hears the room again")]))
             default:
                 return .failure(.badRequest, "'agent' needs \"action\": say, instructions, mute or unmute")
@@ -151,12 +170,14 @@ final class RoomAgent: Sendable {
     /// The `agent` object of `status`: the state (idle, connecting, connected, reconnecting,
     /// stopped, failed), the last error, the retry count, a refused session.update, counters.
     var status: JSONValue {
+        if let pipeline { return RoomPipeline.status(pipeline) }
+        guard let agent = realtime else { return .object([:]) }
         let s = agent.statistics
         var object: [String: JSONValue] = [
             "state": .string(s.state.rawValue), "retries": .number(Double(s.retries)),
             "reconnects": .number(Double(s.reconnects)), "rollovers": .number(Double(s.rollovers)),
             "responses": .number(Double(s.responses)), "barge_ins": .number(Double(s.bargeIns)),
-            "errors": .number(Double(s.errors)), "listening": .bool(agent.isListening),
+            "errors": .number(Double(s.errors)), "listening": .bool(engine.isListening),
         ]
         if let e = s.lastError { object["last_error"] = .string(e) }
         if let w = s.sessionWarning { object["session_warning"] = .string(w) }
@@ -179,17 +200,23 @@ final class RoomAgent: Sendable {
         var sendTo: String?
         var rtpPacketsSent: Int?
         var transcriptLines: Int
-        var statistics: RealtimeAgentStatistics
+        /// The Realtime agent's numbers (`--agent`).
+        var statistics: RealtimeAgentStatistics?
+        /// The pipeline agent's (`--agent-pipeline`): models, turns, replies, latency.
+        var pipeline: RoomPipeline.Report?
     }
 
     var report: Report {
         let hears = tracks.withLock { $0?.hears.mixer }?.inputs.map(\.name) ?? []
         return Report(
-            model: options.model, voice: options.voice, url: agent.configuration.url,
-            authentication: agent.configuration.authentication.rawValue,
+            model: pipeline.map { _ in options.pipeline?.chatModel ?? "" } ?? options.model, voice: options.voice,
+            url: realtime?.configuration.url ?? options.pipeline?.baseURL ?? "",
+            authentication: realtime?.configuration.authentication.rawValue ?? "bearer",
             instructionsFile: options.instructionsFile, toolsFile: options.toolsFile,
             userTools: options.userTools.isEmpty ? nil : options.userTools.map(\.name), hears: hears,
             sendTo: options.send?.description,
-            rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount, statistics: agent.statistics)
+            rtpPacketsSent: sender?.packetsSent, transcriptLines: transcript.lineCount,
+            statistics: realtime?.statistics,
+            pipeline: pipeline.map { RoomPipeline.report($0, options: options.pipeline) })
     }
 }

@@ -14,10 +14,10 @@ struct TranscribeOptions {
     /// under `*.openai.azure.com`).
     var azure = false
 
-    /// The transcription options of `args`, or nil without --transcribe (and then no other
-    /// --transcribe-* option).
+    /// The transcription options of `args`, or nil without --transcribe or --agent-pipeline (which
+    /// implies it; and then no other --transcribe-* option).
     static func parse(_ args: ParsedArguments) throws(UsageError) -> TranscribeOptions? {
-        let enabled = args.flag("--transcribe")
+        let enabled = args.flag("--transcribe") || args.flag("--agent-pipeline")  // the pipeline hears transcripts
         let model = args.value("--transcribe-model")
         let language = args.value("--transcribe-language")
         let prompt = args.value("--transcribe-prompt")
