@@ -51,7 +51,7 @@ for argument in arguments.dropFirst() {
     let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
     guard parts.count == 2 else { continue }
     do {
-        room.addTrack(name: parts[0], source: try OggOpusFileSource(path: parts[1]))
+        room.addTrack(name: parts[0], source: try OggOpusFileSource(path: parts[1]), role: .speakerFromFile)
     } catch {
         FileHandle.standardError.write(Data("record-everyone: \(error)\n".utf8))
         exit(1)
