@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import RoomTapTestSupport
 import Testing
 
@@ -51,4 +52,60 @@ func httpGet(_ url: String) -> (status: Int, body: String) {
     p.waitUntilExit()
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
     return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+}
+
+/// `roomtap ARGS` on a pseudo-terminal (through `script`), its screen read as it comes and its
+/// keyboard a pipe: how `watch`'s full-screen view is driven.
+///
+/// Thread: the test's.
+final class TerminalSession {
+    let process = Process()
+    private let keys = ChildProcesses.pipe()
+    private let screenSoFar = Locked(Data())
+    private let reader: BackgroundReader
+
+    /// Starts `roomtap arguments` (joined with spaces) with `environment` added to this process's.
+    init(_ arguments: String, environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", "\(CLIRunner.executable.path) \(arguments)", "/dev/null"]
+        var processEnv = ProcessInfo.processInfo.environment
+        for (k, v) in environment { processEnv[k] = v }
+        processEnv["TERM"] = "xterm"
+        process.environment = processEnv
+        let screen = ChildProcesses.pipe()
+        process.standardInput = keys
+        process.standardOutput = screen
+        process.standardError = screen
+        let drawn = screenSoFar
+        reader = BackgroundReader(screen.fileHandleForReading) { chunk in drawn.withLock { $0.append(chunk) } }
+        try ChildProcesses.run(process)
+    }
+
+    /// Everything drawn so far.
+    var shown: String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
+
+    /// Presses `key`.
+    func press(_ key: String) { try? keys.fileHandleForWriting.write(contentsOf: Data(key.utf8)) }
+
+    /// Waits for the program to end (terminated if it has not after `timeout`) and for the last
+    /// of its screen; true when it ended by itself.
+    @discardableResult
+    func finish(timeout: Duration = .seconds(60)) -> Bool {
+        let ended = waitUntil(timeout: timeout) { !process.isRunning }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? keys.fileHandleForWriting.close()
+        reader.wait()
+        return ended
+    }
+}
+
+/// Each case (arguments added to `base`, a piece of the message) is refused as a usage error:
+/// exit 64, the message in at most two lines.
+func expectUsageErrors(_ base: [String], _ cases: [([String], String)], environment: [String: String]) throws {
+    for (extra, message) in cases {
+        let outcome = try CLIRunner.run(base + extra, environment: environment)
+        #expect(outcome.status == 64, "\(extra): \(outcome.stderr)")
+        #expect(outcome.stderr.contains(message) && outcome.stderrLines.count <= 2, "\(extra): \(outcome.stderr)")
+    }
 }

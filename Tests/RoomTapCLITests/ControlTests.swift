@@ -216,36 +216,16 @@ struct ControlTests {
             ],
             environment: env)
         _ = try waitForRecorder(env, recorder)
-        // `script` gives `roomtap watch` a pseudo-terminal; its stdin carries the keys.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qfec", "\(CLIRunner.executable.path) watch", "/dev/null"]
-        var processEnv = ProcessInfo.processInfo.environment
-        for (k, v) in env { processEnv[k] = v }
-        processEnv["TERM"] = "xterm"
-        process.environment = processEnv
-        let keys = ChildProcesses.pipe()
-        let screen = ChildProcesses.pipe()
-        process.standardInput = keys
-        process.standardOutput = screen
-        process.standardError = screen
-        try ChildProcesses.run(process)
-        // Everything drawn, read as it comes; each key is pressed once the screen shows the one
+        // `roomtap watch` on a pseudo-terminal; each key is pressed once the screen shows the one
         // before took effect.
-        let screenSoFar = Locked(Data())
-        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) }
-        }
-        func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
-        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
-        try? keys.fileHandleForWriting.write(contentsOf: Data("m".utf8))
-        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("MUTED") }, "m muted alice on screen")
-        try? keys.fileHandleForWriting.write(contentsOf: Data("q".utf8))
-        #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "q quits")
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        reader.wait()
-        let drawn = shown()
-        #expect(process.terminationStatus == 0, "watch quit with q: \(drawn.suffix(300))")
+        let watch = try TerminalSession("watch", environment: env)
+        #expect(waitUntil(timeout: .seconds(60)) { watch.shown.contains("alice") }, "the view shows alice")
+        watch.press("m")
+        #expect(waitUntil(timeout: .seconds(60)) { watch.shown.contains("MUTED") }, "m muted alice on screen")
+        watch.press("q")
+        #expect(watch.finish(), "q quits")
+        let drawn = watch.shown
+        #expect(watch.process.terminationStatus == 0, "watch quit with q: \(drawn.suffix(300))")
         #expect(drawn.contains("alice") && drawn.contains("MUTED"), "the view showed alice, then muted")
         #expect(drawn.contains("\u{1B}[?1049l") && drawn.contains("\u{1B}[?25h"), "the terminal was restored")
         let tracks = try control(["tracks"], env)["tracks"] as? [[String: Any]] ?? []

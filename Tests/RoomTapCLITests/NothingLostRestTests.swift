@@ -193,48 +193,36 @@ struct NothingLostRestTests {
         #expect(warnings.contains { $0.hasPrefix("nothing received on 127.0.0.1:") }, "\(outcome.stdout)")
     }
 
+    /// `record --realtime` of the first speaker (`first`, alice's sample) and `later` (bob's, from
+    /// 0.3 s), running once `later` is a track.
+    private func startRoomWithALateSpeaker(first: String, out: String, _ env: [String: String]) throws
+        -> CLIRunner.Running
+    {
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "\(first)=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
+                "--out", out, "--quiet",
+            ], environment: env)
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
+            })
+        return recorder
+    }
+
     // MARK: - Item 13: watch says the room ended
 
     @Test func watchOnATerminalSaysTheRoomEnded() throws {
         let env = ["ROOMTAP_CONTROL": uniqueControlPath()]
         let out = try temporaryDirectory()
-        let recorder = try CLIRunner.start(
-            [
-                "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
-                "--out", out.path, "--quiet",
-            ], environment: env)
+        let recorder = try startRoomWithALateSpeaker(first: "alice", out: out.path, env)
         defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
-            })
-        // `script` gives `roomtap watch` a pseudo-terminal.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qfec", "\(CLIRunner.executable.path) watch", "/dev/null"]
-        var processEnv = ProcessInfo.processInfo.environment
-        for (k, v) in env { processEnv[k] = v }
-        processEnv["TERM"] = "xterm"
-        process.environment = processEnv
-        let keys = ChildProcesses.pipe()
-        let screen = ChildProcesses.pipe()
-        process.standardInput = keys
-        process.standardOutput = screen
-        process.standardError = screen
-        try ChildProcesses.run(process)
-        let screenSoFar = Locked(Data())
-        let reader = BackgroundReader(screen.fileHandleForReading) { chunk in screenSoFar.withLock { $0.append(chunk) }
-        }
-        func shown() -> String { String(decoding: screenSoFar.withLock { $0 }, as: UTF8.self) }
-        #expect(waitUntil(timeout: .seconds(60)) { shown().contains("alice") }, "the view shows alice")
+        let watch = try TerminalSession("watch", environment: env)
+        #expect(waitUntil(timeout: .seconds(60)) { watch.shown.contains("alice") }, "the view shows alice")
         let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
         #expect(stop.status == 0, "\(stop.stderr)")
-        #expect(waitUntil(timeout: .seconds(60)) { !process.isRunning }, "watch ends with the room")
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        try? keys.fileHandleForWriting.close()
-        reader.wait()
-        let drawn = shown()
+        #expect(watch.finish(), "watch ends with the room")
+        let drawn = watch.shown
         #expect(
             drawn.contains("roomtap watch: the room ended; its files are in ") && !drawn.contains("did it stop?"),
             "\(drawn.suffix(400))")
@@ -242,16 +230,8 @@ struct NothingLostRestTests {
 
         // Not on a terminal: the same last line instead of the raw event.
         let env2 = ["ROOMTAP_CONTROL": uniqueControlPath()]
-        let second = try CLIRunner.start(
-            [
-                "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
-                "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env2)
+        let second = try startRoomWithALateSpeaker(first: "alice", out: try temporaryDirectory().path, env2)
         defer { if second.isRunning { second.signal(SIGKILL) } }
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try CLIRunner.run(["tracks", "--json"], environment: env2, timeout: 20).stdout.contains("\"later\"")
-            })
         let watcher = try CLIRunner.start(["watch"], environment: env2)
         #expect(waitUntil(timeout: .seconds(60)) { watcher.stdoutSoFar.contains("alice=") }, "levels stream")
         #expect(try CLIRunner.run(["stop"], environment: env2, timeout: 60).status == 0)
@@ -294,16 +274,8 @@ struct NothingLostRestTests {
 
         // The verbs find a track by any case of its name.
         let env = ["ROOMTAP_CONTROL": uniqueControlPath()]
-        let recorder = try CLIRunner.start(
-            [
-                "record", "--file", "Alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
-                "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env)
+        let recorder = try startRoomWithALateSpeaker(first: "Alice", out: try temporaryDirectory().path, env)
         defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
-            })
         let muted = try CLIRunner.run(["mute", "alice"], environment: env, timeout: 20)
         #expect(muted.status == 0 && muted.stdout.hasPrefix("Alice: heard muted"), "\(muted.stdout) \(muted.stderr)")
         #expect(try CLIRunner.run(["stop"], environment: env, timeout: 60).status == 0)
@@ -357,16 +329,8 @@ struct NothingLostRestTests {
     @Test func aRelativeVolumeIsOneStepOnTheRecorderSoChangesAtOnceAllApply() throws {
         let control = uniqueControlPath()
         let env = ["ROOMTAP_CONTROL": control]
-        let recorder = try CLIRunner.start(
-            [
-                "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
-                "--out", try temporaryDirectory().path, "--quiet",
-            ], environment: env)
+        let recorder = try startRoomWithALateSpeaker(first: "alice", out: try temporaryDirectory().path, env)
         defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
-            })
         // The protocol: `change_db` is applied by the recorder to the volume it has.
         let client = try ControlClient(path: control)
         let heard = try client.request("volume", ["track": "alice", "change_db": -6])

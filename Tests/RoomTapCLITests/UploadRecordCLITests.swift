@@ -140,11 +140,6 @@ struct UploadRecordCLITests {
         try waitUntilListening(port: port, pid: recorder.pid)
         a.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
         let track = "ssrc-" + String(a.ssrc, radix: 16)
-        let first = waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
-            ((try? down.client().list(bucket: down.bucket, prefix: "gone/segments/\(track)/"))?.count ?? 0) >= 1
-        }
-        #expect(first, "a segment went up before the store went down")
-        down.stop()
         let segments = out.appendingPathComponent("segments/\(track)")
         func keptSegments() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: segments.path)) ?? []).filter {
@@ -152,6 +147,14 @@ struct UploadRecordCLITests {
             }
             .sorted()
         }
+        // Up and verified: in the bucket, and gone from DIR/segments (the recorder removes a
+        // segment once the store has it whole; seen in a listing alone, it may still be checked).
+        let first = waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
+            ((try? down.client().list(bucket: down.bucket, prefix: "gone/segments/\(track)/"))?.count ?? 0) >= 1
+                && !keptSegments().contains("000000000000.wav")
+        }
+        #expect(first, "a segment went up before the store went down")
+        down.stop()
         let piled = waitUntil(timeout: .seconds(60), every: .milliseconds(50)) { keptSegments().count >= 2 }
         #expect(piled, "the room goes on while the store is down: its segments pile up in DIR/segments")
         recorder.signal(SIGINT)
