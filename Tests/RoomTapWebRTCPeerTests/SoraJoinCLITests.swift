@@ -257,16 +257,21 @@ import Testing
         )
         if spans.count == 2, let left = spans[0]["left"] as? Double, let back = spans[1]["joined"] as? Double {
             #expect(back > left, "\(spans)")
-            let from = Int((left - started.timeIntervalSince1970 + 1.0) * 48_000)
-            let to = Int((back - started.timeIntervalSince1970 - 0.2) * 48_000)
+            let from = Int((left - started.timeIntervalSince1970 + 0.3) * 48_000)
+            let to = Int((back - started.timeIntervalSince1970 - 0.1) * 48_000)
+            print("SoraJoinCLITests: DTLS loss gap \(String(format: "%.2f", back - left)) s, silent \(from)..<\(to)")
+            #expect(from < to && to <= recorded.count, "the gap \(spans) is in the file of \(recorded.count)")
             if from < to, to <= recorded.count {
                 #expect(recorded[from..<to].allSatisfy { $0 == 0 }, "the gap is silence")
             }
         }
     }
 
-    @Test func aServerThatKeepsRefusingEndsTheRoomWithOneLineAndFinalFiles() throws {
-        let server = try standin(["--access-token", Self.token, "--drop-after", "2", "--refuse-after-cut"])
+    /// The loss is a cut WebSocket or a broken media path (ICE/DTLS); either way a server that
+    /// keeps refusing ends the room with one fatal line.
+    @Test(arguments: ["--drop-after", "--break-media-after"])
+    func aServerThatKeepsRefusingEndsTheRoomWithOneLineAndFinalFiles(loss: String) throws {
+        let server = try standin(["--access-token", Self.token, loss, "2", "--refuse-after-cut"])
         defer { server.peer.stop() }
         let alice = try speechWAV("sora-refusing-alice", speaker: "alice")
         let out = try TestScratch.directory("sora-refusing").appendingPathComponent("room").path

@@ -36,7 +36,8 @@ It listens on two "nodes" of one cluster (two ports on 127.0.0.1) and prints
   refusing.
 - With --break-media-after S the first recvonly client's PeerConnection is closed S s after it is
   up (stdout `broke <id>`; DTLS close_notify, then nothing), its WebSocket kept open: an ICE/DTLS
-  failure mid-room, which the client should recover from by connecting again.
+  failure mid-room, which the client should recover from by connecting again (with
+  --refuse-after-cut every connect after it is refused).
 stdout, one line each: `connect <connection_id> <role> <client_id> <sora_client>`,
 `redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n> <typ of the last>`,
 `pong <id> <stats entries>`, `up <id>` (its PeerConnection is connected), `gone <id>`.
@@ -480,6 +481,7 @@ class Standin:
         await client.up.wait()
         await asyncio.sleep(seconds)
         out(f"broke {client.connection_id}")
+        self.refusing = self.refuse_after_cut
         client.media_broken = True
         await client.pc.close()
 
@@ -529,7 +531,7 @@ def parse_arguments():
     parser.add_argument("--drop-after", type=float, help="cut the first recvonly client's WebSocket S s after it is up")
     parser.add_argument("--break-media-after", type=float,
                         help="close the first recvonly client's PeerConnection S s after it is up (WebSocket kept)")
-    parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut, refuse every connect")
+    parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut (or --break-media-after's break), refuse every connect")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
 
