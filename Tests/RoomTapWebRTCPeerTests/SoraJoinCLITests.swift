@@ -205,6 +205,14 @@ import Testing
         let room = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let sora = try #require((room["join"] as? [String: Any])?["sora"] as? [String: Any])
         #expect(sora["iceServers"] as? [String] == ["stun:127.0.0.1:\(turn.port)", turn.url])
+        // coturn's side: the recorder's allocation, and the permission (or channel) to the
+        // publisher's address that the relayed packets need (RFC 8656 §9, §12).
+        let turnLog = turn.log
+        #expect(turnLog.contains("user <\(turn.username)>: incoming packet ALLOCATE processed, success"))
+        #expect(
+            turnLog.contains("incoming packet CREATE_PERMISSION processed, success")
+                || turnLog.contains("incoming packet CHANNEL_BIND processed, success"),
+            "no permission on coturn: \(turnLog.split(separator: "\n").filter { $0.contains("processed") }.suffix(20))")
     }
 
     /// The media path lost mid-room with the WebSocket still up (the stand-in closes its

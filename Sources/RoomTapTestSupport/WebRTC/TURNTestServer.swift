@@ -4,8 +4,8 @@ import Glibc
 /// A real TURN server, Debian's coturn (`turnserver`, installed by `make deps`), on 127.0.0.1 and a
 /// reserved free UDP port: UDP only (no TCP, TLS or DTLS listener), long-term credentials with one
 /// static user, loopback peers allowed (everything in the tests is on 127.0.0.1), its pid file, user
-/// database and log in a scratch directory of its own. Up once it answers a STUN Binding request
-/// (RFC 8489 §6, https://www.rfc-editor.org/rfc/rfc8489). Stopped by ``stop()`` or when the object
+/// database and log (verbose: every request processed) in a scratch directory of its own. Up once it
+/// answers a STUN Binding request (RFC 8489 §6, https://www.rfc-editor.org/rfc/rfc8489). Stopped by ``stop()`` or when the object
 /// goes away. A test that needs one and cannot start it fails (the init throws), never skips.
 ///
 /// Thread: any.
@@ -37,7 +37,7 @@ public final class TURNTestServer: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = [
-            "-n", "--listening-ip", "127.0.0.1", "--relay-ip", "127.0.0.1", "--listening-port", String(port),
+            "-n", "-v", "--listening-ip", "127.0.0.1", "--relay-ip", "127.0.0.1", "--listening-port", String(port),
             "--lt-cred-mech", "--user", "\(username):\(credential)", "--realm", "roomtap.test",
             "--allow-loopback-peers", "--no-cli", "--no-tls", "--no-dtls", "--no-tcp", "--simple-log",
             "--log-file", log.path, "--pidfile", directory.appendingPathComponent("turn.pid").path,
