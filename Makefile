@@ -5,7 +5,7 @@ SHELL     := /bin/bash
 SWIFT     ?= swift
 # Libraries the package links, tools the tests and sample script use.
 APT_LIBS  := libopus-dev libogg-dev libasound2-dev libcurl4-openssl-dev libwslay-dev libsoxr-dev libflac-dev libebur128-dev libavformat-dev libsrtp2-dev libspandsp-dev libhiredis-dev libssl-dev libnice-dev libnghttp2-dev pkg-config python3-venv
-APT_TOOLS := curl redis-server opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus chromium
+APT_TOOLS := curl redis-server coturn opus-tools flac sox socat openssl ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad janus chromium
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 

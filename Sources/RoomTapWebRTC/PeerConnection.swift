@@ -37,7 +37,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     private let context: ICEContext
     private let certificate: DTLSCertificate
-    private let stun: ICEAgent.STUNServer?
+    private let servers: [ICEServer]
+    private let relayOnly: Bool
     private let hosts: [String]
     private var agent: ICEAgent?
     // ICE-thread state:
@@ -83,16 +84,19 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
-    /// A connection on `context` presenting `certificate`, with an optional STUN server.
-    /// `hosts`: the local addresses ICE may use (empty: every interface).
-    public init(
-        context: ICEContext, certificate: DTLSCertificate, stun: (host: String, port: UInt16)? = nil,
+    /// A connection on `context` presenting `certificate`, with the STUN/TURN `servers` (numeric
+    /// hosts, ``ICEServer/resolved()``); `relayOnly`: relay candidates only (an
+    /// `iceTransportPolicy` of `relay`). `hosts`: the local addresses ICE may use (empty: every
+    /// interface).
+    package init(
+        context: ICEContext, certificate: DTLSCertificate, servers: [ICEServer] = [], relayOnly: Bool = false,
         hosts: [String] = []
     ) {
         self.hosts = hosts
         self.context = context
         self.certificate = certificate
-        self.stun = stun.map { ICEAgent.STUNServer(host: $0.host, port: $0.port) }
+        self.servers = servers
+        self.relayOnly = relayOnly
     }
 
     deinit { close() }
@@ -222,7 +226,7 @@ public final class PeerConnection: @unchecked Sendable {
     /// takes the reply.
     /// `sending`: the SSRC we send with (announced in `a=ssrc`, as Janus requires), or nil to receive.
     public func makeOffer(sending ssrc: UInt32? = nil) throws(WebRTCError) -> String {
-        let agent = ICEAgent(context: context, controlling: true, stun: stun, hosts: hosts)
+        let agent = ICEAgent(context: context, controlling: true, servers: servers, relayOnly: relayOnly, hosts: hosts)
         self.agent = agent
         wire(agent)
         let candidates = try agent.gather()
@@ -326,7 +330,8 @@ public final class PeerConnection: @unchecked Sendable {
     private func startAgent(
         controlling: Bool, remote: WebRTCSessionDescription.Media, role: DTLSEndpoint.Role
     ) throws(WebRTCError) -> ICEAgent {
-        let agent = ICEAgent(context: context, controlling: controlling, stun: stun, hosts: hosts)
+        let agent = ICEAgent(
+            context: context, controlling: controlling, servers: servers, relayOnly: relayOnly, hosts: hosts)
         self.agent = agent
         try makeDTLS(role: role, fingerprint: remote.fingerprint!)
         wire(agent)

@@ -108,11 +108,14 @@ public final class RoomJoin: @unchecked Sendable {
     public func publish(display: String) throws(WebRTCError) -> (
         connection: PeerConnection, ssrc: UInt32, payloadType: UInt8
     ) {
+        let sora = adapter as? SoraJoin
+        let servers = sora?.offeredServers ?? (configuredServers, false)
         let connection = PeerConnection(
-            context: context, certificate: certificate, stun: options.stun, hosts: options.iceHosts)
+            context: context, certificate: certificate, servers: servers.servers, relayOnly: servers.relayOnly,
+            hosts: options.iceHosts)
         let ssrc = UInt32.random(in: 1...UInt32.max)
         var payloadType: UInt8 = 111
-        if let sora = adapter as? SoraJoin {
+        if let sora {
             payloadType = try sora.publish(connection, ssrc: ssrc, display: display, join: self)
         } else if let janus = adapter as? JanusVideoRoomJoin {
             try janus.publish(connection, ssrc: ssrc, display: display, timeout: options.connectTimeout)
@@ -171,10 +174,17 @@ public final class RoomJoin: @unchecked Sendable {
         return publisher
     }
 
+    /// `--stun`'s server, resolved (none when its name does not resolve).
+    var configuredServers: [ICEServer] {
+        guard let stun = options.stun, let server = ICEServer(kind: .stun, host: stun.host, port: stun.port).resolved()
+        else { return [] }
+        return [server]
+    }
+
     /// A connection for `publisher`, its packets routed to the publisher's track.
     func makeConnection(for publisher: JoinedPublisher) -> PeerConnection {
         let connection = PeerConnection(
-            context: context, certificate: certificate, stun: options.stun, hosts: options.iceHosts)
+            context: context, certificate: certificate, servers: configuredServers, hosts: options.iceHosts)
         publisher.route(connection)
         return connection
     }

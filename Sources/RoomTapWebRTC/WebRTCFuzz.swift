@@ -4,7 +4,7 @@ import RoomTapStorage
 /// The fuzz entry of what a WebRTC join reads from outside: the peer's SDP (parsed, its audio
 /// section chosen, answered, and the answer read back), a Janus long-poll message (as an event,
 /// its feed ids), a WHEP reply (status and Link header), and a Sora signaling message (its parse,
-/// and an offer's or re-offer's multi-stream answer). Traps when an invariant fails: an answer
+/// an offer's ICE servers, and an offer's or re-offer's multi-stream answer). Traps when an invariant fails: an answer
 /// roomtap wrote must parse and keep the chosen audio section's payload type; a multi-stream answer
 /// must have one section per offered section, in order.
 ///
@@ -22,6 +22,12 @@ package enum WebRTCFuzz {
         guard let back = try? WebRTCSessionDescription.parse(answer), back.media.count == offer.media.count else {
             fatalError("WebRTCFuzz: roomtap's own multi-stream answer does not read back")
         }
+    }
+
+    /// An ICE server's URL (as logs and room.json show it) reads back as the same server.
+    private static func checkReadBack(_ server: ICEServer) {
+        guard ICEServer(url: server.description, username: server.username, credential: server.credential) == server
+        else { fatalError("WebRTCFuzz: ICE server \(server) does not read back from its own URL") }
     }
 
     package static func exercise(_ bytes: UnsafeRawBufferPointer) {
@@ -51,7 +57,7 @@ package enum WebRTCFuzz {
         if let message = try? SoraMessage.parse(text) {
             switch message {
             case .offer(let offer):
-                _ = SoraJoin.stun(offer)
+                SoraJoin.iceServers(offer).servers.forEach(checkReadBack)
                 exerciseMultiStream(offer.sdp)
             case .reOffer(let sdp): exerciseMultiStream(sdp)
             case .notify(let notify): _ = SoraJoin.name(of: notify.connection ?? notify.data.first, key: "name")
@@ -60,6 +66,7 @@ package enum WebRTCFuzz {
         }
         exerciseMultiStream(text)
         _ = WHEPJoin.iceServers(text)
+        ICEServer(url: text, username: "u", credential: "p").map(checkReadBack)
         _ = WHEPJoin.resolve(text, against: "http://127.0.0.1:9/whep/x")
         let status = bytes.count >= 2 ? Int(bytes[0]) << 8 | Int(bytes[1]) : 0
         _ = try? WHEPJoin.check(

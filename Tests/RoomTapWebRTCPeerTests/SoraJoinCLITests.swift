@@ -165,8 +165,121 @@ import Testing
         #expect((publishers.first?["presence"] as? [[String: Any]])?.count == 2, "a gap between two spans")
     }
 
-    @Test func aServerThatKeepsRefusingEndsTheRoomWithOneLineAndFinalFiles() throws {
-        let server = try standin(["--access-token", Self.token, "--drop-after", "2", "--refuse-after-cut"])
+    /// The offer's `config.iceServers` (a STUN and a TURN URL with credentials) with
+    /// `iceTransportPolicy: relay`, a real coturn on loopback: the recorder's candidates are all
+    /// `typ relay`, so every packet comes through the TURN server, and the track is still exact.
+    @Test func aRelayOnlyOfferIsRecordedThroughItsTURNServer() throws {
+        let turn = try TURNTestServer()
+        defer { turn.stop() }
+        let server = try standin([
+            "--access-token", Self.token, "--ice-server", "stun:127.0.0.1:\(turn.port)", "--ice-server", turn.url,
+            "--ice-credential", "\(turn.username):\(turn.credential)", "--ice-transport-policy", "relay",
+        ])
+        defer { server.peer.stop() }
+        let alice = try speechWAV("sora-turn-alice", speaker: "alice")
+        let out = try TestScratch.directory("sora-turn").appendingPathComponent("room").path
+        let startAt = Date().timeIntervalSince1970 + 14
+        let end = startAt + 5
+        let alicePeer = try publish(
+            server.port, name: "Alice", client: "alice", wav: alice.path, until: end + 10, startAt: startAt)
+        defer { alicePeer.stop() }
+        let recorderStart = Date().timeIntervalSince1970
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
+                "127.0.0.1", "--duration", String(format: "%.1f", end - recorderStart), "--out", out, "--quiet",
+            ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
+        let log = server.peer.stdout
+        #expect(outcome.status == 0, "\(outcome.stderr)\n\(log)")
+        #expect(!outcome.stderr.contains(turn.credential), "the TURN credential is in the log")
+        let lines = log.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let recorderID = try #require(
+            lines.first { $0.count >= 3 && $0[0] == "connect" && $0[2] == "recvonly" }?[1], "\(log)")
+        let types = lines.filter { $0.count == 4 && $0[0] == "candidates" && $0[1] == recorderID }.map { $0[3] }
+        #expect(!types.isEmpty && types.allSatisfy { $0 == "relay" }, "the recorder's candidates: \(types)")
+        let recorded = try #require(pcmWAVFirstChannel(out + "/Alice.wav"), "\(outcome.stderr)").samples
+        let match = bestAlignment(source: alice.samples, recorded: recorded)
+        #expect(match.correlation >= 0.95, "through TURN: correlation \(match.correlation) at \(match.lag)")
+        let text = try String(contentsOfFile: out + "/room.json", encoding: .utf8)
+        #expect(!text.contains(turn.credential), "the TURN credential is in room.json")
+        let room = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let sora = try #require((room["join"] as? [String: Any])?["sora"] as? [String: Any])
+        #expect(sora["iceServers"] as? [String] == ["stun:127.0.0.1:\(turn.port)", turn.url])
+        // coturn's side: the recorder's allocation, and the permission (or channel) to the
+        // publisher's address that the relayed packets need (RFC 8656 §9, §12).
+        let turnLog = turn.log
+        #expect(turnLog.contains("user <\(turn.username)>: incoming packet ALLOCATE processed, success"))
+        #expect(
+            turnLog.contains("incoming packet CREATE_PERMISSION processed, success")
+                || turnLog.contains("incoming packet CHANNEL_BIND processed, success"),
+            "no permission on coturn: \(turnLog.split(separator: "\n").filter { $0.contains("processed") }.suffix(20))")
+    }
+
+    /// The media path lost mid-room with the WebSocket still up (the stand-in closes its
+    /// PeerConnection for the recorder: DTLS close_notify, then no ICE answers): a warning naming
+    /// it, a new Sora connection, the track continued in the same file, the gap silent and named
+    /// in room.json's presence.
+    @Test func aMidRoomDTLSFailureIsReconnectedAndTheGapIsSilentAndNamed() throws {
+        let server = try standin(["--access-token", Self.token, "--break-media-after", "2"])
+        defer { server.peer.stop() }
+        let alice = try speechWAV("sora-break-alice", speaker: "alice")
+        let out = try TestScratch.directory("sora-break").appendingPathComponent("room").path
+        let startAt = Date().timeIntervalSince1970 + 16
+        let end = startAt + 5
+        let alicePeer = try publish(
+            server.port, name: "Alice", client: "alice", wav: alice.path, until: end + 10, startAt: startAt)
+        defer { alicePeer.stop() }
+        let recorderStart = Date().timeIntervalSince1970
+        let outcome = try CLIRunner.run(
+            [
+                "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
+                "127.0.0.1", "--duration", String(format: "%.1f", end - recorderStart), "--out", out, "--quiet",
+            ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
+        let log = server.peer.stdout
+        #expect(outcome.status == 0, "\(outcome.stderr)\n\(log)")
+        #expect(log.contains("broke "), "the stand-in did not break the media: \(log)")
+        let lines = log.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("connect ") && $0.contains(" recvonly ") }.count == 2, "\(log)")
+        let warnings = outcome.stderrLines.filter {
+            $0.hasPrefix("roomtap: warning:") && $0.contains("reconnecting in")
+        }
+        #expect(warnings.count == 1, "\(outcome.stderr)")
+        #expect(warnings.first?.contains("DTLS") == true, "the warning names the lost media path: \(outcome.stderr)")
+        let recorded = try #require(pcmWAVFirstChannel(out + "/Alice.wav"), "\(outcome.stderr)").samples
+        let match = bestAlignment(source: alice.samples, recorded: recorded)
+        #expect(match.correlation >= 0.95, "after the reconnect: correlation \(match.correlation) at \(match.lag)")
+        let room = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/room.json")))
+                as? [String: Any])
+        let join = try #require(room["join"] as? [String: Any])
+        #expect((join["sora"] as? [String: Any])?["reconnects"] as? Int == 1)
+        let publishers = try #require(join["publishers"] as? [[String: Any]])
+        #expect(publishers.count == 1, "one track, continued: \(publishers)")
+        let spans = try #require(publishers.first?["presence"] as? [[String: Any]], "\(publishers)")
+        #expect(spans.count == 2, "the gap between two spans: \(spans)")
+        // The gap, placed by the file's start (room.json's startTime): silence in the file.
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let started = try #require(
+            (room["startTime"] as? String).flatMap { formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0) }
+        )
+        if spans.count == 2, let left = spans[0]["left"] as? Double, let back = spans[1]["joined"] as? Double {
+            #expect(back > left, "\(spans)")
+            let from = Int((left - started.timeIntervalSince1970 + 0.3) * 48_000)
+            let to = Int((back - started.timeIntervalSince1970 - 0.1) * 48_000)
+            print("SoraJoinCLITests: DTLS loss gap \(String(format: "%.2f", back - left)) s, silent \(from)..<\(to)")
+            #expect(from < to && to <= recorded.count, "the gap \(spans) is in the file of \(recorded.count)")
+            if from < to, to <= recorded.count {
+                #expect(recorded[from..<to].allSatisfy { $0 == 0 }, "the gap is silence")
+            }
+        }
+    }
+
+    /// The loss is a cut WebSocket or a broken media path (ICE/DTLS); either way a server that
+    /// keeps refusing ends the room with one fatal line.
+    @Test(arguments: ["--drop-after", "--break-media-after"])
+    func aServerThatKeepsRefusingEndsTheRoomWithOneLineAndFinalFiles(loss: String) throws {
+        let server = try standin(["--access-token", Self.token, loss, "2", "--refuse-after-cut"])
         defer { server.peer.stop() }
         let alice = try speechWAV("sora-refusing-alice", speaker: "alice")
         let out = try TestScratch.directory("sora-refusing").appendingPathComponent("room").path

@@ -69,7 +69,13 @@ import Testing
         }
         #expect(o.connectionID == "K" && o.clientID == "c" && o.sessionID == "S")
         #expect(o.iceServers.map(\.urls) == [["stun:stun.example:3478", "turn:t.example"], ["stun:other"]])
-        #expect(SoraJoin.stun(o)! == ("stun.example", 3478))
+        #expect(
+            SoraJoin.iceServers(o).servers == [
+                ICEServer(kind: .stun, host: "stun.example", port: 3478),
+                ICEServer(kind: .turnUDP, host: "t.example", port: 3478, username: "u", credential: "p"),
+                ICEServer(kind: .stun, host: "other", port: 3478),
+            ])
+        #expect(!o.relayOnly)
         #expect(try SoraMessage.parse(#"{"type":"re-offer","sdp":"v=0"}"#) == .reOffer(sdp: "v=0"))
         #expect(try SoraMessage.parse(#"{"type":"ping","stats":true}"#) == .ping(stats: true))
         #expect(try SoraMessage.parse(#"{"type":"ping"}"#) == .ping(stats: false))

@@ -5,8 +5,10 @@ import RoomTapSync
 
 /// One ICE agent (RFC 8445, https://www.rfc-editor.org/rfc/rfc8445) through libnice: one stream
 /// with one component, as BUNDLE and rtcp-mux need (RFC 8843, RFC 5761), RFC 5245 compatibility,
-/// consent freshness (RFC 7675) on, host candidates plus server-reflexive ones from the STUN server
-/// if given. libnice does every check, keepalive and nomination; this only wires it up.
+/// consent freshness (RFC 7675) on, host candidates plus server-reflexive ones from a STUN server
+/// and relay candidates from every TURN server given (``ICEServer``; with `relayOnly`, relay
+/// candidates only: libnice's `force-relay`). libnice does every check, keepalive and nomination;
+/// this only wires it up.
 ///
 /// Thread: `init`, ``gather(timeout:)``, ``setRemote(ufrag:password:candidates:)``,
 /// ``addRemoteCandidate(_:)`` and ``close()`` on a control thread; ``send(_:)`` on any thread
@@ -17,12 +19,6 @@ final class ICEAgent: @unchecked Sendable {
     enum State: UInt32, Sendable {
         case disconnected = 0
         case gathering, connecting, connected, ready, failed
-    }
-
-    /// A STUN server for server-reflexive candidates (host, port).
-    struct STUNServer: Sendable, Equatable {
-        var host: String
-        var port: UInt16
     }
 
     /// Called on the ICE thread with each datagram that is not STUN (libnice answers those): its
@@ -45,7 +41,11 @@ final class ICEAgent: @unchecked Sendable {
     /// resolves a role conflict by itself).
     /// `hosts`: the only local addresses to gather host candidates on (numeric; empty: every
     /// interface libnice finds, loopback only when there is nothing else).
-    init(context: ICEContext, controlling: Bool, stun: STUNServer?, hosts: [String] = []) {
+    /// `servers`: numeric hosts (``ICEServer/resolved()``); libnice takes one STUN server (the
+    /// first) and every TURN server, each a relay of the one component.
+    init(
+        context: ICEContext, controlling: Bool, servers: [ICEServer] = [], relayOnly: Bool = false, hosts: [String] = []
+    ) {
         self.context = context
         let options = NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue | NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue
         let agent = nice_agent_new_full(
@@ -54,16 +54,27 @@ final class ICEAgent: @unchecked Sendable {
         roomtap_nice_set_bool(agent, "controlling-mode", controlling ? 1 : 0)
         roomtap_nice_set_bool(agent, "ice-tcp", 0)
         roomtap_nice_set_bool(agent, "upnp", 0)
-        if let stun {
+        if let stun = servers.first(where: { $0.kind == .stun }) {
             roomtap_nice_set_string(agent, "stun-server", stun.host)
             roomtap_nice_set_uint(agent, "stun-server-port", UInt32(stun.port))
         }
+        roomtap_nice_set_bool(agent, "force-relay", relayOnly ? 1 : 0)
         for host in hosts {
             var address = NiceAddress()
             nice_address_init(&address)
             if nice_address_set_from_string(&address, host) != 0 { nice_agent_add_local_address(agent, &address) }
         }
         streamID = nice_agent_add_stream(agent, 1)
+        for turn in servers where turn.isTURN {
+            let type: NiceRelayType =
+                switch turn.kind {
+                case .turnTCP: NICE_RELAY_TYPE_TURN_TCP
+                case .turnTLS: NICE_RELAY_TYPE_TURN_TLS
+                default: NICE_RELAY_TYPE_TURN_UDP
+                }
+            nice_agent_set_relay_info(
+                agent, streamID, 1, turn.host, UInt32(turn.port), turn.username, turn.credential, type)
+        }
     }
 
     private var ptr: OpaquePointer { agent }

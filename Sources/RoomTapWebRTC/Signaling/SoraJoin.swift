@@ -7,7 +7,7 @@ import RoomTapWebSocket
 /// The Sora adapter (Sora's WebSocket signaling, https://sora-doc.shiguredo.jp/SIGNALING; the
 /// facts and their sources in shared/sora-reference.md §1): roomtap joins a channel as one
 /// `recvonly` connection. `connect` with a capability offer → the server's `offer` (its
-/// `config.iceServers` give libnice its STUN server) → `answer`, then our candidates trickled as
+/// `config.iceServers` give libnice its STUN and TURN servers, ``ICEServer``) → `answer`, then our candidates trickled as
 /// `candidate` messages. Sora offers one `m=audio` per publisher connection, all in one BUNDLE;
 /// a `re-offer` follows every join and leave (a leaver's section comes back with port 0) and is
 /// answered with a `re-answer`. Each section's MediaStream id (`msid`) is the publisher's
@@ -85,6 +85,10 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         var reOffers = 0
         var reconnects = 0
         var redirects: [String] = []
+        /// The last offer's usable ICE servers, and whether it asked for relay only.
+        var offeredServers: (servers: [ICEServer], relayOnly: Bool)?
+        /// Their URLs (no credentials), for room.json.
+        var iceServers: [String] = []
         /// `notify` and `push` messages, in order (at most ``maxEvents``).
         var events: [SoraReport.Event] = []
     }
@@ -103,7 +107,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
             signalingURL: url, channelID: target.channelID, connectionID: s.ownConnectionID,
             clientID: s.ownClientID, sessionID: s.sessionID, redirects: s.redirects, reOffers: s.reOffers,
             pings: s.pings, pongs: s.pongs, unknownMessages: s.unknownTypes, malformedMessages: s.malformed,
-            reconnects: s.reconnects, events: s.events)
+            reconnects: s.reconnects, iceServers: s.iceServers, events: s.events)
     }
 
     // MARK: - JoinAdapter
@@ -261,8 +265,9 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
             $0.sessionID = offer.sessionID ?? $0.sessionID
             $0.ownCreated = false
         }
+        let servers = iceServers(offer, join: join)
         let connection = PeerConnection(
-            context: join.context, certificate: join.certificate, stun: join.options.stun ?? Self.stun(offer),
+            context: join.context, certificate: join.certificate, servers: servers, relayOnly: offer.relayOnly,
             hosts: join.options.iceHosts)
         wire(connection)
         self.connection = connection
@@ -512,18 +517,37 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         return value
     }
 
-    /// The first `stun:HOST:PORT` of the offer's ICE servers (TURN is not used).
-    package static func stun(_ offer: SoraMessage.Offer) -> (host: String, port: UInt16)? {
-        for url in offer.iceServers.flatMap(\.urls) where url.hasPrefix("stun:") {
-            let text = url.dropFirst(5).split(separator: "?").first.map(String.init) ?? ""
-            if let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
-                colon != text.startIndex
-            {
-                return (String(text[..<colon]), port)
-            }
-            if !text.isEmpty { return (text, 3478) }
+    /// Every STUN/TURN server of the offer's `config.iceServers` libnice can use, and the URLs it
+    /// cannot (never with credentials).
+    package static func iceServers(_ offer: SoraMessage.Offer) -> (servers: [ICEServer], skipped: [String]) {
+        ICEServer.servers(offer.iceServers.map { ($0.urls, $0.username, $0.credential) })
+    }
+
+    /// The servers of the last offer (and `relayOnly`), for ``SoraPublish``'s connection.
+    var offeredServers: (servers: [ICEServer], relayOnly: Bool)? { state.withLock { $0.offeredServers } }
+
+    /// `--stun`'s server then the offer's, resolved; what libnice cannot use is one warning per
+    /// join (the same offer comes again at every reconnect).
+    private func iceServers(_ offer: SoraMessage.Offer, join: RoomJoin) -> [ICEServer] {
+        var (servers, skipped) = Self.iceServers(offer)
+        var usable = join.configuredServers
+        for server in servers {
+            if let numeric = server.resolved() { usable.append(numeric) } else { skipped.append(server.description) }
         }
-        return nil
+        let first = state.withLock { (s: inout State) -> Bool in
+            defer {
+                s.offeredServers = (usable, offer.relayOnly)
+                s.iceServers = usable.map(\.description)
+            }
+            return s.offeredServers == nil
+        }
+        if first, !skipped.isEmpty {
+            join.warn(
+                "roomtap: warning: Sora's ICE servers \(skipped.joined(separator: ", ")) are not used "
+                    + "(libnice takes stun:, turn: and turns: over UDP or TCP, with a username and credential, of a name that resolves)"
+            )
+        }
+        return usable
     }
 
     package static func describe(code: UInt16, reason: String) -> String {
@@ -551,6 +575,8 @@ public struct SoraReport: Sendable, Codable {
     public var unknownMessages: Int
     public var malformedMessages: Int
     public var reconnects: Int
+    /// The STUN/TURN servers used, as URLs without credentials.
+    public var iceServers: [String]
     public var events: [Event]
 
     /// A notify or push, as received (when: wall clock, Unix seconds).

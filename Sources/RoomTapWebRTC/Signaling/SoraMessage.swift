@@ -45,6 +45,8 @@ package enum SoraMessage: Sendable, Equatable {
         package var sessionID: String?
         /// `config.iceServers`: STUN/TURN URLs with their credentials.
         package var iceServers: [ICEServer] = []
+        /// `config.iceTransportPolicy` is `relay`: use relay candidates only.
+        package var relayOnly = false
     }
 
     /// One entry of `config.iceServers` (an RTCIceServer).
@@ -107,6 +109,7 @@ package enum SoraMessage: Sendable, Equatable {
                         urls: urls, username: server["username"]?.stringValue,
                         credential: server["credential"]?.stringValue))
             }
+            offer.relayOnly = value["config"]?["iceTransportPolicy"]?.stringValue == "relay"
             return .offer(offer)
         case "re-offer":
             return .reOffer(sdp: try sdp())

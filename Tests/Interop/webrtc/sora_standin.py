@@ -34,8 +34,12 @@ It listens on two "nodes" of one cluster (two ports on 127.0.0.1) and prints
   (stdout `cut <id>`): a loss mid-room, which the client should recover from; with
   --refuse-after-cut every connect after it is refused (`CHANNEL-CLOSED`): a server that keeps
   refusing.
+- With --break-media-after S the first recvonly client's PeerConnection is closed S s after it is
+  up (stdout `broke <id>`; DTLS close_notify, then nothing), its WebSocket kept open: an ICE/DTLS
+  failure mid-room, which the client should recover from by connecting again (with
+  --refuse-after-cut every connect after it is refused).
 stdout, one line each: `connect <connection_id> <role> <client_id> <sora_client>`,
-`redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n>`,
+`redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n> <typ of the last>`,
 `pong <id> <stats entries>`, `up <id>` (its PeerConnection is connected), `gone <id>`.
 stderr: every message in and out as `sora < {...}` / `sora > {...}` (--quiet: none), SDPs cut.
 SIGTERM or SIGINT closes everything and exits 0.
@@ -148,6 +152,7 @@ class Client:
         self.pong = asyncio.Event()
         self.re_answers = 0
         self.candidates = 0
+        self.media_broken = False
 
     async def send(self, message: dict):
         if self.gone:
@@ -216,7 +221,8 @@ class Client:
             if kind == "offer":
                 message.update({"client_id": self.client_id, "connection_id": self.connection_id,
                                 "channel_id": self.channel, "session_id": self.standin.session_id,
-                                "config": {"iceServers": self.standin.ice_servers, "iceTransportPolicy": "all"},
+                                "config": {"iceServers": self.standin.ice_servers,
+                                           "iceTransportPolicy": self.standin.ice_transport_policy},
                                 "mid": {"audio": "0"} if self.role != "recvonly" else {}})
             await self.send(message)
             try:
@@ -269,7 +275,7 @@ class Client:
             parsed.sdpMid = self.pc.getTransceivers()[0].mid
             await self.pc.addIceCandidate(parsed)
             self.candidates += 1
-            out(f"candidates {self.connection_id} {self.candidates}")
+            out(f"candidates {self.connection_id} {self.candidates} {parsed.type}")
         elif kind == "pong":
             stats = message.get("stats")
             if stats is not None and not isinstance(stats, list):
@@ -307,10 +313,16 @@ class Standin:
         self.pong_timeout = args.pong_timeout
         self.redirect = args.redirect
         self.drop_after = args.drop_after
+        self.break_media_after = args.break_media_after
         self.refuse_after_cut = args.refuse_after_cut
         self.refusing = False
         self.quiet = args.quiet
-        self.ice_servers = [{"urls": [url]} for url in args.ice_server or []]
+        credentials = {}
+        if args.ice_credential:
+            username, _, credential = args.ice_credential.partition(":")
+            credentials = {"username": username, "credential": credential}
+        self.ice_servers = [{"urls": [url], **credentials} for url in args.ice_server or []]
+        self.ice_transport_policy = args.ice_transport_policy
         self.session_id = uuid.uuid4().hex[:26].upper()
         self.clients: list[Client] = []
         self.second_port = 0
@@ -428,7 +440,7 @@ class Standin:
                 else:
                     for subscriber in self.peers(client.channel, "recvonly"):
                         loop.create_task(self.safe(subscriber, subscriber.add_publisher(client, True)))
-            elif client.pc.connectionState in ("failed", "closed") and not client.gone:
+            elif client.pc.connectionState in ("failed", "closed") and not client.gone and not client.media_broken:
                 await client.ws.close(4000, "PEER-CONNECTION-FAILED")
 
         @client.pc.on("track")
@@ -448,6 +460,9 @@ class Standin:
             client.pc.addTransceiver("audio", direction="recvonly")
         tasks.append(loop.create_task(self.safe(client, client.negotiate("offer"))))
         tasks.append(loop.create_task(client.pinger()))
+        if client.role == "recvonly" and self.break_media_after is not None:
+            seconds, self.break_media_after = self.break_media_after, None
+            tasks.append(loop.create_task(self.break_media(client, seconds)))
         if client.role == "recvonly" and self.drop_after is not None:
             seconds, self.drop_after = self.drop_after, None
             tasks.append(loop.create_task(self.drop(client, seconds)))
@@ -459,6 +474,16 @@ class Standin:
         out(f"cut {client.connection_id}")
         self.refusing = self.refuse_after_cut
         await client.ws.close(1011, "TEST-DROP")
+
+    async def break_media(self, client: Client, seconds: float):
+        """--break-media-after: the first recvonly client's PeerConnection is closed once (DTLS
+        close_notify, then no ICE answers): a media path lost mid-room, its WebSocket left open."""
+        await client.up.wait()
+        await asyncio.sleep(seconds)
+        out(f"broke {client.connection_id}")
+        self.refusing = self.refuse_after_cut
+        client.media_broken = True
+        await client.pc.close()
 
     async def safe(self, client: Client, coroutine):
         try:
@@ -500,8 +525,13 @@ def parse_arguments():
     parser.add_argument("--pong-timeout", type=float, default=4)
     parser.add_argument("--redirect", action="store_true", help="redirect the first recvonly connect")
     parser.add_argument("--ice-server", action="append", help="a URL for the offer's config.iceServers")
+    parser.add_argument("--ice-credential", help="USER:PASS: the username and credential of every --ice-server")
+    parser.add_argument("--ice-transport-policy", default="all", choices=["all", "relay"],
+                        help="the offer's config.iceTransportPolicy")
     parser.add_argument("--drop-after", type=float, help="cut the first recvonly client's WebSocket S s after it is up")
-    parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut, refuse every connect")
+    parser.add_argument("--break-media-after", type=float,
+                        help="close the first recvonly client's PeerConnection S s after it is up (WebSocket kept)")
+    parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut (or --break-media-after's break), refuse every connect")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
 
