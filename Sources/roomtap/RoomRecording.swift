@@ -388,29 +388,35 @@ final class RoomRecording: Sendable {
         let interrupted = Atomic<Bool>(false)
         let handler = controlHandler.withLock { $0 }
         // SIGINT, SIGTERM and the control socket's `stop` stop the room alike: the first drains
-        // what is still arriving (the record delay), the second ends the room at once.
+        // what is still arriving (the record delay). Only a second Ctrl-C (SIGINT: a person at the
+        // terminal) ends the room at once; SIGTERM and `stop` always drain, however often they
+        // come (a dying fleet worker's recorder gets its SIGTERM and may get more: its drained
+        // audio is what the room's assembly keeps before the gap).
         let stops = Atomic<Int>(0)
+        let interactiveStops = Atomic<Int>(0)
         let quiet = options.quiet
-        let stopRoom: @Sendable () -> Void = { [self] in
+        let stopRoom: @Sendable (_ interactive: Bool) -> Void = { [self] interactive in
             interrupted.store(true, ordering: .relaxed)
             handler?.noteStopping()
             let count = stops.wrappingAdd(1, ordering: .relaxed).newValue
+            let presses = interactive ? interactiveStops.wrappingAdd(1, ordering: .relaxed).newValue : 0
             guard drain > 0 else { return room.stop() }
-            if count == 1 {
+            if presses > 1 {
+                stoppedAtOnce.store(true, ordering: .relaxed)
+                room.stop()
+            } else if count == 1 {
                 room.stop(atSample: room.position + drain)
                 if !quiet {
                     let seconds = String(format: "%.1f", Double(drain) / 48_000)
                     StandardStreams.error(
-                        "roomtap: stopping: draining \(seconds) s of audio still on its way (Ctrl-C again to stop "
-                            + "at once; that audio is then not recorded)\n")
+                        "roomtap: stopping: draining \(seconds) s of audio still on its way"
+                            + (interactive
+                                ? " (Ctrl-C again to stop at once; that audio is then not recorded)\n" : "\n"))
                 }
-            } else {
-                stoppedAtOnce.store(true, ordering: .relaxed)
-                room.stop()
             }
         }
-        let signals = installStopSignals(stopRoom)
-        handler?.setStopAction(stopRoom)
+        let signals = installStopSignals { signal in stopRoom(signal == SIGINT) }
+        handler?.setStopAction { stopRoom(false) }
         let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
         let expected =
             options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
@@ -469,7 +475,7 @@ final class RoomRecording: Sendable {
                     // The server would not take the join back: the files so far are finalized, exit 1.
                     joinFailed = true
                     shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
-                    stopRoom()
+                    stopRoom(false)
                 }
                 printSoraStreamingWarnings()
                 noteFailedFiles(announce: options.usesRealTimeClock)
@@ -784,11 +790,11 @@ final class RoomRecording: Sendable {
 }
 
 /// Turns SIGINT/SIGTERM into a call of `stop` (on a dispatch queue, never in signal context).
-func installStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+func installStopSignals(_ stop: @escaping @Sendable (_ signal: Int32) -> Void) -> [any DispatchSourceSignal] {
     [SIGINT, SIGTERM].map { number in
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler(handler: stop)
+        source.setEventHandler { stop(number) }
         source.resume()
         return source
     }

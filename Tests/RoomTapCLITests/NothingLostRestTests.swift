@@ -393,6 +393,42 @@ struct NothingLostRestTests {
         }
     }
 
+    /// SIGTERM (a service manager; a dying fleet worker's PR_SET_PDEATHSIG) always drains, however
+    /// often it comes: only a person's second Ctrl-C ends the room at once. (A fleet worker killed
+    /// with SIGKILL left its recorder stopped at once, so the audio still on its way before the
+    /// take-over gap was lost.)
+    @Test func sigtermAgainStillDrains() throws {
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 1000 * 960, seed: 27), to: address, ssrc: 0x0000_2727)
+        let out = try temporaryDirectory()
+        let control = uniqueControlPath()
+        let recorder = try CLIRunner.start([
+            "record", "--listen", address.description, "--record-delay", "1500", "--out", out.path,
+            "--control", control,
+        ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout.contains("ssrc-2727")
+            })
+        let started = ContinuousClock.now
+        recorder.signal(SIGTERM)
+        #expect(
+            waitUntil(timeout: .seconds(30)) { recorder.stderrSoFar.contains("draining 1.5 s") },
+            "\(recorder.stderrSoFar)")
+        recorder.signal(SIGTERM)
+        let outcome = recorder.wait(timeout: 60)
+        #expect(ContinuousClock.now - started >= .milliseconds(1_400), "the drain ran its 1.5 s")
+        #expect(outcome.status == 0 && !outcome.stderr.contains("Ctrl-C again"), "\(outcome.stderr)")
+        _ = sender.wait()
+        let report = try json(try String(contentsOf: out.appendingPathComponent("room.json"), encoding: .utf8))
+        #expect(report["stoppedAtOnce"] == nil && report["state"] as? String == "complete", "\(report)")
+    }
+
     @Test func timelineReadsAnOpusRecording() throws {
         func spans(_ format: [String]) throws -> Int {
             let out = try temporaryDirectory().appendingPathComponent("r" + format.joined())
