@@ -129,11 +129,15 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("refused") }, "\(log)")
     }
 
-    @Test func aLostSignalingConnectionIsReconnectedAndTheTrackContinues() throws {
-        let server = try standin(["--access-token", Self.token, "--drop-after", "2"])
+    /// Alice publishes speech from 16 s on while a recorder joins for 5 s of it and the stand-in
+    /// does `fault` (`--drop-after`, `--break-media-after`) 2 s into the recorder's connection.
+    private func recordAliceThroughAFault(_ fault: String, label: String) throws -> (
+        outcome: CLIRunner.Outcome, log: String, out: String, alice: (path: String, samples: [Int16])
+    ) {
+        let server = try standin(["--access-token", Self.token, fault, "2"])
         defer { server.peer.stop() }
-        let alice = try speechWAV("sora-re-alice", speaker: "alice")
-        let out = try TestScratch.directory("sora-reconnect").appendingPathComponent("room").path
+        let alice = try speechWAV(label + "-alice", speaker: "alice")
+        let out = try TestScratch.directory(label).appendingPathComponent("room").path
         let startAt = Date().timeIntervalSince1970 + 16
         let end = startAt + 5
         let alicePeer = try publish(
@@ -145,7 +149,11 @@ import Testing
                 "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
                 "127.0.0.1", "--duration", String(format: "%.1f", end - recorderStart), "--out", out, "--quiet",
             ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
-        let log = server.peer.stdout
+        return (outcome, server.peer.stdout, out, alice)
+    }
+
+    @Test func aLostSignalingConnectionIsReconnectedAndTheTrackContinues() throws {
+        let (outcome, log, out, alice) = try recordAliceThroughAFault("--drop-after", label: "sora-reconnect")
         #expect(outcome.status == 0, "\(outcome.stderr)\n\(log)")
         #expect(log.contains("cut "), "the stand-in did not cut: \(log)")
         #expect(outcome.stderr.contains("reconnecting in"), "\(outcome.stderr)")
@@ -220,22 +228,7 @@ import Testing
     /// it, a new Sora connection, the track continued in the same file, the gap silent and named
     /// in room.json's presence.
     @Test func aMidRoomDTLSFailureIsReconnectedAndTheGapIsSilentAndNamed() throws {
-        let server = try standin(["--access-token", Self.token, "--break-media-after", "2"])
-        defer { server.peer.stop() }
-        let alice = try speechWAV("sora-break-alice", speaker: "alice")
-        let out = try TestScratch.directory("sora-break").appendingPathComponent("room").path
-        let startAt = Date().timeIntervalSince1970 + 16
-        let end = startAt + 5
-        let alicePeer = try publish(
-            server.port, name: "Alice", client: "alice", wav: alice.path, until: end + 10, startAt: startAt)
-        defer { alicePeer.stop() }
-        let recorderStart = Date().timeIntervalSince1970
-        let outcome = try CLIRunner.run(
-            [
-                "record", "--join", "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host",
-                "127.0.0.1", "--duration", String(format: "%.1f", end - recorderStart), "--out", out, "--quiet",
-            ], environment: ["ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#])
-        let log = server.peer.stdout
+        let (outcome, log, out, alice) = try recordAliceThroughAFault("--break-media-after", label: "sora-break")
         #expect(outcome.status == 0, "\(outcome.stderr)\n\(log)")
         #expect(log.contains("broke "), "the stand-in did not break the media: \(log)")
         let lines = log.split(separator: "\n")
