@@ -310,7 +310,6 @@ extension RealtimeAgent {
             s.incomingReady = false
             s.incomingExpiresAt = nil
         }
-        defer { state.withLock { $0.opening = false } }
         do {
             try next.connect(redacting: configuration.apiKey)
             perform(state.withLock { s in setUp(next, &s) })
