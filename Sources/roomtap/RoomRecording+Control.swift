@@ -92,7 +92,7 @@ extension RoomRecording {
             return .init(
                 source: joined.map { "webrtc \($0.publisherID)" } ?? "\(ssrc)port \(participant.port)",
                 isLive: !participant.hasLeft,
-                lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0)
+                lossPercent: expected > 0 ? 100 * Double(s.lost) / Double(expected) : 0, packets: s.packets)
         }
         if track.role == .speakerFromMicrophone {
             return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true)

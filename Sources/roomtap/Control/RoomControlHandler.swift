@@ -17,6 +17,8 @@ final class RoomControlHandler: ControlHandler {
         var source: String
         var isLive: Bool
         var lossPercent: Double?
+        /// RTP packets received so far (a network source), nil otherwise.
+        var packets: Int? = nil
         /// Why the track's file stopped being written (a full disk), nil while it is written.
         var fileError: String? = nil
     }
@@ -170,6 +172,8 @@ final class RoomControlHandler: ControlHandler {
             "loss_percent": more.lossPercent.map { .number(($0 * 100).rounded() / 100) } ?? .null,
             "file_error": more.fileError.map(JSONValue.string) ?? .null,
         ]) { _, new in new }
+        let packets: JSONValue = more.packets.map { .number(Double($0)) } ?? .null
+        object["packets"] = packets
         object["role"] = .string(track.role.rawValue)
         return .object(object)
     }
