@@ -171,34 +171,8 @@ import Testing
             ], environment: ["OPENAI_API_KEY": key])
         defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
         #expect(server.wait(timeout: .seconds(30)) { $0.audio().count > 12_000 })
-        // The agent speaks once the listener hears its publisher (its silence): under load, the
-        // listener's subscription (a Janus event, a new handle, ICE and DTLS) took more than the
-        // 2.7 s a fixed schedule gave it, and the first 0.3 s of the voice went unheard.
-        func agentTrack() throws -> [String: Any]? {
-            let outcome = try CLIRunner.run(["tracks", "--json", "--control", listenerControl], timeout: 20)
-            let json = try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
-            return (json?["tracks"] as? [[String: Any]])?.first { $0["name"] as? String == "agent" }
-        }
-        // (The track is made when the publisher is announced; its packets flow once ICE and DTLS are up.)
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                (try agentTrack()?["packets"] as? Int ?? 0) > 0
-            })
-        let voice = (0..<24_000).map { Int16(9_000 * sin(2 * .pi * 700 * Double($0) / 24_000)) }
-        server.reply(pcm: voice, itemID: "item_publish", chunkMs: 100, paced: true)
-        // Heard while it plays, then quiet again: the whole second has reached the listener.
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(20)) {
-                try agentTrack()?["talking"] as? Bool == true
-            })
-        #expect(
-            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
-                try agentTrack()?["talking"] as? Bool == false
-            })
-        for control in [recorderControl, listenerControl] {
-            let stopped = try CLIRunner.run(["stop", "--control", control], timeout: 60)
-            #expect(stopped.status == 0, "stop: \(stopped.stderr)")
-        }
+        try agentSpeaksToAListener(
+            server: server, itemID: "item_publish", listenerControl: listenerControl, recorderControl: recorderControl)
         let outcome = recorder.wait(timeout: 60)
         #expect(outcome.status == 0, "\(outcome.stderr)\n\(janus.logTail())")
         let heard = listener.wait(timeout: 60)

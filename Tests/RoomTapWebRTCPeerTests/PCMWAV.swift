@@ -56,9 +56,6 @@ func pcmWAVFirstChannel(_ path: String) -> (samples: [Int16], rate: Int)? {
     return nil
 }
 
-/// Where `recorded` best matches `source` (the lag in samples of the recording) and Pearson's
-/// correlation there over the source's whole length: the lag is found on 1 ms envelopes, then to
-/// the sample within ±1 ms. (0, 0) when the recording is shorter than the source.
 /// How well a participant's recording of the agent (`received`) holds what the agent said
 /// (`spoken`, its own track): 40 000 samples from the voice's onset against the received sound
 /// from where it begins (a steady tone has a flat envelope: align on the onsets). nil when either
@@ -72,6 +69,9 @@ func agentVoiceMatch(spoken: [Int16], received: [Int16]) -> (correlation: Double
         recorded: Array(received[max(0, arrived - 480)..<min(received.count, arrived + 41_000)]))
 }
 
+/// Where `recorded` best matches `source` (the lag in samples of the recording) and Pearson's
+/// correlation there over the source's whole length: the lag is found on 1 ms envelopes, then to
+/// the sample within ±1 ms. (0, 0) when the recording is shorter than the source.
 func bestAlignment(source: [Int16], recorded: [Int16]) -> (correlation: Double, lag: Int) {
     guard recorded.count >= source.count, !source.isEmpty else { return (0, 0) }
     let block = 48
