@@ -161,4 +161,69 @@ static inline int roomtap_flac_md5(const char *path, unsigned char digest[16]) {
     FLAC__stream_decoder_delete(decoder);
     return result;
 }
+/// A decode to 16-bit PCM (`FLACFileReader`): STREAMINFO's layout from the metadata callback, then
+/// each frame's samples interleaved into `pcm` (room for `capacity` samples, set by the caller after
+/// the metadata), shifted to 16 bits. A frame that does not fit, or whose channel count differs
+/// from STREAMINFO's, aborts the decode (`refused`).
+typedef struct {
+    int16_t *pcm;
+    size_t capacity;
+    size_t filled;
+    unsigned channels;
+    unsigned bits;
+    unsigned sample_rate;
+    unsigned max_blocksize;
+    uint64_t total_samples;
+    int errors;
+    int refused;
+} roomtap_flac_pcm;
+
+static FLAC__StreamDecoderWriteStatus roomtap_flac_pcm_write(
+    const FLAC__StreamDecoder *decoder, const FLAC__Frame *frame, const FLAC__int32 *const buffer[],
+    void *client_data) {
+    (void)decoder;
+    roomtap_flac_pcm *state = (roomtap_flac_pcm *)client_data;
+    unsigned channels = frame->header.channels;
+    unsigned count = frame->header.blocksize;
+    unsigned bits = frame->header.bits_per_sample;
+    if (channels != state->channels || (size_t)count * channels > state->capacity || bits == 0 || bits > 32) {
+        state->refused = 1;
+        return FLAC__STREAM_DECODER_WRITE_STATUS_ABORT;
+    }
+    for (unsigned i = 0; i < count; i++) {
+        for (unsigned c = 0; c < channels; c++) {
+            FLAC__int32 v = buffer[c][i];
+            if (bits > 16) v >>= (bits - 16);
+            else if (bits < 16) v = (FLAC__int32)((uint32_t)v << (16 - bits));
+            state->pcm[(size_t)i * channels + c] = (int16_t)v;
+        }
+    }
+    state->filled = (size_t)count * channels;
+    return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE;
+}
+
+static void roomtap_flac_pcm_metadata(
+    const FLAC__StreamDecoder *decoder, const FLAC__StreamMetadata *metadata, void *client_data) {
+    (void)decoder;
+    if (metadata->type != FLAC__METADATA_TYPE_STREAMINFO) return;
+    roomtap_flac_pcm *state = (roomtap_flac_pcm *)client_data;
+    state->channels = metadata->data.stream_info.channels;
+    state->bits = metadata->data.stream_info.bits_per_sample;
+    state->sample_rate = metadata->data.stream_info.sample_rate;
+    state->max_blocksize = metadata->data.stream_info.max_blocksize;
+    state->total_samples = metadata->data.stream_info.total_samples;
+}
+
+static void roomtap_flac_pcm_error(
+    const FLAC__StreamDecoder *decoder, FLAC__StreamDecoderErrorStatus status, void *client_data) {
+    (void)decoder; (void)status;
+    ((roomtap_flac_pcm *)client_data)->errors += 1;
+}
+
+/// Starts `decoder` on the file at `path`, decoding into `state` (STREAMINFO only among metadata).
+static inline FLAC__StreamDecoderInitStatus roomtap_flac_init_pcm(
+    FLAC__StreamDecoder *decoder, const char *path, roomtap_flac_pcm *state) {
+    return FLAC__stream_decoder_init_file(
+        decoder, path, roomtap_flac_pcm_write, roomtap_flac_pcm_metadata, roomtap_flac_pcm_error, state);
+}
 #endif

@@ -28,6 +28,12 @@ public enum AudioFileFormat: String, Sendable, CaseIterable {
 /// it that speech recognition and telephony use. Every frame of 10 ms is a whole number of samples
 /// at each of them, so files at every rate keep the room's length exactly.
 public enum OutputSampleRate {
-    /// 8000, 16000, 24000, 48000.
-    public static let supported = [8_000, 16_000, 24_000, 48_000]
+    /// 8000, 16000, 24000, 32000, 44100, 48000: every one a whole number of samples per 10 ms
+    /// frame, so a file of `n` room samples holds exactly `n × rate / 48000`.
+    public static let supported = [8_000, 16_000, 24_000, 32_000, 44_100, 48_000]
+    /// The rates an Ogg Opus file can say it was made from (libopus encodes 8, 12, 16, 24 or
+    /// 48 kHz; roomtap offers those of ``supported``).
+    public static let opus = [8_000, 16_000, 24_000, 48_000]
+    /// "8000, 16000, 24000, 32000, 44100 or 48000", for messages.
+    public static let spoken = supported.dropLast().map(String.init).joined(separator: ", ") + " or 48000"
 }

@@ -60,7 +60,7 @@ public final class EncodedFileWriter: AudioFileWriter {
     public init(path: String, channels: Int, options: Options = .init()) throws(WAVError) {
         guard OutputSampleRate.supported.contains(options.sampleRate) else {
             throw WAVError(
-                path: path, message: "cannot write \(options.sampleRate) Hz; choose 8000, 16000, 24000 or 48000",
+                path: path, message: "cannot write \(options.sampleRate) Hz; choose \(OutputSampleRate.spoken)",
                 kind: .invalidArgument)
         }
         let rate = options.sampleRate

@@ -84,7 +84,8 @@ struct OutputFormatTests {
     }
 
     /// `--rate 16000`: every file is the room's length / 3 exactly, and correlates >= 0.999 with
-    /// sox's own resampling of the 48 kHz WAV (same alignment). Also at 8 and 24 kHz: exact lengths.
+    /// sox's own resampling of the 48 kHz WAV (same alignment). Also at 8, 24 and 44.1 kHz (FLAC,
+    /// decoded by flac): exact lengths.
     @Test func rate16000IsSoxsResamplingOfTheRoom() throws {
         let out = try record(["--rate", "16000"])
         for name in Self.speakers + ["mix"] {
@@ -101,7 +102,7 @@ struct OutputFormatTests {
             let r = correlation(ours, theirs)
             #expect(r >= 0.999, "\(name): correlation \(r) with sox")
         }
-        for rate in [8_000, 24_000] {
+        for rate in [8_000, 24_000, 44_100] {
             let other = try record(["--rate", String(rate), "--format", "flac"], "rate\(rate)")
             let decoded = other.appendingPathComponent("a.wav").path
             _ = try tool("flac", ["-s", "-d", other.appendingPathComponent("alice.flac").path, "-o", decoded])
@@ -284,9 +285,68 @@ struct OutputFormatTests {
         #expect(multichannel["channels"] as? [String] == Self.speakers && multichannel["format"] as? String == "flac")
     }
 
+    /// `export`, `timeline` and `view` read FLAC and Ogg Opus recordings as they read WAV (issue 26):
+    /// a FLAC room exported to WAV is the WAV room bit for bit; an Opus room exported to WAV has
+    /// the room's length and correlates >= 0.95 with it; `timeline` finds the same talk spans in the
+    /// FLAC room as in the WAV room. A `--rate 16000` recording is refused in one line with nothing
+    /// written.
+    @Test func exportAndTimelineReadFLACAndOpusRecordings() throws {
+        let flacRoom = try record(["--format", "flac"], "flacRoom")
+        let opusRoom = try record(["--format", "opus", "--bitrate", "64000"], "opusRoom")
+        let base = try temporaryDirectory()
+        for (room, exact) in [(flacRoom, true), (opusRoom, false)] {
+            let out = base.appendingPathComponent(room.lastPathComponent + "-wav")
+            let outcome = try roomtap(["export", room.path, "--out", out.path], expect: 0)
+            #expect(outcome.stdout.contains("LUFS"), "\(outcome.stdout)")
+            for name in Self.speakers + ["mix"] {
+                let reference = try samples(Self.wavRoom.appendingPathComponent("\(name).wav").path)
+                let back = try samples(out.appendingPathComponent("\(name).wav").path)
+                #expect(back.count == reference.count, "\(room.lastPathComponent)/\(name): \(back.count) samples")
+                if exact {
+                    #expect(back == reference, "\(name).flac exported is the WAV, bit for bit")
+                } else {
+                    let r = correlation(back, reference)
+                    #expect(r >= 0.95, "\(name).opus exported correlates \(r) with the WAV")
+                }
+            }
+        }
+        func spans(_ room: URL) throws -> String {
+            let svg = base.appendingPathComponent(room.lastPathComponent + ".svg").path
+            let outcome = try roomtap(["timeline", room.path, "--out", svg], expect: 0)
+            return String(outcome.stdout.split(separator: ":").last ?? "")
+        }
+        let wavSpans = try spans(Self.wavRoom)
+        #expect(wavSpans.contains("3 speaker(s)"), "\(wavSpans)")
+        #expect(try spans(flacRoom) == wavSpans)
+        #expect(try spans(opusRoom).contains("3 speaker(s)"))
+
+        // A FLAC file cut mid-frame (a killed recorder's, not repaired): exported up to its last
+        // whole frame, with a warning that says so and what to run.
+        let cut = base.appendingPathComponent("cut")
+        try FileManager.default.copyItem(at: flacRoom, to: cut)
+        let cutFile = cut.appendingPathComponent("alice.flac").path
+        #expect(truncate(cutFile, 60_001) == 0)
+        let cutOut = base.appendingPathComponent("cut-wav")
+        let cutExport = try roomtap(["export", cut.path, "--out", cutOut.path], expect: 0)
+        #expect(cutExport.stderr.contains("alice.flac is cut short or damaged after"), "\(cutExport.stderr)")
+        #expect(cutExport.stderr.contains("roomtap repair"))
+        let kept = try samples(cutOut.appendingPathComponent("alice.wav").path)
+        let whole = try samples(Self.wavRoom.appendingPathComponent("alice.wav").path)
+        #expect(kept.count > 0 && kept.count < whole.count && Array(whole.prefix(kept.count)) == kept)
+
+        let lowRate = try record(["--format", "flac", "--rate", "16000"], "lowRate")
+        let refusedOut = base.appendingPathComponent("refused")
+        let refused = try roomtap(["export", lowRate.path, "--out", refusedOut.path], expect: 1)
+        #expect(
+            refused.stderrLines.count == 1 && refused.stderr.contains("is 16000 Hz; export reads 48 kHz recordings"),
+            "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOut.path), "nothing written")
+    }
+
     /// Bad values are usage errors (exit 64, one line).
     @Test(arguments: [
-        ["--format", "mp3"], ["--rate", "44100"], ["--bitrate", "64000"], ["--format", "opus", "--bitrate", "5"],
+        ["--format", "mp3"], ["--rate", "22050"], ["--format", "opus", "--rate", "44100"], ["--bitrate", "64000"],
+        ["--format", "opus", "--bitrate", "5"],
         ["--format", "flac", "--multichannel", "x.wav"],
     ])
     func badOutputOptionsAreUsageErrors(_ extra: [String]) throws {

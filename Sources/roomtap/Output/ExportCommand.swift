@@ -72,12 +72,8 @@ enum ExportCommand {
         var jobs: [Job] = []
         for index in speakers + (normalize == nil ? mix.map { [$0] } ?? [] : []) {
             let name = report.tracks[index].file
-            guard name.lowercased().hasSuffix(".wav") else {
-                throw RuntimeError(
-                    description: "\(RecordingPlan.join(directory, name)) is not a WAV; export reads the WAVs "
-                        + "roomtap record writes by default (record without --format)")
-            }
-            let stem = String(name.dropLast(4))
+            // WAV, FLAC or Ogg Opus (RecordedAudio), as record --format wrote it.
+            let stem = (name as NSString).deletingPathExtension
             jobs.append(
                 Job(
                     index: index, input: RecordingPlan.join(directory, name),
@@ -134,6 +130,10 @@ enum ExportCommand {
         }
         for input in inputs where !fileExists(input) {
             throw RuntimeError(description: "\(input) is missing; room.json lists it: repair or record again")
+        }
+        // Every input readable and at the room's rate before anything is written.
+        for input in Set(inputs + speakers.map { RecordingPlan.join(directory, report.tracks[$0].file) }).sorted() {
+            _ = try RecordedAudio.openAtRoomRate(input, command: "export")
         }
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -197,21 +197,18 @@ enum ExportCommand {
         print("\(reportPath): the report")
     }
 
-    /// Converts one WAV; returns its loudness and its length in room samples.
+    /// Converts one file (WAV, FLAC or Ogg Opus at 48 kHz); returns its loudness and its length in
+    /// room samples.
     private static func convert(
         _ input: String, to output: String, format: OutputFormat, metadata: AudioFileMetadata, overwrite: Bool
     ) throws -> (LoudnessMeter.Result?, Int64) {
         do {
-            let reader = try WAVStreamReader(path: input)
-            guard reader.file.sampleRate == AudioFrame.sampleRate else {
-                throw RuntimeError(
-                    description: "\(input) is \(reader.file.sampleRate) Hz; export reads 48 kHz recordings")
-            }
+            let reader = try RecordedAudio.openAtRoomRate(input, command: "export")
             let writer = try EncodedFileWriter(
-                path: output, channels: reader.file.channels,
+                path: output, channels: reader.channels,
                 options: format.writerOptions(overwrite: overwrite, metadata: metadata, loudness: true))
             let chunk = ExportMixing.chunkFrames
-            let buffer = UnsafeMutablePointer<Int16>.allocate(capacity: chunk * reader.file.channels)
+            let buffer = UnsafeMutablePointer<Int16>.allocate(capacity: chunk * reader.channels)
             defer { buffer.deallocate() }
             while true {
                 let n = try reader.read(into: buffer, frames: chunk)
@@ -219,6 +216,12 @@ enum ExportCommand {
                 try writer.append(buffer, frames: n)
             }
             try writer.finish()
+            if (reader as? FLACFileReader)?.endedAtDamage == true {
+                CommandDispatch.printWarning(
+                    "\(input) is cut short or damaged after "
+                        + String(format: "%.2f s", Double(writer.samplesWritten) / Double(AudioFrame.sampleRate))
+                        + " (a killed recording?); \(output) holds that much: run roomtap repair on the recording")
+            }
             return (writer.loudness, writer.samplesWritten)
         } catch let error as WAVError {
             throw RuntimeError(description: error.description)

@@ -15,7 +15,7 @@ enum ExportMixing {
         _ inputs: [String], gainsDB: [Double], channels: Int, to output: String, options: EncodedFileWriter.Options
     ) throws -> (LoudnessMeter.Result?, Int64) {
         try wrapping {
-            let readers = try inputs.map { path throws(WAVError) in try WAVStreamReader(path: path) }
+            let readers = try inputs.map { try RecordedAudio.openAtRoomRate($0, command: "export") }
             let gains = gainsDB.map { Float(pow(10, $0 / 20)) }
             let writer = try EncodedFileWriter(path: output, channels: channels, options: options)
             let n = chunkFrames
@@ -34,7 +34,7 @@ enum ExportMixing {
                 for (reader, gain) in zip(readers, gains) {
                     let got = try reader.read(into: input, frames: n)
                     longest = max(longest, got)
-                    let c = reader.file.channels
+                    let c = reader.channels
                     for f in 0..<got {
                         for o in 0..<channels {
                             // Mono to stereo duplicates; stereo to mono averages.
@@ -60,7 +60,7 @@ enum ExportMixing {
     /// with `options`. Returns its length in room samples.
     static func interleave(_ inputs: [String], to output: String, options: EncodedFileWriter.Options) throws -> Int64 {
         try wrapping {
-            let readers = try inputs.map { path throws(WAVError) in try WAVStreamReader(path: path) }
+            let readers = try inputs.map { try RecordedAudio.openAtRoomRate($0, command: "export") }
             let channels = readers.count
             let writer = try EncodedFileWriter(path: output, channels: channels, options: options)
             let n = chunkFrames
@@ -76,7 +76,7 @@ enum ExportMixing {
                 for (k, reader) in readers.enumerated() {
                     let got = try reader.read(into: input, frames: n)
                     longest = max(longest, got)
-                    let c = reader.file.channels
+                    let c = reader.channels
                     for f in 0..<got {
                         out[f * channels + k] =
                             c == 1 ? input[f] : Int16((Int32(input[f * c]) + Int32(input[f * c + 1])) / 2)

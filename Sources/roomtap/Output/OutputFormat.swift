@@ -24,8 +24,9 @@ struct OutputFormat: Equatable {
                 + "in bext (WAV) or Vorbis comments (FLAC, Opus)."),
         OptionSpec(
             "--rate", .value, "HZ", section: section,
-            help: "Sample rate of the files: 8000, 16000, 24000 or 48000 (default,\n"
-                + "the room's). Resampled by libsoxr; every file keeps the room's length."),
+            help: "Sample rate of the files: 8000, 16000, 24000, 32000, 44100 or 48000\n"
+                + "(default, the room's; Opus files: 8000, 16000, 24000 or 48000).\n"
+                + "Resampled by libsoxr; every file keeps the room's length."),
         OptionSpec(
             "--bitrate", .value, "BPS", section: section,
             help: "Opus bitrate per file in bit/s, 6000-510000 (default 32000)."),
@@ -57,7 +58,12 @@ struct OutputFormat: Equatable {
         }
         if let text = args.value("--rate") {
             guard let rate = Int(text), OutputSampleRate.supported.contains(rate) else {
-                throw UsageError(description: "--rate \(text): give 8000, 16000, 24000 or 48000", command: command)
+                throw UsageError(description: "--rate \(text): give \(OutputSampleRate.spoken)", command: command)
+            }
+            guard result.format != .opus || OutputSampleRate.opus.contains(rate) else {
+                throw UsageError(
+                    description: "--rate \(text): Opus files are made at 8000, 16000, 24000 or 48000; "
+                        + "use --format wav or flac for \(text)", command: command)
             }
             result.sampleRate = rate
         }

@@ -42,17 +42,11 @@ enum TimelineCommand {
         print("\(output): \(lanes.count) speaker(s), \(spans) talk span(s), \(room.controls.count) control(s)")
     }
 
-    /// Runs the activity detector over a track's file (``LaneAudio``: WAV read, Ogg Opus decoded),
-    /// about a second at a time (hours-long files are not loaded whole). Returns the finished
-    /// detector (talk spans, silent runs) and the file's length in seconds. A FLAC file is one
-    /// line (its samples are not decoded here).
+    /// Runs the activity detector over a track's file (``LaneAudio``: WAV read, FLAC and Ogg Opus
+    /// decoded), about a second at a time (hours-long files are not loaded whole). Returns the
+    /// finished detector (talk spans, silent runs) and the file's length in seconds.
     private static func detect(path: String, channels: Int) throws -> (ActivityDetector, Double) {
         let audio = try LaneAudio(path: path, channels: channels)
-        guard audio.readable else {
-            throw RuntimeError(
-                description: "\(path): timeline reads WAV and Ogg Opus recordings, not FLAC yet; "
-                    + "roomtap view DIR plays a FLAC recording")
-        }
         var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
         try audio.forEachChunk { detector.feed($0) }
         _ = detector.finish()

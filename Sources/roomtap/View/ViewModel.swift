@@ -31,7 +31,7 @@ struct ViewModel: Encodable {
         var recordMuted: [[Double]]
         var concealedMs: Int
         var holes: Int
-        /// Why the lane lacks something ("file missing", "level not drawn for FLAC"); nil when whole.
+        /// Why the lane lacks something ("file missing: alice.wav", a read error); nil when whole.
         var note: String?
     }
 
@@ -155,10 +155,6 @@ struct ViewModel: Encodable {
             lane.sampleRate = audio.sampleRate
             lane.channels = audio.channels
             lane.wav = audio.wav
-            guard audio.readable else {
-                lane.note = "level not drawn for \(audio.format.uppercased()) files (it plays)"
-                return (lane, audio.duration)
-            }
             var peaks = LanePeaks(sampleRate: audio.sampleRate, channels: audio.channels)
             var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
             try audio.forEachChunk { chunk in
