@@ -76,7 +76,11 @@ struct LaneAudio {
         defer { chunk.deallocate() }
         while true {
             let n: Int
-            do { n = try reader.read(into: chunk, frames: frames) } catch { throw RuntimeError(description: "\(error)") }
+            do {
+                n = try reader.read(into: chunk, frames: frames)
+            } catch {
+                throw RuntimeError(description: "\(error)")
+            }
             if n == 0 { break }
             body(UnsafeBufferPointer(start: chunk, count: n * reader.channels))
         }
