@@ -28,17 +28,26 @@ public enum RecorderDirectory {
     public static func scan(environment: [String: String], timeout: Duration = .seconds(2)) -> Scan {
         var scan = Scan()
         let directory = ControlSocketPath.defaultDirectory(environment: environment)
+        // Oldest first by when each started: the instant its reply came, less its uptime then (the
+        // recorders are asked one after another, so uptimes alone are read at different moments).
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var answered: [(recorder: RunningRecorder, started: Double)] = []
         for name in socketNames(in: directory) {
             let path = directory + "/" + name
             do {
-                scan.recorders.append(try hello(at: path, timeout: timeout))
+                let recorder = try hello(at: path, timeout: timeout)
+                let at = origin.duration(to: clock.now)
+                let seconds = Double(at.components.seconds) + Double(at.components.attoseconds) * 1e-18
+                answered.append((recorder, seconds - recorder.uptime))
             } catch .noRecorder(_) {
                 if removeIfStale(path, name: name) { scan.removed.append(path) }
             } catch {
                 scan.unanswered.append((path, error.description))
             }
         }
-        scan.recorders.sort { ($0.uptime, $1.socket) > ($1.uptime, $0.socket) }
+        scan.recorders = answered.sorted { ($0.started, $0.recorder.socket) < ($1.started, $1.recorder.socket) }
+            .map(\.recorder)
         return scan
     }
 

@@ -449,7 +449,8 @@ struct NothingLostRestTests {
     }
 
     /// Item 13: a stopped recorder addressed by --control (no scan to find it) is named by its
-    /// pid (the socket's peer) as not answering, never "did not answer in time; is it stuck?".
+    /// pid (the socket's peer) as not answering, never "did not answer in time; is it stuck?"; a
+    /// command sent to it is said to be carried out if it resumes, and is.
     @Test func aStoppedRecorderAtAnExplicitSocketIsNamedByItsPid() throws {
         let control = uniqueControlPath()
         let recorder = try CLIRunner.start([
@@ -471,7 +472,21 @@ struct NothingLostRestTests {
             outcome.stderrLines.count == 1 && outcome.stderr.contains("the recorder pid \(recorder.pid) (\(control))")
                 && outcome.stderr.contains("does not answer")
                 && outcome.stderr.contains("resume it (kill -CONT \(recorder.pid))"), "\(outcome.stderr)")
+        // A command that changes the room waits in the socket: the line says it is carried out on
+        // resume, and it is.
+        let mute = try CLIRunner.run(["mute", "later", "--control", control], timeout: 60)
+        #expect(mute.status == 1)
+        #expect(
+            mute.stderrLines.count == 1 && mute.stderr.contains("\"mute\" was sent and is carried out if it resumes"),
+            "\(mute.stderr)")
         recorder.signal(SIGCONT)
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(50)) {
+                let tracks = try CLIRunner.run(["tracks", "--json", "--control", control], timeout: 20).stdout
+                let json = try? JSONSerialization.jsonObject(with: Data(tracks.utf8)) as? [String: Any]
+                let later = (json?["tracks"] as? [[String: Any]])?.first { $0["name"] as? String == "later" }
+                return later?["muted"] as? Bool == true
+            }, "the mute sent while it was stopped is carried out on resume")
         #expect(try CLIRunner.run(["stop", "--control", control], timeout: 60).status == 0)
         #expect(recorder.wait(timeout: 60).status == 0)
     }

@@ -80,10 +80,10 @@ struct RecordersTests {
         let outA = try temporaryDirectory("recorderA")
         let outB = try temporaryDirectory("recorderB")
         let a = try startRecorder(outA, runtime)
+        defer { if a.isRunning { a.signal(SIGKILL) } }
+        _ = waitForRecorders(1, runtime)  // a is the older one: list shows it first
         let b = try startRecorder(outB, runtime)
-        defer {
-            for recorder in [a, b] where recorder.isRunning { recorder.signal(SIGKILL) }
-        }
+        defer { if b.isRunning { b.signal(SIGKILL) } }
 
         // Both start (no collision), each on a socket of its own, and list shows both.
         let listed = waitForRecorders(2, runtime)
@@ -99,8 +99,11 @@ struct RecordersTests {
         #expect(text.status == 0)
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "one line per recorder: \(text.stdout)")
-        #expect(lines.contains { $0.hasPrefix(absolute(outA) + "  pid \(a.pid)") && $0.contains("rec-\(a.pid).sock") })
-        #expect(lines.contains { $0.hasPrefix(absolute(outB) + "  pid \(b.pid)") && $0.contains("rec-\(b.pid).sock") })
+        // Oldest first, as documented.
+        #expect(lines.first?.hasPrefix(absolute(outA) + "  pid \(a.pid)") == true, "\(text.stdout)")
+        #expect(lines.first?.contains("rec-\(a.pid).sock") == true)
+        #expect(lines.last?.hasPrefix(absolute(outB) + "  pid \(b.pid)") == true && lines.last?.contains("rec-\(b.pid).sock") == true)
+        #expect(listed.first?["pid"] as? Int == Int(a.pid), "list --json is oldest first too: \(listed)")
 
         // A verb without --control or --dir refuses, naming both.
         let ambiguous = try run(["tracks"], runtime)

@@ -72,20 +72,25 @@ enum RecorderChoice {
             socket: first.socket, pid: ControlSocketPath.pid(inSocketName: name), reason: first.reason)
     }
 
-    /// The one line for a recorder at `socket` that accepted but did not answer.
-    static func notAnswering(socket: String, pid: Int32?, reason: String) -> RuntimeError {
+    /// The one line for a recorder at `socket` that accepted but did not answer. `pending`: the
+    /// command that was sent and sits in its socket, carried out if it resumes (nil: none sent).
+    static func notAnswering(socket: String, pid: Int32?, reason: String, pending: String? = nil) -> RuntimeError {
         let who = pid.map { "the recorder pid \($0) (\(socket))" } ?? "the recorder at \(socket)"
         let resume = pid.map { " (kill -CONT \($0))" } ?? ""
+        let queued = pending.map { "; \"\($0)\" was sent and is carried out if it resumes" } ?? ""
         return RuntimeError(
-            description: "\(who) does not answer (\(reason)); it may be stopped (SIGSTOP, Ctrl-Z) or stuck: "
-                + "resume it\(resume), or see roomtap list")
+            description: "\(who) does not answer (\(reason))\(queued); it may be stopped (SIGSTOP, Ctrl-Z) or "
+                + "stuck: resume it\(resume), or see roomtap list")
     }
 
     /// A request's failure as one line: a recorder that does not answer in time is said to be so,
-    /// with its pid (the connection's peer), as when it is found by a scan.
+    /// with its pid (the connection's peer), as when it is found by a scan, and that the request
+    /// waits in its socket (a recorder stopped with SIGSTOP reads it when it resumes).
     static func failure(_ error: ControlClientError, of client: ControlClient) -> RuntimeError {
         guard case .timeout(let command) = error else { return RuntimeError(description: "\(error)") }
-        return notAnswering(socket: client.path, pid: client.peerPID, reason: "no reply to \"\(command)\" in time")
+        return notAnswering(
+            socket: client.path, pid: client.peerPID, reason: "no reply to \"\(command)\" in time",
+            pending: ["hello", "ping", "status", "tracks", "watch"].contains(command) ? nil : command)
     }
 
     /// "DIR (pid N)", joined with commas.
