@@ -712,15 +712,17 @@ extension NothingLostRoundTwoTests {
 }
 
 extension NothingLostRoundTwoTests {
-    /// Item 13: a recorder stopped with SIGSTOP is not "no recorder": `tracks` and `stop` say it
-    /// does not answer, with its pid and how to resume it (exit 1); resumed, it answers again.
+    /// Item 13: a recorder stopped with SIGSTOP is not "no recorder": `tracks`, `stop` and
+    /// `status DIR` say it does not answer, with its pid and how to resume it (exit 1); resumed,
+    /// it answers again.
     @Test func aStoppedRecorderIsSaidNotToAnswer() throws {
         let runtime = try temporaryDirectory()
         let env = ["XDG_RUNTIME_DIR": runtime.path, "ROOMTAP_CONTROL": ""]
+        let out = try temporaryDirectory()
         let recorder = try CLIRunner.start(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "later=\(sample("bob"))@300", "--realtime",
-                "--out", try temporaryDirectory().path, "--quiet",
+                "--out", out.path, "--quiet",
             ], environment: env)
         defer {
             recorder.signal(SIGCONT)
@@ -731,11 +733,11 @@ extension NothingLostRoundTwoTests {
                 try CLIRunner.run(["tracks", "--json"], environment: env, timeout: 20).stdout.contains("\"later\"")
             })
         recorder.signal(SIGSTOP)
-        for verb in [["tracks"], ["stop"]] {
+        for verb in [["tracks"], ["stop"], ["status", out.path]] {
             let outcome = try CLIRunner.run(verb, environment: env, timeout: 30)
             #expect(outcome.status == 1)
             #expect(
-                outcome.stderrLines.count == 1 && outcome.stderr.contains("the recorder pid \(recorder.pid) (")
+                outcome.stderrLines.count == 1 && outcome.stderr.contains("the recorder pid \(recorder.pid) ")
                     && outcome.stderr.contains("does not answer")
                     && outcome.stderr.contains("resume it (kill -CONT \(recorder.pid))"), "\(verb): \(outcome.stderr)")
         }

@@ -23,6 +23,14 @@ enum DirectoryStatus {
             let client = try ControlVerbs.connect(recorder.socket)
             do { live = try client.request("status", [:]) } catch { throw RecorderChoice.failure(error, of: client) }
         }
+        // A recorder holds DIR (its lock) but no recorder answered for it: stopped (SIGSTOP) or stuck;
+        // room.json's "recording" would read as a room that is going on.
+        if live == nil, let pid = RecorderLock.holder(of: directory) {
+            let who = pid > 0 ? "the recorder pid \(pid)" : "the recorder"
+            throw RuntimeError(
+                description: "\(who) recording into \(directory) does not answer; it may be stopped (SIGSTOP, "
+                    + "Ctrl-Z) or stuck: resume it\(pid > 0 ? " (kill -CONT \(pid))" : ""), or see roomtap list")
+        }
         let room = try RoomReport.read(from: directory + "/room.json")
         let upload = report(directory: directory, saved: room?.upload)
         guard live != nil || room != nil || upload != nil else {
