@@ -3,7 +3,10 @@
 /// - reading never crashes, with or without a byte order mark allowed, at any depth limit;
 /// - every node and error lies inside the input (line ≥ 1, offset ≤ size);
 /// - ``JSONValue`` parses exactly the texts the reader reads whose numbers are finite Doubles,
-///   and what it parses survives ``JSONValue/jsonText`` and back unchanged.
+///   and what it parses survives ``JSONValue/jsonText`` and back unchanged;
+/// - ``JSONNodeDecoder`` (room.json's reader) decodes what it reads into room-file shapes or
+///   fails with a ``JSONNodeDecoder/Failure`` whose line lies inside the input, never a crash or
+///   another error.
 ///
 /// Thread: any; pure.
 package enum JSONFuzz {
@@ -15,11 +18,46 @@ package enum JSONFuzz {
         } catch {
             precondition(error.line >= 1 && error.offset <= bytes.count, "a syntax error outside the input")
         }
+        if let node { decodeShapes(node, lines: 1 + bytes.count(where: { $0 == 0x0A })) }
         let value = try? JSONValue(parsing: bytes)
         precondition((value != nil) == (node.map(hasOnlyFiniteNumbers) ?? false), "JSONValue and JSONNode disagree")
         if let value {
             precondition((try? JSONValue(parsing: value.jsonText)) == value, "JSON does not survive a round trip")
         }
+    }
+
+    /// A room file's shapes: optional and required fields, integers of several widths, nested
+    /// arrays and dictionaries.
+    private struct RoomShape: Decodable {
+        var version: Int?
+        var state: String?
+        var durationSeconds: Double?
+        var tracks: [TrackShape]
+        var controls: [[String: String]]?
+    }
+
+    private struct TrackShape: Decodable {
+        var id: Int
+        var name: String
+        var channels: UInt8?
+        var samples: Int64?
+        var talking: Bool?
+        var loudness: [String: Double]?
+    }
+
+    private static func decodeShapes(_ node: JSONNode, lines: Int) {
+        func attempt(_ body: () throws -> Void) {
+            do { try body() } catch let failure as JSONNodeDecoder.Failure {
+                precondition(failure.line >= 1 && failure.line <= lines, "a decode error outside the input")
+            } catch {
+                preconditionFailure("a decode error that is not a JSONNodeDecoder.Failure: \(error)")
+            }
+        }
+        let decoder = JSONNodeDecoder()
+        attempt { _ = try decoder.decode(RoomShape.self, from: node) }
+        attempt { _ = try decoder.decode([TrackShape].self, from: node) }
+        attempt { _ = try decoder.decode([String: Double].self, from: node) }
+        attempt { _ = try decoder.decode(UInt16.self, from: node) }
     }
 
     private static func check(_ node: JSONNode, size: Int) {
