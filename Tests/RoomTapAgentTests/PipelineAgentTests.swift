@@ -112,6 +112,28 @@ struct PipelineAgentTests {
         #expect(stats.turnToFirstAudioMs?.count == 1 && (stats.turnToFirstAudioMs?.p50 ?? 0) >= 700)
     }
 
+    /// A speaker the agent does not hear (`--agent-hears`, or muted for what is heard) never
+    /// reaches the chat model, and hearing them again lets their next turn through.
+    @Test func aSpeakerTheAgentDoesNotHearNeverReachesTheChatModel() throws {
+        let heard = Locked<Set<String>>(["alice"])
+        let rig = try PipelineRig(
+            server: { $0.script = { _ in .text(["Noted."]) } },
+            agent: { configuration in configuration.hears = { name in heard.withLock { $0.contains(name) } } })
+        defer { rig.finish() }
+        rig.say("bob", "My card number is 4242.")
+        rig.say("alice", "agent, what did I say?")
+        #expect(waitUntil { rig.agent.statistics.replies == 1 }, "\(rig.log.all)")
+        let first = try #require(rig.server.chats.first).messages.filter { $0.role == "user" }
+        #expect(first.map(\.name) == ["alice"], "bob is not heard: \(first)")
+        #expect(!first.contains { $0.content.contains("4242") })
+        heard.withLock { $0.insert("bob") }
+        rig.say("bob", "agent, now you hear me.")
+        #expect(waitUntil { rig.agent.statistics.replies == 2 }, "\(rig.log.all)")
+        let second = try #require(rig.server.chats.last).messages.filter { $0.role == "user" }
+        #expect(second.last?.name == "bob" && second.last?.content == "agent, now you hear me.")
+        #expect(rig.agent.statistics.turns == 2, "only heard turns count")
+    }
+
     @Test func aTurnWhileItSpeaksCutsItAndTheHistoryKeepsWhatWasSaid() throws {
         let long = "This is a long answer that goes on and on about the schedule. " + "It keeps going for a while. "
         let rig = try PipelineRig(server: {

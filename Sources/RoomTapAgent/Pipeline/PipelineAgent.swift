@@ -189,7 +189,9 @@ public final class PipelineAgent: @unchecked Sendable {
 
     /// A transcript line: a human's finished turn (the agent's own lines are skipped).
     func hearTurn(_ entry: TranscriptEntry) {
-        guard entry.speaker != configuration.speakerName, isListening else { return }
+        guard entry.speaker != configuration.speakerName, isListening, configuration.hears(entry.speaker) else {
+            return
+        }
         let text = entry.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return }
         let name = ChatMessage.sanitizedName(entry.speaker)

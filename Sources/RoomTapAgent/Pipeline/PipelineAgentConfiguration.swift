@@ -23,6 +23,10 @@ public struct PipelineAgentConfiguration: Sendable {
     public var transcript: TranscriptWriter?
     /// The agent's speaker name in the transcript (its own lines are not turns).
     public var speakerName = "agent"
+    /// Whether the agent hears a speaker now (`--agent-hears`, and the speaker not muted or
+    /// soloed away for what is heard): a turn of a speaker it does not hear never reaches the chat
+    /// model. Called on the transcript's thread when a line is written.
+    public var hears: @Sendable (String) -> Bool = { _ in true }
     /// One line per event worth telling (a failure, a retry); never the key.
     public var log: @Sendable (String) -> Void = { _ in }
     /// Retries of a chat request that failed before anything was said (5xx, timeouts, 429).

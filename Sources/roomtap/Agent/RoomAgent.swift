@@ -17,7 +17,9 @@ final class RoomAgent: Sendable {
     let realtime: RealtimeAgent?
     let pipeline: PipelineAgent?
     let transcript: TranscriptWriter
-    private let tracks = Locked<AgentTracks?>(nil)
+    private let tracks: Locked<AgentTracks?>
+    /// The room attached to (for solo, in what the pipeline agent hears).
+    private let room: Locked<Room?>
     private let sender: RTPOpusSender?
     /// The voice into the joined room (`--agent-publish`).
     private let published: RTPOpusSender?
@@ -37,6 +39,10 @@ final class RoomAgent: Sendable {
         humanLines: Bool = true, publish: (transport: any RTPPacketTransport, ssrc: UInt32, payloadType: UInt8)? = nil
     ) throws {
         let key = try Self.apiKey(in: environment, azure: options.azure)
+        let tracks = Locked<AgentTracks?>(nil)
+        let room = Locked<Room?>(nil)
+        self.tracks = tracks
+        self.room = room
         self.options = options
         do {
             sender = try options.send.map { try RTPOpusSender(destination: $0) }
@@ -59,9 +65,17 @@ final class RoomAgent: Sendable {
         }
         let toolDefinitions = RoomTools.definitions + options.userTools.map(\.definition)
         if let pipelineOptions = options.pipeline {
+            // A turn reaches the chat model only from a speaker the agent hears now: one of
+            // agent-hears' inputs (--agent-hears) whose heard gain is not 0 (mute, solo elsewhere).
+            let hears: @Sendable (String) -> Bool = { name in
+                guard let inputs = tracks.withLock({ $0?.hears.mixer?.inputs }) else { return options.hears(name) }
+                guard let track = inputs.first(where: { $0.name == name }) else { return false }
+                let soloActive = room.withLock { $0.map { !$0.soloedTracks.isEmpty } ?? false }
+                return track.controls.state.heardGain(soloActive: soloActive) > 0
+            }
             let agent = try RoomPipeline.make(
                 options: options, pipeline: pipelineOptions, key: key, transcript: transcript, tools: toolDefinitions,
-                toolRunner: toolRunner)
+                toolRunner: toolRunner, hears: hears)
             engine = agent
             pipeline = agent
             realtime = nil
@@ -119,6 +133,7 @@ final class RoomAgent: Sendable {
         // Fires the add-track handler: no lock held.
         let attached = engine.attach(to: room, hearing: heard, voiceName: "agent", hearsName: "agent-hears")
         tracks.withLock { $0 = attached }
+        self.room.withLock { $0 = room }
     }
 
     /// True for the tracks the agent itself added (its voice, its mix-minus).

@@ -5,10 +5,12 @@ import RoomTap
 /// `status` object and its part of room.json (never the key).
 enum RoomPipeline {
     /// The agent: chat and speech at the base URL with `key` (Authorization header only), the
-    /// room tools, lines into `transcript` (which also brings it every speaker's turn).
+    /// room tools, lines into `transcript` (which also brings it every speaker's turn; those of
+    /// speakers `hears` refuses are dropped).
     static func make(
         options: AgentOptions, pipeline: PipelineOptions, key: String, transcript: TranscriptWriter,
-        tools: [RealtimeTool], toolRunner: @escaping @Sendable (RealtimeFunctionCall) -> RealtimeToolResult
+        tools: [RealtimeTool], toolRunner: @escaping @Sendable (RealtimeFunctionCall) -> RealtimeToolResult,
+        hears: @escaping @Sendable (String) -> Bool
     ) throws -> PipelineAgent {
         let endpoint = PipelineEndpoint(baseURL: pipeline.baseURL, apiKey: key)
         var configuration = PipelineAgentConfiguration(
@@ -19,6 +21,7 @@ enum RoomPipeline {
         configuration.tools = tools
         configuration.toolRunner = toolRunner
         configuration.transcript = transcript
+        configuration.hears = hears
         configuration.log = { line in CommandDispatch.printWarning("agent: \(line)") }
         do { return try PipelineAgent(configuration: configuration) } catch {
             throw RuntimeError(description: "cannot set up the agent: \(error)")
