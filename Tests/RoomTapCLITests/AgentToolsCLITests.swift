@@ -103,6 +103,63 @@ struct AgentToolsCLITests {
         #expect(!outcome.stderr.contains(Self.key))
     }
 
+    /// `set_volume` and `unmute_track` act as `roomtap volume` and `roomtap unmute` do: the
+    /// track's state changes (read back over the control socket), the changes are in room.json
+    /// `controls` by the agent, and a volume out of 0...10 or without a number is an error result.
+    @Test func setVolumeAndUnmuteTrackActAsTheVerbsDo() throws {
+        let server = try FakeRealtimeServer(expectedKey: Self.key)
+        defer { server.stop() }
+        let out = try temporaryDirectory()
+        let control = uniqueControlPath()
+        let env = ["OPENAI_API_KEY": Self.key, "ROOMTAP_CONTROL": control]
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "bob=\(sample("bob"))", "--file", "later=\(sample("alice"))@300", "--realtime",
+                "--agent", "--agent-url", server.url, "--out", out.path, "--quiet",
+            ], environment: env)
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        #expect(server.wait(timeout: .seconds(20)) { $0.audio().count > 12_000 })
+        let client = try ControlClient(path: control)
+        func bob() throws -> JSONValue? {
+            try client.request("tracks")["tracks"]?.arrayValue?.first { $0["name"]?.stringValue == "bob" }
+        }
+        var answered = 0
+        func call(_ name: String, _ arguments: String, _ id: String) throws -> [String: Any] {
+            #expect(
+                server.wait(timeout: .seconds(20)) {
+                    $0.functionCall(name: name, arguments: arguments, callID: id)
+                })
+            #expect(server.wait(timeout: .seconds(20)) { self.output(of: id, $0) != nil })
+            answered += 1
+            answerFollowUp(answered, server)
+            return try #require(output(of: id, server))
+        }
+        let half = try call("set_volume", #"{"name":"bob","volume":0.5}"#, "call_half")
+        #expect(half["ok"] as? Bool == true && half["volume"] as? Double == 0.5, "\(half)")
+        #expect(try bob()?["volume"]?.doubleValue == 0.5)
+        let loud = try call("set_volume", #"{"name":"bob","volume":11}"#, "call_loud")
+        #expect(loud["ok"] as? Bool == false, "11 is out of 0...10: \(loud)")
+        let none = try call("set_volume", #"{"name":"bob"}"#, "call_none")
+        #expect((none["error"] as? String)?.contains("set_volume needs \"volume\"") == true, "\(none)")
+        #expect(try bob()?["volume"]?.doubleValue == 0.5, "refused calls change nothing")
+        _ = try call("mute_track", #"{"name":"bob"}"#, "call_mute")
+        #expect(try bob()?["muted"]?.boolValue == true)
+        let unmuted = try call("unmute_track", #"{"name":"bob"}"#, "call_unmute")
+        #expect(unmuted["ok"] as? Bool == true && unmuted["muted"] as? Bool == false, "\(unmuted)")
+        #expect(try bob()?["muted"]?.boolValue == false)
+        #expect(try CLIRunner.run(["stop", "--control", control], timeout: 60).status == 0)
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("room.json")))
+            as? [String: Any]
+        let byAgent = (report?["controls"] as? [[String: Any]] ?? []).filter { $0["by"] as? String == "agent" }
+        #expect(byAgent.compactMap { $0["change"] as? String } == ["volume", "mute", "unmute"], "\(byAgent)")
+        #expect(byAgent.allSatisfy { $0["track"] as? String == "bob" })
+        let stats = (report?["agent"] as? [String: Any])?["statistics"] as? [String: Any]
+        #expect(stats?["toolCalls"] as? Int == 5 && stats?["toolErrors"] as? Int == 2, "\(stats ?? [:])")
+    }
+
     @Test func leaveRoomEndsTheAgentAndTheRecordingGoesOn() throws {
         let server = try FakeRealtimeServer(expectedKey: Self.key)
         defer { server.stop() }
