@@ -137,18 +137,12 @@ public enum CLIRunner {
     }
 
     fileprivate final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var out = Data()
-        private var err = Data()
+        private let output = Locked((out: Data(), err: Data()))
         func append(_ data: Data, isOut: Bool) {
-            lock.lock()
-            if isOut { out.append(data) } else { err.append(data) }
-            lock.unlock()
+            output.withLock { if isOut { $0.out.append(data) } else { $0.err.append(data) } }
         }
         func string(isOut: Bool) -> String {
-            lock.lock()
-            defer { lock.unlock() }
-            return String(decoding: isOut ? out : err, as: UTF8.self)
+            output.withLock { String(decoding: isOut ? $0.out : $0.err, as: UTF8.self) }
         }
     }
 }

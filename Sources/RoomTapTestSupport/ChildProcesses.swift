@@ -1,4 +1,5 @@
 public import Foundation
+import RoomTapSync
 
 /// Pipes and child processes for tests that run side by side, such that no child ever holds a
 /// descriptor it was not given.
@@ -17,24 +18,22 @@ public import Foundation
 ///
 /// Thread: any; ``run(_:)`` serialises spawns (each takes well under a millisecond).
 public enum ChildProcesses {
-    private static let lock = NSLock()
+    private static let lock = Locked(())
 
     /// A new pipe whose two ends are close-on-exec (the child's copy made by `Process` for its
     /// standard input or output is not: `dup2` clears the flag).
     public static func pipe() -> Pipe {
-        lock.lock()
-        defer { lock.unlock() }
-        let pipe = Pipe()
-        for fd in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
-            _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+        lock.withLock { _ in
+            let pipe = Pipe()
+            for fd in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+                _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+            }
+            return pipe
         }
-        return pipe
     }
 
     /// Starts `process` (as `process.run()`), never while ``pipe()`` makes a pipe.
     public static func run(_ process: Process) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try process.run()
+        try lock.withLock { _ in try process.run() }
     }
 }

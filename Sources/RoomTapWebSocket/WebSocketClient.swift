@@ -52,8 +52,8 @@ public final class WebSocketClient: Sendable {
     let configuration: WebSocketConfiguration
     let onEvent: @Sendable (WebSocketEvent) -> Void
     let state = Locked(State())
-    private let closedSignal = NSCondition()
-    private let closedFlag = Locked(false)
+    /// Opened once the connection ended and `.closed` was delivered.
+    private let closedLatch = Latch()
 
     /// Prepares a client; nothing happens on the network until `connect`.
     ///
@@ -133,21 +133,12 @@ public final class WebSocketClient: Sendable {
     /// Waits until the connection ended and `.closed` was delivered (or `connect` failed, or the
     /// client was closed before connecting); false on timeout. Any thread except the loop thread.
     public func waitUntilClosed(timeout: Duration) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.milliseconds) / 1000)
-        closedSignal.lock()
-        defer { closedSignal.unlock() }
-        while !closedFlag.withLock({ $0 }) {
-            if !closedSignal.wait(until: deadline) { return closedFlag.withLock { $0 } }
-        }
-        return true
+        closedLatch.wait(timeoutMilliseconds: Int(timeout.milliseconds))
     }
 
     /// Marks the client closed and wakes `waitUntilClosed`. Called once, last.
     func finished() {
-        closedSignal.lock()
-        closedFlag.withLock { $0 = true }
-        closedSignal.broadcast()
-        closedSignal.unlock()
+        closedLatch.open()
     }
 
     /// Whether `send` can queue messages now: connected, not closing, not closed. Any thread.

@@ -47,6 +47,31 @@ struct LockOwnerLifecycleTests {
         #expect(frames == 300 * 10)
     }
 
+    /// `Latch`: every waiter sees it open (four threads waiting, one opening, 200 times); one
+    /// that was never opened times out false; opening twice is harmless.
+    @Test func latchesOpenForEveryWaiterAndTimeOutClosed() {
+        let closed = Latch()
+        #expect(!closed.wait(timeoutMilliseconds: 0) && !closed.wait(timeoutMilliseconds: 20) && !closed.isOpened)
+        for _ in 0..<200 {
+            let latch = Latch()
+            let opened = Atomic<Int>(0)
+            let done = DispatchGroup()
+            for _ in 0..<4 {
+                done.enter()
+                Thread {
+                    if latch.wait(timeoutMilliseconds: 30_000) { opened.add(1, ordering: .relaxed) }
+                    done.leave()
+                }.start()
+            }
+            Thread {
+                latch.open()
+                latch.open()
+            }.start()
+            #expect(done.wait(timeout: .now() + 60) == .success)
+            #expect(opened.load(ordering: .relaxed) == 4 && latch.isOpened && latch.wait(timeoutMilliseconds: 0))
+        }
+    }
+
     /// The receive thread's owner (its phase and invalid-datagram counts are locked) started,
     /// fed and stopped 100 times; sender clock syncs made and dropped 1000 times.
     @Test func receiversAndSenderClockSyncs() throws {

@@ -1,6 +1,7 @@
 import CLinuxNet
 import Foundation
 public import RoomTapCore
+import RoomTapSync
 import Synchronization
 
 /// A live room: UDP sockets, the receive thread, the routing of streams to tracks, and a jitter
@@ -75,13 +76,17 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private let directory: ParticipantDirectory
     /// The NTP-to-room mapping of RTCP sender reports, shared by every track.
     private let senderClock = SenderClockSync()
-    private let lock = NSLock()
+    /// Every participant, and the described ones by their description.
+    private let people = Locked(People())
     /// One per track the room may have (`maxTracks`), by the directory's slot index.
     private let slots: [StreamSlot]
     /// Streams appeared, posted by the receive thread, drained by the control thread.
     private let bus: RoomBus
-    private var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
-    private var everyone: [LiveParticipant] = []
+
+    private struct People {
+        var described: [(description: ParticipantDescription, participant: LiveParticipant)] = []
+        var everyone: [LiveParticipant] = []
+    }
     private let stopping = Atomic<Bool>(false)
     private let controlDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -147,13 +152,13 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
             guard let live = makeParticipant(name: name, port: participant.port, description: participant) else {
                 continue
             }
-            lock.withLock { described.append((participant, live)) }
+            people.withLock { $0.described.append((participant, live)) }
         }
     }
 
     /// Every participant so far, in the order their tracks were added, in storage of its own (so
     /// the next join never writes what a reader holds: see `Locked.snapshot`).
-    public var participants: [LiveParticipant] { lock.withLock { everyone.map { $0 } } }
+    public var participants: [LiveParticipant] { people.withLock { $0.everyone.map { $0 } } }
 
     /// Packets dropped by routing, by reason.
     public func dropped(_ reason: ParticipantDirectory.DropReason) -> Int { directory.dropped(reason) }
@@ -240,7 +245,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// named `name` (the caller makes it unique), counted against `maxTracks`. Nil when the room has
     /// `maxTracks` tracks already or the jitter buffer cannot be made. Thread: a control thread.
     public func addJoinedTrack(name: String) -> JoinedStream? {
-        guard lock.withLock({ everyone.count }) < options.maxTracks,
+        guard people.withLock({ $0.everyone.count }) < options.maxTracks,
             let participant = makeParticipant(name: name, port: 0, description: nil)
         else { return nil }
         return JoinedStream(participant: participant)
@@ -250,7 +255,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// belongs to, published to its slot; nil for a stream nobody described.
     private func adoptDescribed(slot: Int) -> LiveParticipant? {
         guard let description = directory.allSlots[slot].participant,
-            let participant = lock.withLock({ described.first { $0.description == description }?.participant })
+            let participant = people.withLock({ $0.described.first { $0.description == description }?.participant })
         else { return nil }
         slots[slot].publish(participant)
         return participant
@@ -260,7 +265,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     private func makeTrack(slot: Int, port: UInt16) {
         let claimed = directory.allSlots[slot]
         let existing = claimed.participant.flatMap { description in
-            lock.withLock { described.first { $0.description == description }?.participant }
+            people.withLock { $0.described.first { $0.description == description }?.participant }
         }
         guard
             let participant = existing
@@ -282,7 +287,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         else { return nil }
         let track = room.addTrack(name: name, source: buffer, role: .speakerFromNetwork)
         let participant = LiveParticipant(track: track, buffer: buffer, port: port, description: description)
-        lock.withLock { everyone.append(participant) }
+        people.withLock { $0.everyone.append(participant) }
         return participant
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import RoomTapSync
 
 /// Decides which track an incoming RTP stream belongs to: by the room description (SDP or JSON)
 /// when there is one, else by discovery (an unknown SSRC becomes `ssrc-<hex>`), bounded by
@@ -21,7 +21,7 @@ import Foundation
 ///    discovered track while fewer than `maxTracks` exist.
 ///
 /// Thread: any thread (the receive thread); a lock guards the table. Never used on the room clock.
-public final class ParticipantDirectory: @unchecked Sendable {
+public final class ParticipantDirectory: Sendable {
     /// Where a packet goes.
     public enum Route: Equatable, Sendable {
         /// To the existing track `slot`.
@@ -60,21 +60,51 @@ public final class ParticipantDirectory: @unchecked Sendable {
     }
 
     private let description: RoomDescription?
-    private let maxTracks: Int
     private let takeoverAfter: UInt64
     private let discoveryPorts: Set<UInt16>
     private let discover: Bool
     /// The described participants of each port, built once so routing a packet allocates nothing.
     private let describedByPort: [UInt16: [ParticipantDescription]]
     private let hasDescribedPorts: Bool
-    private let lock = NSLock()
-    private var slots: [Slot] = []
-    private var routes: [Key: Int] = [:]
-    private var drops: [DropReason: Int] = [:]
+    /// The tracks, the routes to them and the drop counts, under one lock.
+    private let table: Locked<Table>
 
     private struct Key: Hashable {
         let port: UInt16
         let ssrc: UInt32
+    }
+
+    /// What the lock guards. Storage for every track and every drop reason is reserved up front, so
+    /// a new stream allocates nothing.
+    private struct Table {
+        var slots: [Slot] = []
+        var routes: [Key: Int] = [:]
+        var drops: [DropReason: Int] = [:]
+        let maxTracks: Int
+
+        init(maxTracks: Int) {
+            self.maxTracks = maxTracks
+            slots.reserveCapacity(maxTracks)
+            routes.reserveCapacity(2 * maxTracks)
+            for reason in DropReason.allCases { drops[reason] = 0 }
+        }
+
+        mutating func claim(_ described: ParticipantDescription, _ key: Key, _ arrival: UInt64) -> Route {
+            let name = described.name ?? SSRCTrackName.name(key.ssrc)
+            return add(Slot(name: name, participant: described, ssrc: key.ssrc, lastArrival: arrival), key)
+        }
+
+        mutating func add(_ slot: Slot, _ key: Key) -> Route {
+            guard slots.count < maxTracks else { return drop(.tooManyTracks) }
+            slots.append(slot)
+            routes[key] = slots.count - 1
+            return .new(slot: slots.count - 1, name: slot.name)
+        }
+
+        mutating func drop(_ reason: DropReason) -> Route {
+            drops[reason, default: 0] += 1
+            return .drop(reason)
+        }
     }
 
     /// `maxTracks` bounds discovered and described tracks together; `takeoverAfter` is in ns;
@@ -89,78 +119,50 @@ public final class ParticipantDirectory: @unchecked Sendable {
         self.discoveryPorts = discoveryPorts
         describedByPort = Dictionary(grouping: description?.participants ?? [], by: \.port)
         hasDescribedPorts = !(description?.participants.isEmpty ?? true)
-        self.maxTracks = max(1, maxTracks)
         self.takeoverAfter = takeoverAfter
-        // Storage for every track and every drop reason up front: a new stream allocates nothing.
-        slots.reserveCapacity(self.maxTracks)
-        routes.reserveCapacity(2 * self.maxTracks)
-        for reason in DropReason.allCases { drops[reason] = 0 }
+        table = Locked(Table(maxTracks: max(1, maxTracks)))
     }
 
     /// Routes one packet (see the rules above) and records its arrival.
     public func route(port: UInt16, ssrc: UInt32, payloadType: UInt8, arrival: UInt64) -> Route {
-        lock.lock()
-        defer { lock.unlock() }
         let onPort = describedByPort[port] ?? []
-        let accepted =
-            onPort.isEmpty ? (96...127).contains(payloadType) : onPort.contains { $0.acceptsPayloadType(payloadType) }
-        guard accepted else { return drop(.unknownPayloadType) }
-        let key = Key(port: port, ssrc: ssrc)
-        if let slot = routes[key] {
-            slots[slot].lastArrival = arrival
-            return .existing(slot: slot)
-        }
-        if let described = onPort.first(where: { $0.ssrc == ssrc }) { return claim(described, key, arrival) }
-        for described in onPort where described.ssrc == nil {
-            guard let slot = slots.firstIndex(where: { $0.participant == described }) else {
-                return claim(described, key, arrival)
+        return table.withLock { t -> Route in
+            let accepted =
+                onPort.isEmpty
+                ? (96...127).contains(payloadType) : onPort.contains { $0.acceptsPayloadType(payloadType) }
+            guard accepted else { return t.drop(.unknownPayloadType) }
+            let key = Key(port: port, ssrc: ssrc)
+            if let slot = t.routes[key] {
+                t.slots[slot].lastArrival = arrival
+                return .existing(slot: slot)
             }
-            if arrival &- slots[slot].lastArrival >= takeoverAfter {
-                if let old = slots[slot].ssrc { routes[Key(port: port, ssrc: old)] = nil }
-                slots[slot].ssrc = ssrc
-                slots[slot].lastArrival = arrival
-                routes[key] = slot
-                return .takeover(slot: slot)
+            if let described = onPort.first(where: { $0.ssrc == ssrc }) { return t.claim(described, key, arrival) }
+            for described in onPort where described.ssrc == nil {
+                guard let slot = t.slots.firstIndex(where: { $0.participant == described }) else {
+                    return t.claim(described, key, arrival)
+                }
+                if arrival &- t.slots[slot].lastArrival >= takeoverAfter {
+                    if let old = t.slots[slot].ssrc { t.routes[Key(port: port, ssrc: old)] = nil }
+                    t.slots[slot].ssrc = ssrc
+                    t.slots[slot].lastArrival = arrival
+                    t.routes[key] = slot
+                    return .takeover(slot: slot)
+                }
             }
+            if !discover, !onPort.isEmpty, !discoveryPorts.contains(port), onPort.allSatisfy({ $0.ssrc != nil }) {
+                return t.drop(.undescribedSSRC)
+            }
+            if hasDescribedPorts, onPort.isEmpty, !discoveryPorts.contains(port) {
+                return t.drop(.unlistedPort)
+            }
+            return t.add(
+                Slot(name: SSRCTrackName.name(ssrc), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
         }
-        if !discover, !onPort.isEmpty, !discoveryPorts.contains(port), onPort.allSatisfy({ $0.ssrc != nil }) {
-            return drop(.undescribedSSRC)
-        }
-        if hasDescribedPorts, onPort.isEmpty, !discoveryPorts.contains(port) {
-            return drop(.unlistedPort)
-        }
-        return add(
-            Slot(name: SSRCTrackName.name(ssrc), participant: nil, ssrc: ssrc, lastArrival: arrival), key)
     }
 
     /// The tracks so far, by slot.
-    public var allSlots: [Slot] {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots
-    }
+    public var allSlots: [Slot] { table.withLock { $0.slots } }
 
     /// Packets dropped for `reason`.
-    public func dropped(_ reason: DropReason) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return drops[reason, default: 0]
-    }
-
-    private func claim(_ described: ParticipantDescription, _ key: Key, _ arrival: UInt64) -> Route {
-        let name = described.name ?? SSRCTrackName.name(key.ssrc)
-        return add(Slot(name: name, participant: described, ssrc: key.ssrc, lastArrival: arrival), key)
-    }
-
-    private func add(_ slot: Slot, _ key: Key) -> Route {
-        guard slots.count < maxTracks else { return drop(.tooManyTracks) }
-        slots.append(slot)
-        routes[key] = slots.count - 1
-        return .new(slot: slots.count - 1, name: slot.name)
-    }
-
-    private func drop(_ reason: DropReason) -> Route {
-        drops[reason, default: 0] += 1
-        return .drop(reason)
-    }
+    public func dropped(_ reason: DropReason) -> Int { table.withLock { $0.drops[reason, default: 0] } }
 }

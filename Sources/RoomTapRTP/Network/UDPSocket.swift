@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// A bound UDP socket for receiving RTP/RTCP (one per listen address).
@@ -14,8 +15,8 @@ public final class UDPSocket: @unchecked Sendable {
     public let address: ListenAddress
     /// The descriptor, open for the socket object's lifetime (`close` only shuts it down).
     let fd: Int32
-    private let closeLock = NSLock()
-    private var closed = false
+    /// Set once by ``close()``.
+    private let closed = Locked(false)
     private let receivedCount = Atomic<Int>(0)
 
     /// A bind failure, as one line that says what to do.
@@ -93,17 +94,15 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// True after `close`.
     public var isClosed: Bool {
-        closeLock.lock()
-        defer { closeLock.unlock() }
-        return closed
+        closed.withLock { $0 }
     }
 
     /// Stops receiving: marks the socket closed and shuts it down (waking a receiver). Idempotent.
     public func close() {
-        closeLock.lock()
-        defer { closeLock.unlock() }
-        guard !closed else { return }
-        closed = true
-        shutdown(fd, Int32(SHUT_RDWR))
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 public import RoomTapStorage
 
 /// A real S3-compatible store on loopback for tests: SeaweedFS (`weed server ... -s3`, from
@@ -28,8 +29,7 @@ public final class S3TestServer: @unchecked Sendable {
     private let process: Process
     private let directory: String
     private let scratch: TemporaryDirectory
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Locked(false)
 
     /// Starts a server with one identity (a random access key and secret) and `bucket`.
     public init(bucket: String = "roomtap-test") throws {
@@ -120,10 +120,10 @@ public final class S3TestServer: @unchecked Sendable {
 
     /// Kills the server (SIGTERM, then SIGKILL after 5 s) (its directory goes with the object). Idempotent.
     public func stop() {
-        lock.lock()
-        let first = !stopped
-        stopped = true
-        lock.unlock()
+        let first = stopped.withLock { stopped -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         if process.isRunning {
             process.terminate()

@@ -1,4 +1,5 @@
 public import Foundation
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -28,8 +29,7 @@ public final class JanusTestServer: @unchecked Sendable {
     /// The scratch directory (conf/, janus.log).
     public let directory: URL
     private let process: Process
-    private let stopped = NSLock()
-    private var isStopped = false
+    private let isStopped = Locked(false)
 
     /// `http://127.0.0.1:PORT/janus`.
     public var baseURL: String { "http://127.0.0.1:\(port)/janus" }
@@ -133,10 +133,10 @@ public final class JanusTestServer: @unchecked Sendable {
     /// binary starts with SIGTERM blocked, inherited from the spawning thread's mask, so SIGTERM
     /// would not reach it). Idempotent.
     public func stop() {
-        stopped.lock()
-        let first = !isStopped
-        isStopped = true
-        stopped.unlock()
+        let first = isStopped.withLock { stopped -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
