@@ -186,7 +186,7 @@ struct RecordingPlan {
                 in: ProcessInfo.processInfo.environment, azure: transcribe.azure, option: "--transcribe")
         }
         let out = options.out
-        let missingDirectories = try checkDirectory(out)
+        let missingDirectories = try OutputGuard.missingDirectories(of: out, option: "--out")
         for i in inputs.indices { inputs[i].wavPath = join(out, inputs[i].fileName + options.output.dotExtension) }
         var describedPaths: [String: String] = [:]
         for participant in description?.participants ?? [] {
@@ -216,16 +216,21 @@ struct RecordingPlan {
         if let refusal = RecorderLock.refusal(out, "stop it first (roomtap stop) or choose another --out") {
             throw refusal  // even with --force: its files are in use
         }
-        let inputFiles = try identities(of: inputs, options)
-        for path in outputs { try checkReplaceable(path, inputs: inputFiles) }
+        let inputFiles = identities(of: inputs, options)
+        let remedy = "choose another --out"
+        for path in outputs {
+            try OutputGuard.checkReplaceable(path, inputs: inputFiles, writing: "recording", remedy: remedy)
+        }
         if !options.force {
-            for path in outputs where lstatOrNil(path) != nil {
+            for path in outputs where OutputGuard.exists(path) {
                 throw RuntimeError(
                     description: "\(path) already exists; pass --force to overwrite it, or choose another --out")
             }
         }
         let earlier = options.force ? try earlierRecording(in: out) : []
-        for path in earlier { try checkReplaceable(path, inputs: inputFiles) }
+        for path in earlier {
+            try OutputGuard.checkReplaceable(path, inputs: inputFiles, writing: "recording", remedy: remedy)
+        }
         let expected = inputs.map { $0.offsetSamples + $0.durationSamples }.max() ?? 0
         return RecordingPlan(
             options: options, inputs: inputs, description: description, describedPaths: describedPaths,
@@ -506,86 +511,14 @@ struct RecordingPlan {
         }
     }
 
-    /// Checks that --out is a writable directory, or can be made one; creates nothing. Returns the
-    /// directories that are missing, outermost first.
-    private static func checkDirectory(_ out: String) throws -> [String] {
-        var missing: [String] = []
-        var path = out
-        while true {
-            var info = stat()
-            if stat(path, &info) == 0 {
-                guard info.st_mode & S_IFMT == S_IFDIR else {
-                    if missing.isEmpty {
-                        throw RuntimeError(
-                            description: "--out \(out) exists and is not a directory; choose a directory")
-                    }
-                    throw RuntimeError(
-                        description: "cannot create output directory \(out): \(path) is not a directory; "
-                            + "choose another --out")
-                }
-                guard access(path, W_OK | X_OK) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    if missing.isEmpty {
-                        throw RuntimeError(
-                            description: "output directory \(out) is not writable (\(reason)); choose another --out")
-                    }
-                    throw RuntimeError(
-                        description: "cannot create output directory \(out): \(path) is not writable (\(reason)); "
-                            + "choose another --out")
-                }
-                return missing.reversed()
-            }
-            // ENOTDIR: a component is a file; the walk up reaches it and says so.
-            guard errno == ENOENT || errno == ENOTDIR else {
-                throw RuntimeError(
-                    description: "cannot create output directory \(out): \(String(cString: strerror(errno))); "
-                        + "choose another --out")
-            }
-            missing.append(path)
-            let parent = DirectoryPath.parent(of: path)
-            guard parent != path else {  // "." or "/" missing: the working directory was removed
-                throw RuntimeError(
-                    description: "cannot create output directory \(out): \(path) does not exist; choose another --out")
-            }
-            path = parent
-        }
-    }
-
-    /// An input file: what names it on the command line, its path, and its (device, inode).
-    private struct InputFile {
-        let option: String
-        let path: String
-        let device: UInt64
-        let inode: UInt64
-    }
-
-    /// Every input (--file paths, --room or --sdp, --agent-instructions) by (device, inode).
-    private static func identities(of inputs: [Input], _ options: RecordCommand.Options) throws -> [InputFile] {
+    /// Every input (--file paths, --room or --sdp, --agent-instructions), for
+    /// ``OutputGuard/checkReplaceable(_:inputs:writing:remedy:)``.
+    private static func identities(of inputs: [Input], _ options: RecordCommand.Options) -> [OutputGuard.Input] {
         var named = inputs.filter { !$0.spec.isStandardInput }.map { ("--file \($0.spec.name)", $0.spec.path) }
         if let path = options.roomFile { named.append(("--room", path)) }
         if let path = options.sdp { named.append(("--sdp", path)) }
         if let path = options.agent?.instructionsFile { named.append(("--agent-instructions", path)) }
-        return named.compactMap { option, path in
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            return InputFile(option: option, path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        }
-    }
-
-    /// Refuses an output (or an earlier recording's file) that is a symbolic link or is one of the
-    /// inputs (the same device and inode, so hard links and other spellings of a path count).
-    private static func checkReplaceable(_ path: String, inputs: [InputFile]) throws {
-        guard let info = lstatOrNil(path) else { return }
-        if info.st_mode & S_IFMT == S_IFLNK {
-            throw RuntimeError(
-                description: "\(path) is a symbolic link; roomtap never writes through a link: "
-                    + "remove it or choose another --out")
-        }
-        if let input = inputs.first(where: { $0.device == UInt64(info.st_dev) && $0.inode == UInt64(info.st_ino) }) {
-            throw RuntimeError(
-                description: "\(path) is the same file as an input (\(input.option) \(input.path)); recording there "
-                    + "would overwrite it: choose another --out")
-        }
+        return named.compactMap { option, path in OutputGuard.Input(path: path, label: "\(option) \(path)") }
     }
 
     /// With --force: the files of the recording already in `out`, as its room.json names them

@@ -260,8 +260,24 @@ struct OutputFormatTests {
         #expect(again.stderrLines.count == 1 && again.stderr.contains("already exists; pass --force"))
         // An input is never an output, even with --force.
         let same = try roomtap(["export", Self.wavRoom.path, "--force"], expect: 1)
-        #expect(same.stderr.contains("is the input"), "\(same.stderr)")
+        #expect(same.stderr.contains("is the same file as an input (the recording of track"), "\(same.stderr)")
+        #expect(same.stderr.contains("exporting there would overwrite it"), "\(same.stderr)")
         #expect(try listing(Self.wavRoom) == ["alice.wav", "bob.wav", "carol.wav", "mix.wav", "room.json"])
+        // Never through a link (OutputGuard, as record): a link among the outputs is one line, even
+        // with --force, and what it points at is untouched.
+        let linked = base.appendingPathComponent("linked")
+        try FileManager.default.createDirectory(at: linked, withIntermediateDirectories: true)
+        let target = base.appendingPathComponent("precious.txt")
+        try Data("keep".utf8).write(to: target)
+        try FileManager.default.createSymbolicLink(
+            atPath: linked.appendingPathComponent("bob.flac").path, withDestinationPath: target.path)
+        let throughLink = try roomtap(
+            ["export", Self.wavRoom.path, "--out", linked.path, "--format", "flac", "--force"], expect: 1)
+        #expect(
+            throughLink.stderrLines.count == 1 && throughLink.stderr.contains("bob.flac is a symbolic link"),
+            "\(throughLink.stderr)")
+        #expect(try String(contentsOf: target, encoding: .utf8) == "keep")
+        #expect(try listing(linked) == ["bob.flac"], "nothing written")
     }
 
     /// `record --multichannel FILE.flac`: one FLAC with a channel per speaker in room order, each

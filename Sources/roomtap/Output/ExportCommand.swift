@@ -59,6 +59,8 @@ enum ExportCommand {
         }
         if let refusal = RecorderLock.refusal(directory, "export it after it stops") { throw refusal }
         let out = args.value("--out") ?? directory
+        // OUT a writable directory, or one that can be made (made only once everything is checked).
+        let created = try OutputGuard.missingDirectories(of: out, option: "--out")
         let roomJSON = RecordingPlan.join(directory, "room.json")
         guard var report = try RoomReport.read(from: roomJSON) else {
             throw RuntimeError(
@@ -115,20 +117,21 @@ enum ExportCommand {
             others += jobs.map { .init(what: "the recording of track \(report.tracks[$0.index].name)", path: $0.input) }
             try OutputPaths.check(
                 .init(what: "--multichannel", path: multichannel), given: givenMultichannel, against: others,
-                directory: out, created: missingDirectories(out))
+                directory: out, created: created)
         }
         let outputs = jobs.map(\.output) + [mixOutput, multichannel, reportPath].compactMap { $0 }
+        let recording = jobs.compactMap { job in
+            OutputGuard.Input(path: job.input, label: "the recording of track \(report.tracks[job.index].name)")
+        }
         for output in outputs {
-            if let input = inputs.first(where: { sameFile($0, output) }) {
-                throw RuntimeError(
-                    description: "\(output) is the input \(input); choose --out, --format or --rate so that "
-                        + "nothing is written over the recording")
-            }
-            if !force && fileExists(output) {
+            try OutputGuard.checkReplaceable(
+                output, inputs: recording, writing: "exporting",
+                remedy: "choose --out, --format or --rate so that nothing is written over the recording")
+            if !force && OutputGuard.exists(output) {
                 throw RuntimeError(description: "\(output) already exists; pass --force to overwrite it")
             }
         }
-        for input in inputs where !fileExists(input) {
+        for input in inputs where !OutputGuard.exists(input) {
             throw RuntimeError(description: "\(input) is missing; room.json lists it: repair or record again")
         }
         // Every input readable and at the room's rate before anything is written.
@@ -228,18 +231,6 @@ enum ExportCommand {
         }
     }
 
-    /// The directories `out` and its parents that do not exist yet (created before writing).
-    private static func missingDirectories(_ out: String) -> [String] {
-        var missing: [String] = []
-        var path = out
-        var info = stat()
-        while stat(path, &info) != 0 && DirectoryPath.parent(of: path) != path {
-            missing.append(path)
-            path = DirectoryPath.parent(of: path)
-        }
-        return missing
-    }
-
     private static func line(_ path: String, samples: Int64, loudness: LoudnessMeter.Result?) -> String {
         var text = "\(path): " + String(format: "%.2f s", Double(samples) / Double(AudioFrame.sampleRate))
         if let loudness {
@@ -255,11 +246,6 @@ enum ExportCommand {
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.date(from: text)
-    }
-
-    private static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
     }
 
     /// Same file by device and inode (so other spellings and hard links count).
