@@ -113,6 +113,13 @@ public final class RoomJoin: @unchecked Sendable {
         let connection = PeerConnection(
             context: context, certificate: certificate, servers: servers.servers, relayOnly: servers.relayOnly,
             hosts: options.iceHosts)
+        // Its loss mid-room is said once; it is not made again (the recording goes on).
+        let what = sora != nil ? "sendonly Sora connection" : "publisher connection"
+        connection.onEnded = { [weak self] reason in
+            self?.warn(
+                "roomtap: warning: the agent's \(what) was lost (\(reason)); the room no longer hears the agent "
+                    + "(it is not connected again; the recording goes on)")
+        }
         let ssrc = UInt32.random(in: 1...UInt32.max)
         var payloadType: UInt8 = 111
         if let sora {

@@ -402,4 +402,43 @@ import Testing
         // relay and the listener's decode; a silent, cut or garbled voice scores well below.
         #expect(match.correlation >= 0.9, "the channel hears the agent: correlation \(match.correlation)")
     }
+
+    /// The agent's sendonly connection lost mid-room (the stand-in closes its PeerConnection, the
+    /// WebSocket kept): one warning says the room no longer hears the agent; the recording goes on
+    /// and ends whole. (It is not connected again: a known limit, said in the line.)
+    @Test func theAgentsLostSendonlyConnectionIsSaidOnceAndTheRecordingGoesOn() throws {
+        let key = "sk-test-DO-NOT-PRINT-SORA-LOST-0123456789"
+        let realtime = try FakeRealtimeServer(expectedKey: key)
+        defer { realtime.stop() }
+        let server = try standin(["--access-token", Self.token, "--break-publisher-after", "1"])
+        defer { server.peer.stop() }
+        let room = try TestScratch.directory("sora-agent-lost").appendingPathComponent("room")
+        let alice = WebRTCPeers.packageRoot.appendingPathComponent("Samples/room/alice.opus").path
+        let control = uniqueControlPath()
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(alice)", "--join",
+                "sora+ws://127.0.0.1:\(server.port)/signaling?channel_id=ch-1", "--ice-host", "127.0.0.1", "--duration",
+                "120", "--agent", "--agent-url", realtime.url,
+                "--agent-publish", "--out", room.path, "--quiet", "--control", control,
+            ],
+            environment: [
+                "ROOMTAP_SORA_METADATA": #"{"access_token": "\#(Self.token)"}"#, "OPENAI_API_KEY": key,
+            ])
+        defer { if recorder.isRunning { recorder.signal(SIGKILL) } }
+        let said = "the agent's sendonly Sora connection was lost"
+        #expect(
+            try waitUntil(timeout: .seconds(60), every: .milliseconds(100)) { recorder.stderrSoFar.contains(said) },
+            "\(recorder.stderrSoFar)\n\(server.peer.stdout)")
+        #expect(server.peer.stdout.contains("broke-publisher "), "\(server.peer.stdout)")
+        #expect(try CLIRunner.run(["stop", "--control", control], timeout: 60).status == 0)
+        let outcome = recorder.wait(timeout: 60)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let lines = outcome.stderr.split(separator: "\n").filter { $0.contains(said) }
+        #expect(lines.count == 1, "said once: \(outcome.stderr)")
+        #expect(lines.first?.contains("the room no longer hears the agent") == true)
+        #expect(!outcome.stderr.contains(key) && !outcome.stderr.contains(Self.token))
+        let recorded = try #require(pcmWAVFirstChannel(room.appendingPathComponent("alice.wav").path)).samples
+        #expect(recorded.contains { abs($0) > 500 }, "alice is recorded")
+    }
 }

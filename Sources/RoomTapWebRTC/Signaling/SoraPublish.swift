@@ -12,7 +12,8 @@ import RoomTapWebSocket
 /// trickled, `redirect` followed with `redirect: true`), with our answer `sendonly` and its SSRC.
 /// `ping` is answered on the WebSocket's thread; `re-offer`, `notify` and `push` need nothing from
 /// a sender and are dropped. The connection ends with the room (``close()``); a connection lost
-/// mid-room is not made again (the agent goes unheard in the channel; the recording goes on).
+/// mid-room (DTLS closed, ICE consent expired) is said once (``RoomJoin/publish(display:)``'s
+/// warning) and is not made again (the agent goes unheard in the channel; the recording goes on).
 ///
 /// Thread: ``connect(_:ssrc:display:timeout:)`` and ``close()`` from the join's control thread;
 /// the WebSocket's events on its own thread.

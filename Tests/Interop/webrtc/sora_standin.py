@@ -38,6 +38,9 @@ It listens on two "nodes" of one cluster (two ports on 127.0.0.1) and prints
   up (stdout `broke <id>`; DTLS close_notify, then nothing), its WebSocket kept open: an ICE/DTLS
   failure mid-room, which the client should recover from by connecting again (with
   --refuse-after-cut every connect after it is refused).
+- With --break-publisher-after S the first sendonly client's PeerConnection is closed S s after it
+  is up (stdout `broke-publisher <id>`), its WebSocket kept open: the agent's publishing
+  connection lost mid-room.
 stdout, one line each: `connect <connection_id> <role> <client_id> <sora_client>`,
 `redirect <location>`, `answer <id>`, `re-answer <id> <n>`, `candidates <id> <n> <typ of the last>`,
 `pong <id> <stats entries>`, `up <id>` (its PeerConnection is connected), `gone <id>`.
@@ -314,6 +317,7 @@ class Standin:
         self.redirect = args.redirect
         self.drop_after = args.drop_after
         self.break_media_after = args.break_media_after
+        self.break_publisher_after = args.break_publisher_after
         self.refuse_after_cut = args.refuse_after_cut
         self.refusing = False
         self.quiet = args.quiet
@@ -463,6 +467,9 @@ class Standin:
         if client.role == "recvonly" and self.break_media_after is not None:
             seconds, self.break_media_after = self.break_media_after, None
             tasks.append(loop.create_task(self.break_media(client, seconds)))
+        if client.role == "sendonly" and self.break_publisher_after is not None:
+            seconds, self.break_publisher_after = self.break_publisher_after, None
+            tasks.append(loop.create_task(self.break_publisher(client, seconds)))
         if client.role == "recvonly" and self.drop_after is not None:
             seconds, self.drop_after = self.drop_after, None
             tasks.append(loop.create_task(self.drop(client, seconds)))
@@ -482,6 +489,14 @@ class Standin:
         await asyncio.sleep(seconds)
         out(f"broke {client.connection_id}")
         self.refusing = self.refuse_after_cut
+        client.media_broken = True
+        await client.pc.close()
+
+    async def break_publisher(self, client: Client, seconds: float):
+        """--break-publisher-after: the first sendonly client's PeerConnection is closed once."""
+        await client.up.wait()
+        await asyncio.sleep(seconds)
+        out(f"broke-publisher {client.connection_id}")
         client.media_broken = True
         await client.pc.close()
 
@@ -531,6 +546,8 @@ def parse_arguments():
     parser.add_argument("--drop-after", type=float, help="cut the first recvonly client's WebSocket S s after it is up")
     parser.add_argument("--break-media-after", type=float,
                         help="close the first recvonly client's PeerConnection S s after it is up (WebSocket kept)")
+    parser.add_argument("--break-publisher-after", type=float,
+                        help="close the first sendonly client's PeerConnection S s after it is up (WebSocket kept)")
     parser.add_argument("--refuse-after-cut", action="store_true", help="after --drop-after's cut (or --break-media-after's break), refuse every connect")
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args()
