@@ -29,7 +29,7 @@ enum TimelineCommand {
         var longest = 0.0
         for track in room.speakers {
             let path = (directory as NSString).appendingPathComponent(track.file)
-            let (detector, seconds) = try detect(path: path, channels: track.channels ?? 1)
+            let (detector, seconds) = try detect(path: path)
             lanes.append(TimelineSVG.Lane(name: track.name, spans: detector.spans, silentRuns: detector.silentRuns))
             longest = max(longest, seconds)
         }
@@ -45,8 +45,8 @@ enum TimelineCommand {
     /// Runs the activity detector over a track's file (``LaneAudio``: WAV read, FLAC and Ogg Opus
     /// decoded), about a second at a time (hours-long files are not loaded whole). Returns the
     /// finished detector (talk spans, silent runs) and the file's length in seconds.
-    private static func detect(path: String, channels: Int) throws -> (ActivityDetector, Double) {
-        let audio = try LaneAudio(path: path, channels: channels)
+    private static func detect(path: String) throws -> (ActivityDetector, Double) {
+        let audio = try LaneAudio(path: path)
         var detector = ActivityDetector(sampleRate: audio.sampleRate, channels: audio.channels)
         try audio.forEachChunk { detector.feed($0) }
         _ = detector.finish()

@@ -29,7 +29,7 @@ struct LaneAudio {
     /// Looks at the file's header (a FLAC file whose STREAMINFO has no length, as a killed
     /// recorder leaves it, is decoded once to count). Throws a ``RuntimeError`` naming the file
     /// and what is wrong.
-    init(path: String, channels: Int) throws {
+    init(path: String) throws {
         self.path = path
         switch AudioFileFormat.fromExtension(of: path) {
         case .wav, nil:

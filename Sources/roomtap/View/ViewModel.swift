@@ -150,7 +150,7 @@ struct ViewModel: Encodable {
             return (lane, 0)
         }
         do {
-            let audio = try LaneAudio(path: path, channels: lane.channels)
+            let audio = try LaneAudio(path: path)
             lane.format = audio.format
             lane.sampleRate = audio.sampleRate
             lane.channels = audio.channels
