@@ -203,8 +203,8 @@ samples:
 	bash Samples/room/generate.sh
 
 # The review page's files (Resources/view/*.html, .css, .js) and the live page's (Resources/live/)
-# into the binary, as Swift string literals (Sources/roomtap/View/ViewPageAssets.swift,
-# Sources/roomtap/Live/LivePageAssets.swift). Run after editing them; commit both.
+# into the binary, as Swift string literals (Sources/RoomTapRecorder/View/ViewPageAssets.swift,
+# Sources/RoomTapRecorder/Live/LivePageAssets.swift). Run after editing them; commit both.
 view-assets:
 	bash Resources/view/embed.sh
 	bash Resources/live/embed.sh

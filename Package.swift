@@ -136,9 +136,14 @@ let package = Package(
                 "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
             ],
             swiftSettings: strict),
-        // The command-line tool.
+        // The recorder as a library: the commands (record, export, control verbs, the fleet's
+        // worker...), the recording's assembly, output routing, supervision and report.
+        .target(
+            name: "RoomTapRecorder", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "CLinuxNet"],
+            swiftSettings: strict),
+        // The command-line tool: main.swift only, around RoomTapRecorder's CommandDispatch.
         .executableTarget(
-            name: "roomtap", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "CLinuxNet"],
+            name: "roomtap", dependencies: ["RoomTapRecorder", "CLinuxNet"],
             swiftSettings: strict),
 
         // Sample program: the Sora documentation's "record every stream to WAV", with this library.

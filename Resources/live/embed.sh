@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Writes Sources/roomtap/Live/LivePageAssets.swift from the live page's files here (live.html,
+# Writes Sources/RoomTapRecorder/Live/LivePageAssets.swift from the live page's files here (live.html,
 # live.css, live.js), each as a raw string literal, so `roomtap record --http` carries them in its
 # binary (no bundle to find at run time). Run after editing them (make view-assets); the CLI test
 # LivePageTests checks that the page the recorder serves holds these files as they are.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$here/../../Sources/roomtap/Live/LivePageAssets.swift"
+out="$here/../../Sources/RoomTapRecorder/Live/LivePageAssets.swift"
 emit() { # NAME FILE
   if grep -q -e '"""#' -e '\\#' "$2"; then echo "$2 holds \"\"\"# or \\#, which end or escape a Swift raw string" >&2; exit 1; fi
   printf '    /// Resources/live/%s, as it is there.\n    static let %s = #"""\n' "$(basename "$2")" "$1"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Writes Sources/roomtap/View/ViewPageAssets.swift from the page's files here (view.html,
+# Writes Sources/RoomTapRecorder/View/ViewPageAssets.swift from the page's files here (view.html,
 # view.css, view.js), each as a raw string literal, so `roomtap view` carries them in its binary
 # (no bundle to find at run time). Run after editing them (make view-assets); the CLI test
 # ViewTests checks that the page roomtap writes holds these files as they are.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$here/../../Sources/roomtap/View/ViewPageAssets.swift"
+out="$here/../../Sources/RoomTapRecorder/View/ViewPageAssets.swift"
 emit() { # NAME FILE
   if grep -q -e '"""#' -e '\\#' "$2"; then echo "$2 holds \"\"\"# or \\#, which end or escape a Swift raw string" >&2; exit 1; fi
   printf '    /// Resources/view/%s, as it is there.\n    static let %s = #"""\n' "$(basename "$2")" "$1"

@@ -1,5 +1,6 @@
 import CLinuxNet
 import Foundation
+import RoomTapRecorder
 
 // roomtap: the command-line tool. Exit status: 0 success, 1 failure, 64 usage error.
 // Results go to stdout, diagnostics (one line each) to stderr.

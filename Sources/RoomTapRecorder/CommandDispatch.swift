@@ -1,10 +1,14 @@
 import Foundation
 
-/// Picks the subcommand from ``CommandTable`` and turns errors into the documented exit statuses.
-enum CommandDispatch {
+/// Picks the subcommand from ``CommandTable`` and turns errors into the documented exit statuses:
+/// the one door of the recorder library that the `roomtap` executable goes through.
+package enum CommandDispatch {
     static let version = "0.1.0"
 
-    static func run(_ arguments: [String]) -> Int32 {
+    /// Runs one roomtap command line (without the program name) to its exit status: 0 success,
+    /// 1 failure, 64 usage error. Results go to standard output, diagnostics to standard error.
+    /// Thread: the caller's, which it blocks until the command is done.
+    package static func run(_ arguments: [String]) -> Int32 {
         guard let first = arguments.first else {
             StandardStreams.error(Help.topLevel)
             return 64
@@ -59,7 +63,7 @@ enum CommandDispatch {
     }
 
     /// One line on stderr, prefixed "roomtap: error: ".
-    static func printError(_ message: String) {
+    package static func printError(_ message: String) {
         let oneLine = message.replacingOccurrences(of: "\n", with: " ")
         StandardStreams.error("roomtap: error: \(oneLine)\n")
     }
