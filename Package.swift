@@ -42,7 +42,7 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
-        .target(name: "RoomTapSync", swiftSettings: strict),
+        .target(name: "RoomTapSync", dependencies: ["CLinuxNet"], swiftSettings: strict),
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C library (CLinuxNet:
         // pthread_setname_np).
         .target(name: "RoomTapCore", dependencies: ["RoomTapSync", "CLinuxNet"], swiftSettings: strict),
@@ -158,11 +158,20 @@ let package = Package(
         .executableTarget(
             name: "roomtap-minimal", dependencies: ["COpus", "COgg"], path: "Benchmarks/roomtap-minimal",
             swiftSettings: strict),
+        // The fuzz harnesses: one entry per parser family of outside input, with the invariants each
+        // checks; out of the product targets, shared by roomtap-fuzz and the hostile-input tests.
+        .target(
+            name: "RoomTapFuzzing",
+            dependencies: [
+                "RoomTapCore", "RoomTapRTP", "RoomTapContainer", "RoomTapJSON", "RoomTapStorage", "RoomTapAgent",
+                "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
+            ],
+            path: "Fuzz/Harnesses", swiftSettings: strict),
         .executableTarget(
             name: "roomtap-fuzz",
             dependencies: [
                 "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapJSON", "RoomTapControl",
-                "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
+                "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora", "RoomTapFuzzing",
             ],
             path: "Fuzz/roomtap-fuzz",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
@@ -184,7 +193,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimePathTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter"],
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests",
@@ -192,7 +201,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapRTPTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus"],
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus", "RoomTapFuzzing"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests",
@@ -200,11 +209,11 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapFleetTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport"],
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport"],
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",
@@ -221,14 +230,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebRTCTests",
-            dependencies: ["RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport"],
+            dependencies: ["RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapSoraTests", dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport"],
+            name: "RoomTapSoraTests", dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests",
-            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport"],
+            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
         // Real WebRTC peers (Janus, aiortc) against their harness and against `roomtap record --join/--whep`.

@@ -84,13 +84,10 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         guard !started.exchange(true, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else {
             return
         }
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.alsa.capture") { [self] in
             captureLoop()
             threadDone.signal()
         }
-        thread.name = "roomtap.alsa.capture"
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Ends the capture: stops the thread (within one period), closes the device. What is still in

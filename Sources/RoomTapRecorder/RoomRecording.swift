@@ -206,9 +206,12 @@ final class RoomRecording: Sendable {
             // free. The files are the same.
             chunkTicks: realTimeClock == nil && options.control == nil ? Self.offlineChunkTicks : 1)
         let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
+        controlLog.postChanges(to: room.bus)
         room.setEvents(
             RoomEvents(
-                onTrackAdded: { [self] track in attachSink(to: track, options: writerOptions, policy: policy) },
+                onTrackAdded: { [self, bus = room.bus] track in
+                    attachSink(to: track, options: writerOptions, policy: policy, failureBus: bus)
+                },
                 onTrackRemoved: { [self] track in closeSink(of: track) }))
 
         // The control socket before any file: a second recorder on the same socket fails here,
@@ -397,6 +400,7 @@ final class RoomRecording: Sendable {
         let quiet = options.quiet
         let stopRoom: @Sendable (_ interactive: Bool) -> Void = { [self] interactive in
             interrupted.store(true, ordering: .relaxed)
+            room.bus.post(.wake)  // the supervisor ends reception now
             handler?.noteStopping()
             let count = stops.wrappingAdd(1, ordering: .relaxed).newValue
             let presses = interactive ? interactiveStops.wrappingAdd(1, ordering: .relaxed).newValue : 0
@@ -450,13 +454,36 @@ final class RoomRecording: Sendable {
                 StandardStreams.error("roomtap: listening on \(socket.address)\n")
             }
         }
+        // The supervisor: this thread drains the room's bus (RoomBus) until the clock stops. What
+        // happens is posted there by the thread that saw it: the clock's end, a sink's failure, a
+        // control change, a join's or the streaming server's warning. Besides the events, it wakes
+        // only for what is due at a time: the progress line (10 times a second while one is
+        // shown), room.json every ``reportInterval``, the end of reception and the first check
+        // that something was received.
+        join?.postWarnings(to: room.bus)
+        soraStreaming.withLock { $0 }?.postLogLines(to: room.bus)
         var lastReport = ContinuousClock.now
-        var lastFailureCheck = ContinuousClock.now
-        var controlsReported = 0
         var receptionChecked = false
         var receptionEnd: Int64?
         var joinFailed = false
-        while room.isRunning {
+        let progressTick: Duration? = options.quiet ? nil : .milliseconds(100)
+        func handle(_ event: RoomBus.Event) {
+            switch event {
+            case .sinkFailed: noteFailedFiles(announce: options.usesRealTimeClock)
+            case .warningQueued:
+                for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
+                if !joinFailed, let failure = join?.failure {
+                    // The server would not take the join back: the files so far are finalized, exit 1.
+                    joinFailed = true
+                    shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
+                    stopRoom(false)
+                }
+                printSoraStreamingWarnings()
+            case .controlChanged: reportDue.store(true, ordering: .releasing)
+            case .clockStopped, .streamAppeared, .wake: break
+            }
+        }
+        while true {
             progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
             if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
                 join?.stop()
@@ -468,37 +495,32 @@ final class RoomRecording: Sendable {
                 receptionChecked = true
                 warnNothingReceived(live, seconds: Double(Self.nothingReceivedAfter) / 48_000)
             }
-            if ContinuousClock.now - lastFailureCheck >= .milliseconds(250) {
-                lastFailureCheck = .now
-                for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
-                if !joinFailed, let failure = join?.failure {
-                    // The server would not take the join back: the files so far are finalized, exit 1.
-                    joinFailed = true
-                    shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
-                    stopRoom(false)
-                }
-                printSoraStreamingWarnings()
-                noteFailedFiles(announce: options.usesRealTimeClock)
-            }
-            let controls = server == nil ? 0 : controlLog.all.count
-            if reportDue.exchange(false, ordering: .acquiringAndReleasing) || controls != controlsReported
+            if reportDue.exchange(false, ordering: .acquiringAndReleasing)
                 || ContinuousClock.now - lastReport >= Self.reportInterval
             {
-                controlsReported = controls
                 lastReport = .now
                 roomJSON.submit(currentReport(.recording))
             }
             if let failure = roomJSON.takeFailure() {
                 CommandDispatch.printWarning("\(failure); the recording goes on and room.json is tried again")
             }
-            // Ten times a second (a waking thread costs the clock's machine), at the end of
-            // reception when that comes sooner (so reception stops on time), and when the room ends.
-            var pause: Int64 = 100_000
-            if drain > 0, receptionEnd == nil, let receiveUntil {
-                pause = min(pause, max(1_000, (receiveUntil - room.position) * 1_000 / 48))
+            guard room.isRunning else { break }
+            // The next thing due at a time: room.json's refresh, the progress line, the end of
+            // reception (so reception stops on time) and the first reception check, in room time
+            // ahead of the clock (1 ms at least).
+            var due = lastReport + Self.reportInterval
+            if let progressTick { due = min(due, .now + progressTick) }
+            func aheadOfTheClock(_ sample: Int64) -> ContinuousClock.Instant {
+                .now + .microseconds(max(1_000, (sample - room.position) * 1_000 / 48))
             }
-            _ = room.waitForClockToStop(seconds: Double(pause) / 1e6)  // an offline room's end, at once
+            if drain > 0, receptionEnd == nil, let receiveUntil { due = min(due, aheadOfTheClock(receiveUntil)) }
+            if live != nil, !receptionChecked, receptionEnd == nil {
+                due = min(due, aheadOfTheClock(Self.nothingReceivedAfter))
+            }
+            if let event = room.bus.next(until: due) { handle(event) }
         }
+        // What was posted as the clock stopped (a last failure, a last warning).
+        while let event = room.bus.next(waitingAtMost: 0) { handle(event) }
         handler?.noteStopping()
         join?.stop()
         stopSoraStreaming()
@@ -680,7 +702,9 @@ final class RoomRecording: Sendable {
 
     // MARK: - Room event handlers (on the thread that adds or removes tracks)
 
-    private func attachSink(to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy) {
+    private func attachSink(
+        to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy, failureBus: RoomBus
+    ) {
         let agent = roomAgent.withLock { $0 }
         let path: String = shared.withLock { s in
             switch track.role {
@@ -730,7 +754,7 @@ final class RoomRecording: Sendable {
             }
             let sink = AudioFileSink(
                 writer: writer, channels: track.channels, policy: policy, capacity: 100,
-                delivery: policy == .drop ? .pool(.shared) : .renderThread)
+                delivery: policy == .drop ? .pool(.shared) : .renderThread, failureBus: failureBus)
             track.addSink(sink)
             liveUpload?.attach(track, fileName: path, policy: policy)
             shared.withLock {

@@ -39,26 +39,28 @@ public class AudioFileSink: AudioTrackSink, @unchecked Sendable {
 
     /// Gives `writer` to the thread `delivery` says. `capacity` is the queue length in 10 ms frames
     /// (256 = 2.56 s); `policy` `.wait` only for offline rooms on a virtual clock. Control side,
-    /// not the room clock's thread.
+    /// not the room clock's thread. A write failure is posted to `failureBus` (once) as
+    /// ``RoomBus/Event/sinkFailed``.
     public init(
         writer: any AudioFileWriter, channels: Int, policy: OverflowPolicy = .drop, capacity: Int = 256,
-        delivery: Delivery = .pool(.shared)
+        delivery: Delivery = .pool(.shared), failureBus: RoomBus? = nil
     ) {
         self.writer = writer
         self.channels = channels
         switch delivery {
         case .pool(let pool):
             queued = QueuedSink(
-                consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy, pool: pool)
+                consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy, pool: pool,
+                failureBus: failureBus)
             inline = nil
         case .dedicatedThread(let threadName):
             queued = QueuedSink(
                 consumer: writer, channels: channels, capacity: max(1, capacity), policy: policy,
-                threadName: threadName)
+                threadName: threadName, failureBus: failureBus)
             inline = nil
         case .renderThread:
             queued = nil
-            inline = InlineSink(consumer: writer)
+            inline = InlineSink(consumer: writer, failureBus: failureBus)
         }
     }
 

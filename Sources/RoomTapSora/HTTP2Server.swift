@@ -106,12 +106,10 @@ package final class HTTP2Server: @unchecked Sendable {
                 return s
             })
         else { return }
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.h2") { [self] in
             serve()
             finished.signal()
         }
-        thread.name = "roomtap.h2"
-        thread.start()
     }
 
     /// Closes every connection (their open requests are cancelled) and ends the thread; returns

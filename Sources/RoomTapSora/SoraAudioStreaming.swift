@@ -1,4 +1,5 @@
 import Foundation
+public import RoomTapCore
 import RoomTapJSON
 public import RoomTapRTP
 import RoomTapSync
@@ -58,6 +59,12 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     private var server: HTTP2Server!
     private let clock = SoraStreamClock()
     private let state = Locked(State())
+    /// Told ``RoomBus/Event/warningQueued`` when a log line is queued.
+    private let warningBus = Locked<RoomBus?>(nil)
+
+    /// Posts ``RoomBus/Event/warningQueued`` to `bus` whenever a log line is queued, so that its
+    /// drainer takes them (``takeLogLines()``) when they come. Any thread; the last bus given wins.
+    public func postLogLines(to bus: RoomBus) { warningBus.withLock { $0 = bus } }
 
     private struct State {
         var live: LiveRoom?
@@ -142,6 +149,7 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
         state.withLock { s in
             if s.logLines.count < Self.maxPendingLogLines { s.logLines.append(line) } else { s.droppedLogLines += 1 }
         }
+        warningBus.withLock { $0 }?.post(.warningQueued)
     }
 
     // MARK: - HTTP2ServerDelegate (the server's thread)

@@ -46,11 +46,10 @@ public final class WebhookSender: Sendable {
         self.secret = secret.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         self.capacity = max(1, capacity)
         self.retry = retry
-        Thread { [self] in
-            Thread.current.name = "roomtap.webhook"
+        RoomThread.start("roomtap.webhook") { [self] in
             loop()
             finished.signal()
-        }.start()
+        }
     }
 
     /// Why a URL cannot be a webhook (nil when it can): http(s)://HOST[...].

@@ -1,4 +1,5 @@
 public import Foundation
+import RoomTapSync
 
 /// Reads a pipe to its end on a thread of its own, handing each chunk to `onChunk` as it comes, so
 /// a test can wait for what a running child has printed (a terminal view, a line) instead of
@@ -11,7 +12,7 @@ public final class BackgroundReader: Sendable {
     /// Starts reading `handle` until end-of-file.
     public init(_ handle: FileHandle, onChunk: @escaping @Sendable (Data) -> Void) {
         let done = done
-        Thread.detachNewThread {
+        RoomThread.start("roomtap.t.read") {
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }

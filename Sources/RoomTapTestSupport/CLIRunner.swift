@@ -123,7 +123,7 @@ public enum CLIRunner {
             group.enter()
             // A thread of its own, not a dispatch queue's: many children running side by side
             // must not exhaust a pool with readers blocked in read(2).
-            Thread.detachNewThread {
+            RoomThread.start(isOut ? "roomtap.t.stdout" : "roomtap.t.stderr") {
                 // Chunk by chunk, so a test can read what a running process printed so far.
                 while true {
                     let chunk = pipe.fileHandleForReading.availableData

@@ -146,7 +146,7 @@ public final class RTPTestSender: Sendable {
         public var maxLatenessNanos: UInt64 = 0
     }
 
-    private let state = Locked<(thread: Thread?, report: Report?)>((nil, nil))
+    private let state = Locked<(thread: RoomThread?, report: Report?)>((nil, nil))
     private let done = DispatchSemaphore(value: 0)
     private let sendsRTCP: Bool
     private let sendsBye: Bool
@@ -362,15 +362,12 @@ public final class RTPTestSender: Sendable {
 
     /// Starts ``run(startNanos:)`` on a thread of its own. Call once, then ``wait()``.
     public func start(startNanos: UInt64? = nil) {
-        let thread = Thread { [self] in
+        let thread = RoomThread.start("roomtap.test-sender") { [self] in
             RealtimeTestPriority.applyToCurrentThread()  // paced like a real sender on a loaded machine
             run(startNanos: startNanos)
             done.signal()
         }
-        thread.name = "roomtap.test-sender"
-        thread.qualityOfService = .userInteractive
         state.withLock { $0.thread = thread }
-        thread.start()
     }
 
     /// Waits for a ``start(startNanos:)``ed run to end and returns its report.

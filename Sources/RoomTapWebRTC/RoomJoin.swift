@@ -1,4 +1,5 @@
 import Foundation
+public import RoomTapCore
 public import RoomTapRTP
 import RoomTapSync
 import Synchronization
@@ -43,6 +44,8 @@ public final class RoomJoin: @unchecked Sendable {
     let certificate: DTLSCertificate
     private let adapter: any JoinAdapter
     private let state = Locked(State())
+    /// Told ``RoomBus/Event/warningQueued`` when a warning or the failure is queued.
+    private let warningBus = Locked<RoomBus?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let supervisorDone = DispatchSemaphore(value: 0)
 
@@ -81,12 +84,10 @@ public final class RoomJoin: @unchecked Sendable {
             return s.publishers
         }
         for publisher in present { makeTrack(for: publisher, in: live) }
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.join") { [self] in
             adapter.supervise(self)
             supervisorDone.signal()
         }
-        thread.name = "roomtap.join"
-        thread.start()
     }
 
     /// Hangs up every connection and leaves the room. Idempotent.
@@ -155,13 +156,24 @@ public final class RoomJoin: @unchecked Sendable {
         }
     }
 
+    /// Posts ``RoomBus/Event/warningQueued`` to `bus` whenever a warning or the failure is
+    /// queued, so that its drainer takes them (``takeWarnings()``, ``failure``) when they come
+    /// rather than by polling. Any thread; the last bus given wins.
+    public func postWarnings(to bus: RoomBus) { warningBus.withLock { $0 = bus } }
+
     // MARK: - For the adapters
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    func fail(_ line: String) { state.withLock { $0.failure = $0.failure ?? line } }
+    func fail(_ line: String) {
+        state.withLock { $0.failure = $0.failure ?? line }
+        warningBus.withLock { $0 }?.post(.warningQueued)
+    }
 
-    func warn(_ line: String) { state.withLock { if $0.warnings.count < 100 { $0.warnings.append(line) } } }
+    func warn(_ line: String) {
+        state.withLock { if $0.warnings.count < 100 { $0.warnings.append(line) } }
+        warningBus.withLock { $0 }?.post(.warningQueued)
+    }
 
     /// The publisher named `display` (a returning one: the same), or a new one.
     func publisher(display: String, id: String, fallback: String) -> JoinedPublisher {

@@ -88,11 +88,9 @@ public final class WebSocketClient: Sendable {
                 finished()
                 throw WebSocketError(.state, "the WebSocket client was closed while connecting")
             }
-            let thread = Thread {
-                Thread.current.name = "roomtap.ws"  // set here: Linux names only the running thread
+            RoomThread.start("roomtap.ws") {
                 loop.run()
             }
-            thread.start()
         } catch {
             state.withLock { $0.phase = .closed }
             finished()

@@ -1,5 +1,6 @@
 import CAllocationCounter
 import RoomTap
+import RoomTapFuzzing
 import RoomTapRTP
 import RoomTapTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapAgent
+import RoomTapFuzzing
 import Testing
 
 /// The pipeline agent's parsers of outside input: the event-stream framing (WHATWG), chat chunks,

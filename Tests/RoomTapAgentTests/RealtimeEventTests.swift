@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapAgent
+import RoomTapFuzzing
 import Testing
 
 /// Client events encode to the GA shapes of the fact sheet; server events decode, unknown types

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapFuzzing
 import Testing
 
 /// The parsers of a Sora recording's JSONs and names against hostile input: one line saying what

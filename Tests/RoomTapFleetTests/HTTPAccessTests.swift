@@ -1,4 +1,5 @@
 import RoomTap
+import RoomTapFuzzing
 import Testing
 
 /// The HTTP request head and the access rules of `record --http`, with hostile input: what a

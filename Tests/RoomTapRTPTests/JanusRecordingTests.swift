@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapFuzzing
 import RoomTapRTP
 import RoomTapTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapFuzzing
 import RoomTapRTP
 import RoomTapTestSupport
 import Testing

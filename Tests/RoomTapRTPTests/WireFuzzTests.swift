@@ -1,3 +1,4 @@
+import RoomTapFuzzing
 import RoomTapRTP
 import RoomTapTestSupport
 import Testing

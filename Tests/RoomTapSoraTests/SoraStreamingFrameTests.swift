@@ -1,3 +1,4 @@
+import RoomTapFuzzing
 import RoomTapRTP
 import RoomTapSora
 import Testing

@@ -125,18 +125,14 @@ public final class PipelineAgent: @unchecked Sendable {
         }
         guard first else { return }
         configuration.transcript?.observe { [weak self] entry in self?.hearTurn(entry) }
-        let replies = Thread { [self] in
+        RoomThread.start("roomtap.pipeline") { [self] in
             decideLoop()
             finished.signal()
         }
-        replies.name = "roomtap.pipeline"
-        replies.start()
-        let speech = Thread { [self] in
+        RoomThread.start("roomtap.pipeline.speech") { [self] in
             speechLoop()
             finished.signal()
         }
-        speech.name = "roomtap.pipeline.speech"
-        speech.start()
     }
 
     /// Ends both threads (a request in flight is aborted; what is queued in the voice keeps

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import RoomTapJSON
 
 /// Function calling: a `function_call` output item of the session in use is run once (by its
@@ -51,9 +52,7 @@ extension RealtimeAgent {
         if result.endsAgent {
             configuration.log("the agent left the room (\(call.name)); the recording goes on")
             // stop() waits for the supervisor: not on the tools thread's own queue.
-            let thread = Thread { [self] in stop() }
-            thread.name = "roomtap.agent.leave"
-            thread.start()
+            RoomThread.start("roomtap.agent.leave") { [self] in stop() }
         }
     }
 }

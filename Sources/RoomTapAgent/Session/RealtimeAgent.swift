@@ -150,12 +150,10 @@ public final class RealtimeAgent: @unchecked Sendable {
             finished.signal()
             return
         }
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.agent") { [self] in
             supervise()
             finished.signal()
         }
-        thread.name = "roomtap.agent"
-        thread.start()
     }
 
     /// Ends the session (close 1000), the listen thread and the supervisor, and writes the agent's

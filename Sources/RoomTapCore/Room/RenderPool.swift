@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Synchronization
 
 /// The render threads of a room: the room clock's own thread and `threadCount - 1` helper threads
@@ -49,13 +50,9 @@ final class RenderPool: @unchecked Sendable {
             ?? Self.defaultSpins
         helperParkers = (1..<self.threadCount).map { _ in Parker() }
         for index in 1..<self.threadCount {
-            let thread = Thread { [self] in
-                SinkWorkerPool.nameCurrentThread("roomtap.render")
-                if let realtimePriority { RealtimeScheduling.applyToCurrentThread(priority: realtimePriority) }
+            RoomThread.start("roomtap.render", policy: .realtime(orNormal: realtimePriority)) { [self] in
                 helperLoop(index)
             }
-            thread.qualityOfService = .userInteractive
-            thread.start()
         }
     }
 

@@ -37,7 +37,13 @@ public final class Room: Sendable {
     private let soloList = Locked<[AudioTrack]>([])
     private let control = Locked(Control())
     private let routing: PublishedSnapshot<RenderPlan>
-    private let clockDone = DispatchSemaphore(value: 0)
+    /// The room clock's thread, once started (joined by ``waitUntilFinished()``).
+    private let clockThread = Locked<RoomThread?>(nil)
+    /// The room's bus (see ``RoomBus``): the clock posts ``RoomBus/Event/clockStopped`` on it as
+    /// its last act; the application's sinks, control and joins post theirs. Drained by the
+    /// application's one supervising thread (nobody drains it in a room that has none: events
+    /// beyond its capacity are refused and counted, and cost nothing).
+    public let bus = RoomBus(capacity: 64)
     private let clockApplied = DispatchSemaphore(value: 0)  // signalled when a waiter exists
     /// State owned by the room clock's thread.
     nonisolated(unsafe) private let clockSide: ClockSide
@@ -194,32 +200,31 @@ public final class Room: Sendable {
         }
         guard first else { return }
         clockRunning.store(true, ordering: .releasing)
-        let thread = Thread { [self] in
-            SinkWorkerPool.nameCurrentThread("roomtap.clock")  // (Thread.name set before start is lost on Linux)
-            if let realtimePriority { RealtimeScheduling.applyToCurrentThread(priority: realtimePriority) }
-            if renderThreads > 1 {
-                clockSide.pool = RenderPool(threadCount: renderThreads, realtimePriority: realtimePriority)
-            }
-            if chunkTicks > 1 && clock is VirtualClock {
-                // Render threads ask this during a pass, while the clock's thread renders too (so
-                // nothing writes the clock side's fields they read).
-                clockSide.chunks = ChunkedRender(chunkTicks: chunkTicks) { [unowned self] reached in
-                    framesRendered.max(reached, ordering: .relaxed)
-                    return stopRequested.load(ordering: .acquiring)
-                        || stopPosition.load(ordering: .acquiring) != clockSide.stopPositionOfPass
-                        || routing.isNewer(than: clockSide.generation)
+        // Stored under the lock it is started in: a concurrent waitUntilFinished joins it.
+        clockThread.withLock { stored in
+            stored = RoomThread.start("roomtap.clock", policy: .realtime(orNormal: realtimePriority)) { [self] in
+                if renderThreads > 1 {
+                    clockSide.pool = RenderPool(threadCount: renderThreads, realtimePriority: realtimePriority)
                 }
-                runChunked()
-            } else {
-                clock.run { index in tick(index) }
+                if chunkTicks > 1 && clock is VirtualClock {
+                    // Render threads ask this during a pass, while the clock's thread renders too (so
+                    // nothing writes the clock side's fields they read).
+                    clockSide.chunks = ChunkedRender(chunkTicks: chunkTicks) { [unowned self] reached in
+                        framesRendered.max(reached, ordering: .relaxed)
+                        return stopRequested.load(ordering: .acquiring)
+                            || stopPosition.load(ordering: .acquiring) != clockSide.stopPositionOfPass
+                            || routing.isNewer(than: clockSide.generation)
+                    }
+                    runChunked()
+                } else {
+                    clock.run { index in tick(index) }
+                }
+                clockSide.pool?.stop()
+                clockRunning.store(false, ordering: .releasing)
+                if applyWaiters.load(ordering: .acquiring) > 0 { clockApplied.signal() }
+                bus.post(.clockStopped)
             }
-            clockSide.pool?.stop()
-            clockRunning.store(false, ordering: .releasing)
-            if applyWaiters.load(ordering: .acquiring) > 0 { clockApplied.signal() }
-            clockDone.signal()
         }
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Asks the clock to stop after the tick in progress. Idempotent, any thread, never blocks.
@@ -237,25 +242,12 @@ public final class Room: Sendable {
         }
     }
 
-    /// Waits at most `seconds` for the clock to stop (the room's end, or a stop); true when it has.
-    /// Lets a caller that polls between (progress, room.json) see the end at once rather than at
-    /// its next poll. Does not finish the room (``waitUntilFinished()`` does). Any thread but the
-    /// clock's; idempotent (true again once stopped).
-    public func waitForClockToStop(seconds: Double) -> Bool {
-        guard clockDone.wait(timeout: .now() + seconds) == .success else { return false }
-        clockDone.signal()  // let concurrent or later waiters through
-        return true
-    }
-
     /// Blocks until the clock has stopped, then removes every track (firing `onTrackRemoved` for
     /// each, on this thread) and fires `onFinished`. Idempotent: later calls return at once.
     public func waitUntilFinished() {
         let (started, alreadyFinished) = control.withLock { ($0.started, $0.finished) }
         guard !alreadyFinished else { return }
-        if started {
-            clockDone.wait()
-            clockDone.signal()  // let concurrent or later waiters through
-        }
+        if started { clockThread.withLock { $0 }?.join() }
         let (remaining, onFinished) = control.withLock { c -> ([AudioTrack], (@Sendable () -> Void)?) in
             guard !c.finished else { return ([], nil) }
             c.finished = true

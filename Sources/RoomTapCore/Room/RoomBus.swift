@@ -2,8 +2,9 @@ import Dispatch
 import Synchronization
 
 /// The room's bus: a bounded queue of events posted by the threads that must never run a
-/// handler (the receive thread, later the clock and the writers) and drained by one control
-/// thread, which runs the handlers (adds tracks, opens files, tells the application).
+/// handler (the receive thread, the room clock, the sinks' writers, the control socket, a join's
+/// signaling) and drained by one control thread, which runs the handlers (adds tracks, opens
+/// files, writes room.json, tells the application). Nobody polls for what a bus event says.
 ///
 /// Posting takes a short lock over storage allocated at init, so it allocates nothing; it wakes
 /// the drainer through a semaphore (a futex wake when the drainer sleeps). A full bus refuses
@@ -17,6 +18,17 @@ public final class RoomBus: Sendable {
         /// The receive thread claimed stream slot `slot` (a new stream on UDP `port`): the control
         /// thread makes its track.
         case streamAppeared(slot: Int, port: UInt16)
+        /// The room clock has stopped (the room's end, or a stop): posted by the clock's thread
+        /// as its last act. The drainer finishes the room.
+        case clockStopped
+        /// A sink's consumer failed (a write error, a full disk): posted once per sink by the
+        /// thread that saw it fail. The drainer asks the sinks which, and says so.
+        case sinkFailed
+        /// A control change took effect (mute, volume, solo; by a client or the agent).
+        case controlChanged
+        /// A component queued a warning or a failure for the drainer to take (a join's signaling,
+        /// a streaming server's refused request).
+        case warningQueued
         /// Wakes the drainer with nothing to do (to stop it, or to check its own state).
         case wake
     }
@@ -67,6 +79,14 @@ public final class RoomBus: Sendable {
             }
             return r.events[r.head]
         }
+    }
+
+    /// The next event, waiting until `deadline` at most; nil when none came by then. Control
+    /// thread.
+    public func next(until deadline: ContinuousClock.Instant) -> Event? {
+        let now = ContinuousClock.now
+        let left = deadline > now ? (deadline - now) / .seconds(1) : 0
+        return next(waitingAtMost: left)
     }
 
     /// Events refused because the bus was full.

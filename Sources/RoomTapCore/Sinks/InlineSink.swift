@@ -29,9 +29,14 @@ public final class InlineSink: AudioTrackSink, @unchecked Sendable {
     private let failureBox = Locked<(any Error)?>(nil)
     private let closing = Locked<Bool>(false)  // serialises close()
 
-    /// A sink calling `consumer` on the rendering thread.
-    public init(consumer: any FrameConsumer) {
+    /// Told ``RoomBus/Event/sinkFailed`` once, when the consumer first fails.
+    private let failureBus: RoomBus?
+
+    /// A sink calling `consumer` on the rendering thread; its first failure is posted to
+    /// `failureBus` (a post allocates nothing, so the rendering thread may make it).
+    public init(consumer: any FrameConsumer, failureBus: RoomBus? = nil) {
         self.consumer = consumer
+        self.failureBus = failureBus
     }
 
     /// Frames dropped: the consumer failed, or they came after `close`.
@@ -76,8 +81,12 @@ public final class InlineSink: AudioTrackSink, @unchecked Sendable {
     private func attempt(_ body: () throws -> Void) -> Bool {
         guard !failed.load(ordering: .acquiring) else { return false }
         do { try body() } catch {
-            failureBox.withLock { if $0 == nil { $0 = error } }
+            let first = failureBox.withLock { box -> Bool in
+                defer { if box == nil { box = error } }
+                return box == nil
+            }
             failed.store(true, ordering: .releasing)
+            if first { failureBus?.post(.sinkFailed) }
             return false
         }
         return true

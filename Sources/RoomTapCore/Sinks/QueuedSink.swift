@@ -63,38 +63,44 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     private let threadDone = DispatchSemaphore(value: 0)  // the consumer has finished
     private let result = Locked<(closed: Bool, error: (any Error)?)>((false, nil))
     private let failureBox = Locked<(any Error)?>(nil)
+    /// Told ``RoomBus/Event/sinkFailed`` once, when the consumer first fails.
+    private let failureBus: RoomBus?
 
     /// A sink with a dedicated thread named `threadName` (its first 15 bytes, as Linux keeps it),
     /// started here. `capacity` is in frames (256 = 2.56 s of audio); the thread is woken when
     /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms. The
     /// thread runs under `SCHED_OTHER` (it does I/O), or under SCHED_FIFO at `realtimePriority`
-    /// for a consumer that keeps a device's pace and touches no disk (a sound card).
+    /// for a consumer that keeps a device's pace and touches no disk (a sound card). The
+    /// consumer's first failure is posted to `failureBus` as ``RoomBus/Event/sinkFailed``.
     public convenience init(
         consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
-        policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink", realtimePriority: Int32? = nil
+        policy: OverflowPolicy = .drop, threadName: String = "roomtap.sink", realtimePriority: Int32? = nil,
+        failureBus: RoomBus? = nil
     ) {
         self.init(
             consumer: consumer, channels: channels, capacity: capacity, wakeThreshold: wakeThreshold, policy: policy,
-            pool: nil, threadName: threadName, realtimePriority: realtimePriority)
+            pool: nil, threadName: threadName, realtimePriority: realtimePriority, failureBus: failureBus)
     }
 
     /// A sink serviced by one worker of `pool` (the one with the fewest sinks), which it keeps
     /// until ``close()``. `capacity` is in frames (256 = 2.56 s of audio); the worker is woken when
     /// `wakeThreshold` frames are waiting (default a quarter of the capacity) and every 50 ms.
-    /// Call it on the control side, not on the room clock's thread.
+    /// Call it on the control side, not on the room clock's thread. The consumer's first failure
+    /// is posted to `failureBus` as ``RoomBus/Event/sinkFailed``.
     public convenience init(
         consumer: any FrameConsumer, channels: Int, capacity: Int = 256, wakeThreshold: Int? = nil,
-        policy: OverflowPolicy = .drop, pool: SinkWorkerPool
+        policy: OverflowPolicy = .drop, pool: SinkWorkerPool, failureBus: RoomBus? = nil
     ) {
         self.init(
             consumer: consumer, channels: channels, capacity: capacity, wakeThreshold: wakeThreshold, policy: policy,
-            pool: pool, threadName: pool.threadName)
+            pool: pool, threadName: pool.threadName, failureBus: failureBus)
     }
 
     private init(
         consumer: any FrameConsumer, channels: Int, capacity: Int, wakeThreshold: Int?, policy: OverflowPolicy,
-        pool: SinkWorkerPool?, threadName: String, realtimePriority: Int32? = nil
+        pool: SinkWorkerPool?, threadName: String, realtimePriority: Int32? = nil, failureBus: RoomBus?
     ) {
+        self.failureBus = failureBus
         self.consumer = consumer
         self.queue = FrameQueue(capacity: capacity, channels: channels)
         self.policy = policy
@@ -105,15 +111,8 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
             worker.register(self)
         } else {
             worker = nil
-            Thread { [self] in
-                SinkWorkerPool.nameCurrentThread(threadName)
-                if let realtimePriority {
-                    RealtimeScheduling.applyToCurrentThread(priority: realtimePriority)
-                } else {
-                    RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
-                }
-                drainLoop()
-            }.start()
+            // I/O under the normal policy, never the creator's SCHED_FIFO.
+            RoomThread.start(threadName, policy: .realtime(orNormal: realtimePriority)) { [self] in drainLoop() }
         }
     }
 
@@ -237,8 +236,12 @@ public final class QueuedSink: AudioTrackSink, @unchecked Sendable {
     private func attempt(_ body: () throws -> Void) {
         guard !failed.load(ordering: .acquiring) else { return }
         do { try body() } catch {
-            failureBox.withLock { if $0 == nil { $0 = error } }
+            let first = failureBox.withLock { box -> Bool in
+                defer { if box == nil { box = error } }
+                return box == nil
+            }
             failed.store(true, ordering: .releasing)
+            if first { failureBus?.post(.sinkFailed) }
         }
     }
 }

@@ -68,21 +68,6 @@ public final class SinkWorkerPool: Sendable {
         return chosen
     }
 
-    /// Names the calling thread `name`, cut to the 15 bytes Linux keeps (whole characters), so
-    /// that /proc/self/task/*/comm, ps and gdb show it. Calls pthread_setname_np itself: Foundation
-    /// on Linux names the OS thread from `Thread.name` only when it already knows the thread's
-    /// pthread_t, which the starting thread stores after pthread_create returns, so a new thread
-    /// that names itself first kept the process's name (a race a loaded machine lost).
-    static func nameCurrentThread(_ name: String) {
-        var kept = ""
-        for character in name {
-            guard kept.utf8.count + character.utf8.count <= 15 else { break }
-            kept.append(character)
-        }
-        Thread.current.name = kept
-        _ = roomtap_thread_set_name(UInt(pthread_self()), kept)
-    }
-
     /// One thread of the pool and the sinks it services.
     ///
     /// Thread: `register` on the control side, `wake` from any thread including the room clock's,
@@ -113,11 +98,8 @@ public final class SinkWorkerPool: Sendable {
                 return start
             }
             if start {
-                Thread { [self] in
-                    SinkWorkerPool.nameCurrentThread(threadName)
-                    RealtimeScheduling.applyNormalToCurrentThread()  // I/O: never the creator's SCHED_FIFO
-                    run()
-                }.start()
+                // I/O: never the creator's SCHED_FIFO.
+                RoomThread.start(threadName, policy: .normal) { [self] in run() }
             }
         }
 

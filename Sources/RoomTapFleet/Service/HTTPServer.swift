@@ -171,10 +171,8 @@ public final class HTTPServer: Sendable {
     /// Starts serving on its own thread (`roomtap.http`). Call once.
     public func start() {
         let shared = self.shared
-        let thread = Thread { HTTPServerLoop(shared: shared).run() }
-        thread.name = "roomtap.http"
         shared.running.enter()
-        thread.start()
+        RoomThread.start("roomtap.http") { HTTPServerLoop(shared: shared).run() }
     }
 
     /// Stops serving: chunks published before still go out as far as the sockets take them

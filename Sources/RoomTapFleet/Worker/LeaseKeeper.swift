@@ -37,12 +37,10 @@ final class LeaseKeeper: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.lease") { [self] in
             run()
             done.signal()
         }
-        thread.name = "roomtap.lease"
-        thread.start()
     }
 
     /// Stops renewing (a lease not released expires by itself). Waits for the thread.

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 import Glibc
 import RoomTapJSON
 import RoomTapSinks
@@ -13,15 +14,13 @@ extension Worker {
     func finishInBackground(_ room: Completion, error: String?) {
         finishing.withLock { _ = $0.insert(room.id) }
         finishers.enter()
-        let thread = Thread { [self] in
+        RoomThread.start("roomtap.finish") { [self] in
             let store = JobStore(connection: RedisConnection(configuration.redis), keys: configuration.keys)
             if let error { fail(room, error, store: store) } else { complete(room, store: store) }
             leases.release(job: room.id)
             finishing.withLock { _ = $0.remove(room.id) }
             finishers.leave()
         }
-        thread.name = "roomtap.finish"
-        thread.start()
     }
 
     /// A live room that had ended when its worker died uploading it (the job was `uploading`):

@@ -167,11 +167,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// the control thread (`roomtap.live`). Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
-            roomtap_thread_set_name(pthread_self(), "roomtap.live")
+        RoomThread.start("roomtap.live") { [self] in
             controlLoop()
         }
-        thread.start()
         receiver.start()
     }
 

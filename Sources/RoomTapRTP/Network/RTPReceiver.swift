@@ -82,10 +82,10 @@ public final class RTPReceiver: Sendable {
         }
     }
 
-    /// Where the receive thread is: not started, running (its pthread), or stopped for good.
+    /// Where the receive thread is: not started, running (its thread), or stopped for good.
     private enum Phase {
         case idle
-        case running(pthread_t)
+        case running(RoomThread)
         case stopped
     }
 
@@ -145,23 +145,10 @@ public final class RTPReceiver: Sendable {
     public func start() {
         phase.withLock { phase in
             guard case .idle = phase else { return }
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(self).toOpaque()
-            let result = pthread_create(
-                &thread, nil,
-                { context in
-                    let receiver = Unmanaged<RTPReceiver>.fromOpaque(context!).takeRetainedValue()
-                    if let priority = receiver.realtimePriority {
-                        RealtimeScheduling.applyToCurrentThread(priority: max(1, priority - 1))
-                    }
-                    receiver.receiveLoop()
-                    return nil
-                }, context)
-            guard result == 0 else {
-                Unmanaged<RTPReceiver>.fromOpaque(context).release()
-                fatalError("RTPReceiver: cannot start the receive thread: \(String(cString: strerror(result)))")
+            let priority = realtimePriority.map { max(1, $0 - 1) }
+            let thread = RoomThread.start("roomtap.rx", policy: .realtime(orNormal: priority)) { [self] in
+                receiveLoop()
             }
-            roomtap_thread_set_name(thread, "roomtap.rx")
             phase = .running(thread)
         }
     }
@@ -173,7 +160,7 @@ public final class RTPReceiver: Sendable {
         phase.withLock { phase in
             if case .running(let thread) = phase {
                 roomtap_eventfd_signal(wakeFD)
-                pthread_join(thread, nil)
+                thread.join()
             }
             phase = .stopped
         }

@@ -89,12 +89,10 @@ struct UserTool: Sendable {
         }
         let stdout = Self.collect(output.fileHandleForReading, limit: Self.maxOutput)
         let stderr = Self.collect(errors.fileHandleForReading, limit: 4_096)
-        let writer = Thread {
+        RoomThread.start("roomtap.agent.tool-input") {
             try? input.fileHandleForWriting.write(contentsOf: Data(arguments.utf8))
             try? input.fileHandleForWriting.close()
         }
-        writer.name = "roomtap.agent.tool-input"
-        writer.start()
         if ended.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             if ended.wait(timeout: .now() + 1) == .timedOut { kill(process.processIdentifier, SIGKILL) }
@@ -130,7 +128,7 @@ struct UserTool: Sendable {
     /// Reads `handle` to its end on a thread of its own, keeping the first `limit` bytes.
     private static func collect(_ handle: FileHandle, limit: Int) -> Collected {
         let collected = Collected()
-        let thread = Thread {
+        RoomThread.start("roomtap.agent.tool-output") {
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
@@ -138,8 +136,6 @@ struct UserTool: Sendable {
             }
             collected.finish()
         }
-        thread.name = "roomtap.agent.tool-output"
-        thread.start()
         return collected
     }
 

@@ -76,7 +76,7 @@ enum WatchCommand {
     private static func interactive(events: ControlClient, commands: ControlClient) throws {
         let screen = Locked(Screen())
         let eventClient = UncheckedBox(events)
-        let thread = Thread {
+        RoomThread.start("roomtap.watch") {
             do {
                 try eventClient.value.watch { event in
                     screen.withLock { s in
@@ -99,7 +99,6 @@ enum WatchCommand {
             }
             screen.withLock { if $0.ended == nil { $0.ended = "the recorder stopped" } }
         }
-        thread.start()
 
         let terminal = RawTerminal()
         defer { terminal.restore() }

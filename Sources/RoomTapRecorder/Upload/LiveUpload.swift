@@ -33,11 +33,10 @@ final class LiveUpload: Sendable {
         self.client = S3Client(
             configuration: configuration, retry: RetryPolicy(attempts: 4, baseDelay: 0.5, maxDelay: 5))
         self.webhook = webhook
-        Thread { [self] in
-            Thread.current.name = "roomtap.upload"
+        RoomThread.start("roomtap.upload") { [self] in
             uploadLoop()
             done.signal()
-        }.start()
+        }
     }
 
     /// Starts the segments of `track`, whose whole-room file is `fileName` (the segments go under

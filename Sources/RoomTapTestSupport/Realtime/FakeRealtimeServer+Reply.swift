@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 
 /// The stand-in's response simulation: a reply streamed as the service streams one.
 extension FakeRealtimeServer {
@@ -59,12 +60,10 @@ extension FakeRealtimeServer {
         _ response: FakeRealtimeResponse, on c: WebSocketTestConnection, pcm: [Int16], itemID: String,
         transcript: String?, chunkMs: Int, paced: Bool
     ) {
-        let thread = Thread { [self] in
+        RoomThread.start("fake-realtime.reply") { [self] in
             stream(
                 pcm, response: response, on: c, itemID: itemID, transcript: transcript, chunkMs: chunkMs, paced: paced)
         }
-        thread.name = "fake-realtime.reply"
-        thread.start()
     }
 
     private func stream(

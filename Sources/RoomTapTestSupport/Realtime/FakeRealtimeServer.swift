@@ -426,7 +426,7 @@ public final class FakeRealtimeServer: Sendable {
             let sendsError = sendsExpiryError
             let clock = self.clock
             let end = clock.now + maxSessionDuration
-            let thread = Thread {
+            RoomThread.start("fake-realtime.expiry") {
                 if clock is SystemAgentClock {
                     guard !connection.waitUntilEnded(timeout: maxSessionDuration) else { return }
                 } else {
@@ -442,8 +442,6 @@ public final class FakeRealtimeServer: Sendable {
                 }
                 connection.sendClose(code: 1001, reason: "maximum duration")
             }
-            thread.name = "fake-realtime.expiry"
-            thread.start()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -169,11 +170,7 @@ enum TestTCP {
 
     /// Starts a detached thread.
     static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread {
-            Thread.current.name = name
-            body()
-        }
-        thread.start()
+        RoomThread.start(name, body)
     }
 
     private static func loopback(port: UInt16) -> sockaddr_in {

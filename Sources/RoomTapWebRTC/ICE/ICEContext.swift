@@ -12,7 +12,7 @@ public final class ICEContext: @unchecked Sendable {
     /// The GLib context the agents attach to.
     let context: OpaquePointer
     private let loop: OpaquePointer
-    private let thread: Thread
+    private let thread: RoomThread
     private let finished = DispatchSemaphore(value: 0)
     private let stopped = Locked(false)
 
@@ -22,15 +22,13 @@ public final class ICEContext: @unchecked Sendable {
         loop = g_main_loop_new(context, 0)
         let pointers = UnsafeSendable((context, loop))
         let finished = self.finished
-        thread = Thread {
+        thread = RoomThread.start("roomtap.ice") {
             let (context, loop) = pointers.value
             g_main_context_push_thread_default(context)
             g_main_loop_run(loop)
             g_main_context_pop_thread_default(context)
             finished.signal()
         }
-        thread.name = "roomtap.ice"
-        thread.start()
     }
 
     deinit {

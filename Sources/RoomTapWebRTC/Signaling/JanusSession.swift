@@ -47,9 +47,7 @@ public final class JanusSession: @unchecked Sendable {
             throw .signaling("\(self.base) did not answer like a Janus server (no session id in its reply)")
         }
         self.id = id
-        let thread = Thread { [self] in pollLoop() }
-        thread.name = "roomtap.janus.poll"
-        thread.start()
+        RoomThread.start("roomtap.janus.poll") { [self] in pollLoop() }
     }
 
     /// Attaches a handle to `plugin`; its id.

@@ -1,3 +1,4 @@
+import RoomTapContainer
 import RoomTapCore
 import RoomTapRTP
 
@@ -9,7 +10,7 @@ import RoomTapRTP
 /// before its audio, audio outside a track's pieces, a silent frame holding samples.
 ///
 /// Thread: pure, any thread.
-public enum SoraFuzz {
+package enum SoraFuzz {
     /// Audio rendered per track at most (5 s: the pieces in memory are 1.2 s long).
     public static let maxRenderedSamples: Int64 = 48_000 * 5
 
@@ -43,7 +44,7 @@ public enum SoraFuzz {
         return RecordedRTPStream(bytes: bytes, packets: packets, firstPacketMicroseconds: nil, preSkip: 312)
     }()
 
-    public static func exercise(_ bytes: UnsafeRawBufferPointer, renderLimit: Int64 = maxRenderedSamples) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer, renderLimit: Int64 = maxRenderedSamples) {
         let array = Array(bytes)
         let archive = try? SoraArchiveMetadata.parse(bytes)
         let report = try? SoraRecordingReport.parse(bytes)

@@ -1,9 +1,11 @@
+import RoomTapFleet
+
 /// Fuzz entry for what the HTTP server (`record --http`, `--metrics`, the worker's endpoint) reads
 /// from anyone who can reach its port: the request head (``HTTPRequestHead``: request line, fields,
 /// `Content-Length`), the query and the cookie it is asked for, and the access rules
 /// (``HTTPAccess``) with and without a token. Traps when an invariant fails.
-public enum HTTPFuzz {
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+package enum HTTPFuzz {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         let input = Array(bytes.prefix(HTTPRequestHead.maxBytes + 64))
         // As sent, and as a head whatever the input ends with.
         for candidate in [input, input + [13, 10, 13, 10]] {

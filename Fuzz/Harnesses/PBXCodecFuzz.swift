@@ -1,4 +1,5 @@
-public import RoomTapCore
+import RoomTapCore
+import RoomTapRTP
 
 /// A fuzzing entry point for the PBX codecs' depacketizers and decoders (for the libFuzzer target
 /// in `Fuzz/` and a random-bytes test): arbitrary bytes become a stream of RTP payloads of one
@@ -12,14 +13,14 @@ public import RoomTapCore
 /// Invariants, trapping in any build: a silent frame holds only zeros; every frame renders.
 ///
 /// Thread: any; one call at a time per input (it makes its own buffer).
-public enum PBXCodecFuzz {
+package enum PBXCodecFuzz {
     static let codecs: [AudioCodec] = [
         .pcmu, .pcma, .g722, .l16(rate: 8_000), .l16(rate: 16_000), .l16(rate: 16_000, channels: 2),
         .l16(rate: 44_100), .l16(rate: 48_000, channels: 2),
     ]
 
     /// Runs the input through (see above); traps only when an invariant breaks.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         _ = AudioCodec.named(String(decoding: bytes.prefix(64), as: UTF8.self))
         guard let first = bytes.first else { return }
         let codec = codecs[Int(first & 7)]

@@ -1,3 +1,5 @@
+import RoomTapRTP
+
 /// A fuzzing entry point for the secured receive path (for the libFuzzer target in `Fuzz/`): the
 /// `a=crypto` parser (``SDESCrypto``), `--allow`/`allow` prefixes (``SourcePrefix``), and
 /// libsrtp's unprotect of SRTP and SRTCP in place, as ``ReceiveGuard`` calls it, over arbitrary
@@ -5,7 +7,7 @@
 /// datagram, and a prefix prints as a prefix that parses back to itself.
 ///
 /// Thread: one thread at a time (the libsrtp sessions are shared by every call).
-public enum SecurityFuzz {
+package enum SecurityFuzz {
     /// Sessions with a template for any SSRC: AES-CM (80-bit tag) and AES-GCM.
     nonisolated(unsafe) private static let contexts: [SRTPContext] = [SRTPSuite.aesCM128HMACSHA1Tag80, .aeadAES128GCM]
         .compactMap { suite in
@@ -14,7 +16,7 @@ public enum SecurityFuzz {
         }
 
     /// Runs the parsers and libsrtp over `bytes`; discards the results.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         let text = String(decoding: bytes.prefix(512), as: UTF8.self)
         _ = try? SDESCrypto.parse(Substring(text))
         if let prefix = SourcePrefix(text) {

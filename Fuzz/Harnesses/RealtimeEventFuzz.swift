@@ -1,10 +1,12 @@
+import RoomTapAgent
+
 /// A fuzzing entry point for the Realtime event decoder (for the libFuzzer target in `Fuzz/`).
 ///
 /// Thread: pure, thread-safe.
-public enum RealtimeEventFuzz {
+package enum RealtimeEventFuzz {
     /// Decodes `bytes` as a server event and discards the result. Must never crash or hang,
     /// whatever the bytes.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer) {
         _ = RealtimeServerEvent.decode(bytes)
     }
 }

@@ -1,5 +1,6 @@
 import RoomTapJSON
 import RoomTapStorage
+import RoomTapWebRTC
 
 /// The fuzz entry of what a WebRTC join reads from outside: the peer's SDP (parsed, its audio
 /// section chosen, answered, and the answer read back), a Janus long-poll message (as an event,

@@ -1,4 +1,5 @@
 import RoomTapCore
+import RoomTapRTP
 
 /// One entry point that runs the recording readers over arbitrary bytes, for the libFuzzer target
 /// or a random-bytes test: the bytes as a whole `.mjr`, and as the frames of one (after a valid
@@ -10,7 +11,7 @@ import RoomTapCore
 /// frames hold zeros, the source finishes on the frame its length says.
 ///
 /// Thread: pure, any thread.
-public enum RecordingFuzz {
+package enum RecordingFuzz {
     /// Audio rendered per stream at most (60 s), so a stream claiming hours stays fast.
     public static let maxRenderedSamples: Int64 = 48_000 * 60
     /// A valid header for the frames case.
@@ -21,7 +22,7 @@ public enum RecordingFuzz {
 
     /// Runs the readers over `bytes`, rendering at most `renderLimit` samples of each stream;
     /// traps only when an invariant fails.
-    public static func exercise(_ bytes: UnsafeRawBufferPointer, renderLimit: Int64 = maxRenderedSamples) {
+    package static func exercise(_ bytes: UnsafeRawBufferPointer, renderLimit: Int64 = maxRenderedSamples) {
         let array = Array(bytes)
         if let recording = try? JanusRecording.parse(array, path: "fuzz") {
             play(recording.stream, selector: 0, limit: renderLimit)

@@ -1,3 +1,5 @@
+import RoomTapRTP
+
 /// One entry point that runs every wire parser of this folder over arbitrary bytes, for a
 /// libFuzzer target (`LLVMFuzzerTestOneInput`) or a random-bytes test.
 ///

@@ -1,3 +1,5 @@
+import RoomTapSora
+
 /// The fuzz entry of Sora's audio-streaming body (Fuzz/roomtap-fuzz): the bytes read as a body,
 /// frame after frame, as ``SoraStreamRequest`` reads it, and each frame's timestamp placed as
 /// ``SoraTimestampMapping`` places it. Traps when an invariant fails: every frame lies inside the

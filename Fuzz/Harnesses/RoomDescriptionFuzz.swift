@@ -1,3 +1,5 @@
+import RoomTapRTP
+
 /// A fuzzing entry point for the room description parsers (for the libFuzzer target in `Fuzz/`).
 ///
 /// Thread: pure, thread-safe.
