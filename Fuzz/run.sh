@@ -30,7 +30,8 @@ bin="$("$swift" build "${flags[@]}" --show-bin-path)/roomtap-fuzz"
 
 mkdir -p "$corpus" "$artifacts"
 # A Janus subscriber offer, Janus long-poll events, a WHEP Link header, Sora signaling messages
-# (WebRTCFuzz); an HTTP request to the live page (HTTPFuzz); a Sora archive JSON and report (SoraFuzz).
+# (WebRTCFuzz); an HTTP request to the live page (HTTPFuzz); a Sora archive JSON and report (SoraFuzz);
+# control requests of every command, one per line (ControlFuzz).
 for f in Fuzz/seeds/*; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 for f in Tests/RoomTapRTPTests/Fixtures/*.sdp; do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
 # RTP with a one-byte header extension (RFC 8285) and an Opus TOC; an RTCP SR followed by a BYE.

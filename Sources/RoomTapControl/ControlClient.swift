@@ -81,6 +81,27 @@ public final class ControlClient {
         }
     }
 
+    /// Sends `command` (``ControlCommand/request(id:)``) and waits up to `timeout` for its reply, as
+    /// ``request(_:_:timeout:)``. A recorder still setting up its room answers `starting`
+    /// (``SetUpGate``): the request is then sent again every ``startingRetryInterval`` until
+    /// `whileStarting` has passed since the first (zero: never again), after which that failure is
+    /// thrown. Blocks the calling thread for at most `whileStarting` plus `timeout` per try.
+    public func request(
+        _ command: ControlCommand, timeout: Duration = .seconds(5), whileStarting: Duration = .zero
+    ) throws(ControlClientError) -> JSONValue {
+        let deadline = monotonicNow() + whileStarting.nanosecondsClamped
+        while true {
+            do throws(ControlClientError) {
+                return try request(command.name.rawValue, command.parameters, timeout: timeout)
+            } catch .failure(.starting, _) where monotonicNow() < deadline {
+                usleep(UInt32(ControlClient.startingRetryInterval.nanosecondsClamped / 1000))
+            }
+        }
+    }
+
+    /// How often ``request(_:timeout:whileStarting:)`` asks a recorder that is still starting.
+    public static let startingRetryInterval: Duration = .milliseconds(50)
+
     /// Sends `watch` (with `parameters`), waits up to `timeout` for its reply, then calls
     /// `onEvent` for every event line until it returns false (returns normally) or the recorder
     /// closes the connection (throws ``ControlClientError/disconnected(path:)``).

@@ -15,6 +15,10 @@ public enum ControlErrorCode: String, Sendable, CaseIterable, Codable {
     case outOfRange = "out_of_range"
     /// The command cannot act now (no agent in this room, too many clients, ...).
     case unavailable
+    /// The recorder is still setting up its room (`hello` says `starting`): a command about its
+    /// tracks (``ControlCommand/namesTracks``) or `stop` cannot act yet. Answered at once; send the
+    /// request again in a moment (``ControlClient/request(_:timeout:whileStarting:)`` does).
+    case starting
     /// A fault in the recorder.
     case `internal`
 }
@@ -33,6 +37,9 @@ public struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The `starting` answer: the recorder is still setting up its room.
+    public static let starting = ControlFailure(.starting, "the recorder is still starting; try again in a moment")
 }
 
 /// Sizes the protocol and the server hold to.

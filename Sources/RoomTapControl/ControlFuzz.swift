@@ -1,6 +1,6 @@
 /// Fuzz entry for the control protocol's parsers (Fuzz/roomtap-fuzz): the line splitter, the JSON
-/// parser and writer, the request envelope, reply encoding and ``VolumeLevel``. Traps when an
-/// invariant fails:
+/// parser and writer, the request envelope, the typed commands (``ControlCommand``), reply encoding
+/// and ``VolumeLevel``. Traps when an invariant fails:
 /// - splitting the input in one piece and in small chunks gives the same lines and overflows;
 ///   no line holds a newline or exceeds the limit;
 /// - a parsed JSON value written with ``JSONValue/jsonText`` parses back to the same value, and the
@@ -8,6 +8,10 @@
 /// - a parsed request's `id` is a number, a string or null, and its parameters hold neither `id`
 ///   nor `cmd`; it survives a round trip through ``ControlRequest/jsonText``; an envelope error is
 ///   `bad_json` or `bad_request`;
+/// - a parsed request read as a ``ControlCommand`` is either a command that survives a round trip
+///   (command → request → JSON line → request → the same command), with a gain in `0...10` and a
+///   `change_db` in `-200...200`, or a refusal: `unknown_command` exactly when `cmd` is no command,
+///   otherwise `bad_request` or `out_of_range`, with a message of one line;
 /// - every reply is exactly one line of JSON;
 /// - any JSON value read as a `hello` reply (``RunningRecorder/init(socket:hello:)``, what `roomtap
 ///   list` and the verbs read from each socket) gives a recorder with a known state, no negative
@@ -51,6 +55,7 @@ package enum ControlFuzz {
                 check(request.parameters["id"] == nil && request.parameters["cmd"] == nil, "envelope keys kept")
                 let again = Array(request.jsonText.utf8).withUnsafeBytes { ControlRequest.parse($0) }
                 check((try? again.get()) == request, "request does not survive a round trip")
+                exerciseCommand(request)
                 ControlResponse.ok(.object(request.parameters)).writeReply(id: request.id, to: &reply)
                 if let volume = try? VolumeLevel.parse(request.parameters["volume"] ?? .null) {
                     check(VolumeLevel.range.contains(volume), "volume parameter out of range")
@@ -66,6 +71,33 @@ package enum ControlFuzz {
         if let volume = VolumeLevel.parse(text) {
             check(volume.isFinite && VolumeLevel.range.contains(volume), "volume out of range")
         }
+    }
+
+    /// The request read as a typed command, and back.
+    private static func exerciseCommand(_ request: ControlRequest) {
+        let known = ControlCommand.Name(rawValue: request.command) != nil
+        let command: ControlCommand
+        do throws(ControlFailure) {
+            command = try ControlCommand(request)
+        } catch {
+            check(known == (error.code != .unknownCommand), "unknown_command for a known command, or not for another")
+            check(
+                [.unknownCommand, .badRequest, .outOfRange].contains(error.code), "command refused with an odd code")
+            check(!error.message.isEmpty && !error.message.contains("\n"), "refusal is not one line")
+            return
+        }
+        check(known && command.name.rawValue == request.command, "command of another name")
+        if case .volume(_, let change, _) = command {
+            switch change {
+            case .set(let gain): check(gain.isFinite && VolumeLevel.range.contains(gain), "gain out of range")
+            case .change(let decibels):
+                check(abs(decibels) <= ControlCommand.maxChangeDecibels, "change_db out of range")
+            }
+        }
+        check((try? ControlCommand(command.request(id: request.id))) == command, "command does not survive a request")
+        let line = Array(command.request(id: request.id).jsonText.utf8)
+        let again = line.withUnsafeBytes { ControlRequest.parse($0) }
+        check((try? again.get()).flatMap { try? ControlCommand($0) } == command, "command does not survive a line")
     }
 
     /// The splitter's output: a line, or nil for an overflow.

@@ -56,7 +56,7 @@ public enum RecorderDirectory {
         -> RunningRecorder
     {
         let client = try ControlClient(path: path)
-        let reply = try client.request("hello", timeout: timeout)
+        let reply = try client.request(.hello, timeout: timeout)
         guard reply["pid"]?.intValue != nil else { throw .badReply("a hello reply without \"pid\"") }
         return RunningRecorder(socket: path, hello: reply)
     }

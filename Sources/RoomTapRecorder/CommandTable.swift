@@ -47,23 +47,23 @@ enum CommandTable {
             "upload", group: .main, summary: "Upload a recording to S3 (verified, idempotent, resumable)",
             options: UploadCommand.options, takesPositionals: true, helpIntro: UploadCommand.helpIntro,
             run: { try UploadCommand.run($0) }),
-        control("tracks", summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
-        control("status", summary: "Room time, tracks, sinks, drops, late ticks, files"),
+        control(.tracks, summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
+        control(.status, summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(
-            "mute", summary: "Mute tracks (NAME..., --all; unmute to undo); --scope record: off the record",
+            .mute, summary: "Mute tracks (NAME..., --all; unmute to undo); --scope record: off the record",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both."),
         control(
-            "unmute", summary: "Undo a mute",
+            .unmute, summary: "Undo a mute",
             scope: "all (default): every mute of the track; heard: only what is heard;\n"
                 + "record: only the record."),
         control(
-            "volume",
+            .volume,
             summary: "Set a track's volume: 0...10 (1 is unity), 0dB, +3dB/-3dB (relative); NAME alone: show it",
             scope: "heard (default): the mix, playback, the agent; record: the speaker's\n"
                 + "own file and the recorded mix; all: both. Never changes a mute."),
-        control("solo", summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
-        control("unsolo", summary: "End the solo: every track is heard again"),
+        control(.solo, summary: "Hear only the named tracks in the mix and playback (unsolo to undo)"),
+        control(.unsolo, summary: "End the solo: every track is heard again"),
         CommandSpec(
             "watch", group: .control, summary: "Live level meters; keys to select, mute, change volume",
             options: [
@@ -73,7 +73,7 @@ enum CommandTable {
         CommandSpec(
             "agent", group: .control, summary: "Talk to the room's agent (say, instructions, mute, unmute)",
             options: [dirOption, controlOption, jsonOption], takesPositionals: true, helpIntro: Help.agentIntro,
-            run: { try ControlVerbs.run("agent", $0) }),
+            run: { try ControlVerbs.run(.agent, $0) }),
         CommandSpec(
             "list", group: .control, summary: "List the running recorders: directory, pid, tracks, uptime, socket",
             options: [
@@ -107,17 +107,18 @@ enum CommandTable {
         help: "The recorder whose output directory is DIR (default: the only\nrecorder running).")
     static let jsonOption = OptionSpec("--json", .flag, help: "Print the recorder's reply as JSON (tracks, status).")
 
-    /// A verb that sends one request to a running recorder (docs/CONTROL-PROTOCOL.md).
+    /// A verb that sends one ``ControlCommand`` named `verb` to a running recorder
+    /// (docs/CONTROL-PROTOCOL.md), built by ``ControlVerbs/command(_:_:scope:)``.
     /// `scope`: the help of the verb's `--scope` option (nil: the verb takes none).
-    private static func control(_ verb: String, summary: String, scope: String? = nil) -> CommandSpec {
+    private static func control(_ verb: ControlCommand.Name, summary: String, scope: String? = nil) -> CommandSpec {
         var options = [dirOption, controlOption, jsonOption]
         if let scope { options.append(OptionSpec("--scope", .value, "SCOPE", help: scope)) }
-        if verb == "mute" || verb == "unmute" {
+        if verb == .mute || verb == .unmute {
             options.append(OptionSpec("--all", .flag, help: "Every speaker (not the mixes) instead of NAME..."))
         }
         return CommandSpec(
-            verb, group: .control, summary: summary, options: options,
-            takesPositionals: !["tracks", "unsolo"].contains(verb), helpIntro: Help.controlIntro,
+            verb.rawValue, group: .control, summary: summary, options: options,
+            takesPositionals: ![.tracks, .unsolo].contains(verb), helpIntro: Help.controlIntro,
             helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0) })
     }
 

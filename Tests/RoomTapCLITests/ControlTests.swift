@@ -206,6 +206,26 @@ struct ControlTests {
         #expect(!FileManager.default.fileExists(atPath: env["ROOMTAP_CONTROL"]!), "the socket is removed at the end")
     }
 
+    /// A verb run as soon as the socket appears, before the room has its tracks: the recorder
+    /// answers `starting` at once (it never holds a request), the verb asks again, and the mute
+    /// lands once alice exists, as it did when the recorder itself waited.
+    @Test func aVerbSentAsTheRecorderStartsActsOnceTheTrackExists() throws {
+        let env = environment()
+        let socket = try #require(env["ROOMTAP_CONTROL"])
+        let recorder = try CLIRunner.start(
+            [
+                "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "600", "--out",
+                try temporaryDirectory().path, "--quiet", "--file", "later=\(sample("bob"))@300",
+            ], environment: env)
+        // Listening (a connection is accepted), nothing asked yet.
+        #expect(waitUntil(timeout: .seconds(60)) { (try? ControlClient(path: socket)) != nil || !recorder.isRunning })
+        let reply = try control(["mute", "alice"], env)
+        #expect(reply["track"] as? String == "alice" && reply["muted"] as? Bool == true, "\(reply)")
+        let stop = try CLIRunner.run(["stop"], environment: env, timeout: 60)
+        #expect(stop.status == 0, "roomtap stop: \(stop.stderr)")
+        #expect(recorder.wait(timeout: 60).status == 0)
+    }
+
     @Test func watchOnATerminalMutesWithAKeyAndRestoresTheTerminal() throws {
         let env = environment()
         let out = try temporaryDirectory()

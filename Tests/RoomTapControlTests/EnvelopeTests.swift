@@ -68,7 +68,7 @@ import Testing
         #expect(
             ControlErrorCode.allCases.map(\.rawValue) == [
                 "bad_json", "bad_request", "line_too_long", "unknown_command", "unknown_track", "out_of_range",
-                "unavailable", "internal",
+                "unavailable", "starting", "internal",
             ])
     }
 

@@ -9,6 +9,9 @@ import Testing
         #"{"id":"\ud83d\ude00","cmd":"é","k":[1e300,-0.0,0.1]}"#, #"{"id":7,"cmd":"stop"}"#,
         #"{"pid":1e300,"tracks":-5,"uptime":1e308,"state":"weird","dir":3,"started":[]}"#,
         #"{"pid":-2147483649,"tracks":1.5,"uptime":-1,"state":"stopping"}"#,
+        #"{"id":3,"cmd":"volume","track":"b","change_db":-3,"scope":"all"}"#,
+        #"{"cmd":"solo","tracks":["a","b"]}\#n{"cmd":"agent","action":"say","text":"x"}\#n{"cmd":"mute","track":1}"#,
+        #"{"cmd":"volume","track":"b","volume":11}\#n{"cmd":"volume","track":"b","volume":"-6dB","scope":"x"}"#,
     ])
     func exercisesEveryPath(_ text: String) {
         Array(text.utf8).withUnsafeBytes { ControlFuzz.exercise($0) }

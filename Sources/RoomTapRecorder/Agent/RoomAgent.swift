@@ -159,27 +159,23 @@ final class RoomAgent: Sendable {
         try? published?.close()
     }
 
-    /// `roomtap agent say|instructions|mute|unmute` (control socket).
-    func handle(_ request: ControlRequest) -> ControlResponse {
-        do throws(ControlFailure) {
-            switch try request.choice("action", ["say", "instructions", "mute", "unmute"]) {
-            case "say":
-                let text = try request.string("text")
-                engine.say(text)
-                return .ok(.object(["message": .string("the agent will answer: \(text)")]))
-            case "instructions":
-                engine.setInstructions(try request.string("text"))
-                return .ok(.object(["message": .string("instructions changed")]))
-            case "mute":
-                engine.setListening(false)
-                return .ok(.object(["message": .string("the agent no longer hears the room (session kept)")]))
-            case "unmute":
-                engine.setListening(true)
-                return .ok(.object(["message": .string("the agent hears the room again")]))
-            default:
-                return .failure(.badRequest, "'agent' needs \"action\": say, instructions, mute or unmute")
-            }
-        } catch { return .failure(error) }
+    /// `roomtap agent say|instructions|mute|unmute` (the control socket's `agent`, its parameters
+    /// checked by ``ControlCommand``). Control server's thread; never waits.
+    func handle(_ action: ControlCommand.AgentAction) -> ControlResponse {
+        switch action {
+        case .say(let text):
+            engine.say(text)
+            return .ok(.object(["message": .string("the agent will answer: \(text)")]))
+        case .instructions(let text):
+            engine.setInstructions(text)
+            return .ok(.object(["message": .string("instructions changed")]))
+        case .mute:
+            engine.setListening(false)
+            return .ok(.object(["message": .string("the agent no longer hears the room (session kept)")]))
+        case .unmute:
+            engine.setListening(true)
+            return .ok(.object(["message": .string("the agent hears the room again")]))
+        }
     }
 
     /// The `agent` object of `status`: the state (idle, connecting, connected, reconnecting,

@@ -3,10 +3,10 @@ import RoomTap
 import RoomTapSync
 
 /// The agent's built-in room tools (function calling): `mute_track`, `unmute_track`,
-/// `set_volume`, `list_tracks`, `leave_room`. The first three go through the control socket's own
-/// handler (``RoomControlHandler/handle(_:by:)``), so they act exactly like `roomtap mute NAME`
-/// (same scope rules, a change at the next tick, ramped over one frame) and appear in room.json
-/// `controls` with `"by": "agent"`.
+/// `set_volume`, `list_tracks`, `leave_room`. The first four are ``ControlCommand``s done by the
+/// control socket's own handler (``RoomControlHandler/handle(_:by:)``), so they act exactly like
+/// `roomtap mute NAME` (same scope rules, a change at the next tick, ramped over one frame) and
+/// appear in room.json `controls` with `"by": "agent"`.
 ///
 /// Thread: ``run(_:)`` on the agent's tools thread; ``setHandler(_:)`` from the recorder's
 /// main thread. Never on the room clock's thread: a tool only sets the tracks' atomics.
@@ -63,27 +63,29 @@ final class RoomTools: Sendable {
         guard let handler = handler.withLock({ $0 }) else {
             return .error("this room has no controls (no control socket)")
         }
-        let request: ControlRequest
+        let command: ControlCommand
         switch call.name {
         case "mute_track", "unmute_track", "set_volume":
             guard let name = arguments["name"]?.stringValue, !name.isEmpty else {
                 return .error("\(call.name) needs \"name\" (a track name; list_tracks has them)")
             }
-            var parameters: [String: JSONValue] = ["track": .string(name)]
-            if call.name == "set_volume" {
+            switch call.name {
+            case "mute_track": command = .mute(track: name, scope: nil)
+            case "unmute_track": command = .unmute(track: name, scope: nil)
+            default:
                 guard let volume = arguments["volume"], volume.doubleValue != nil else {
                     return .error("set_volume needs \"volume\" (a number 0...10, 1 is unity)")
                 }
-                parameters["volume"] = volume
+                do throws(ControlFailure) {
+                    command = .volume(track: name, change: .set(try VolumeLevel.parse(volume)), scope: nil)
+                } catch { return .error(error.message) }
             }
-            let command = ["mute_track": "mute", "unmute_track": "unmute", "set_volume": "volume"][call.name]!
-            request = ControlRequest(command: command, parameters: parameters)
         case "list_tracks":
-            request = ControlRequest(command: "tracks")
+            command = .tracks
         default:
             return .error("there is no tool named '\(call.name)'")
         }
-        switch handler.handle(request, by: "agent") {
+        switch handler.handle(command, by: "agent") {
         case .ok(let result), .watch(let result):
             if call.name == "list_tracks" { return .ok(["tracks": .array(tracks(in: result))]) }
             var fields: [String: JSONValue] = [:]

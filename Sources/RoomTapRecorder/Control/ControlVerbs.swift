@@ -2,55 +2,55 @@ import Foundation
 import RoomTap
 
 /// The verbs that talk to a running recorder over its control socket: `tracks`, `status`,
-/// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one request
+/// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one ``ControlCommand``
 /// (docs/CONTROL-PROTOCOL.md) and prints the reply: a table, or with --json the reply's result.
+/// A recorder still setting up its room answers `starting`; the verb asks again for up to
+/// ``startingWait``, so a verb run as the recorder starts acts once its tracks exist.
 enum ControlVerbs {
-    /// Sends `verb`'s request (its options and arguments as ``CommandTable`` declares them) and
+    /// How long a verb keeps asking a recorder that is still starting (its room not yet set up).
+    static let startingWait: Duration = .seconds(10)
+
+    /// Sends `verb`'s command (its options and arguments as ``CommandTable`` declares them) and
     /// prints the reply.
-    static func run(_ verb: String, _ args: ParsedArguments) throws {
+    static func run(_ verb: ControlCommand.Name, _ args: ParsedArguments) throws {
         let explicit = args.value("--control")
         let dir = args.value("--dir")
         let json = args.flag("--json")
-        let scope = ["mute", "unmute", "volume"].contains(verb) ? args.value("--scope") : nil
+        let scope = [.mute, .unmute, .volume].contains(verb) ? args.value("--scope") : nil
         let positionals = args.positionals
-        if verb == "status", positionals.count == 1 {
+        if verb == .status, positionals.count == 1 {
             try DirectoryStatus.run(directory: positionals[0], args)
             return
         }
-        if ["mute", "unmute"].contains(verb) && (positionals.count != 1 || args.flag("--all")) {
+        if [.mute, .unmute].contains(verb) && (positionals.count != 1 || args.flag("--all")) {
             try several(verb, positionals, all: args.flag("--all"), scope: scope, json: json, explicit, dir)
             return
         }
-        if verb == "volume" && positionals.count == 1 {
+        if verb == .volume && positionals.count == 1 {
             try showVolume(positionals[0], json: json, explicit, dir)
             return
         }
-        var (command, parameters) = try request(verb, positionals, scope: scope)
-        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
-        if verb == "volume", let change = relativeDecibels(positionals[1]) {
-            // pactl's rule: a signed dB level is a change of the volume now (of the scope's side),
-            // made by the recorder in one step (`change_db`), so two changes at once both apply.
-            parameters["volume"] = nil
-            parameters["change_db"] = .number(change)
-        }
-        let result = try ask(client, command, parameters)
+        let command = try command(verb, positionals, scope: scope)
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb.rawValue))
+        let result = try ask(client, command)
         if json {
             print(result.jsonText)
             return
         }
-        switch verb {
-        case "tracks": print(TracksTable.render(result["tracks"]?.arrayValue ?? []), terminator: "")
-        case "status": print(statusText(result), terminator: "")
-        case "agent": print(result["message"]?.stringValue ?? "ok")
-        default: print(changeText(verb, result))
+        switch command {
+        case .tracks: print(TracksTable.render(result["tracks"]?.arrayValue ?? []), terminator: "")
+        case .status: print(statusText(result), terminator: "")
+        case .agent: print(result["message"]?.stringValue ?? "ok")
+        default: print(changeText(command, result))
         }
     }
 
-    /// Sends one request; a failure is one line.
-    private static func ask(_ client: ControlClient, _ command: String, _ parameters: [String: JSONValue]) throws
-        -> JSONValue
-    {
-        do { return try client.request(command, parameters) } catch { throw RecorderChoice.failure(error, of: client) }
+    /// Sends one command, asking again while the recorder is starting (``startingWait``); a
+    /// failure is one line.
+    static func ask(_ client: ControlClient, _ command: ControlCommand) throws -> JSONValue {
+        do { return try client.request(command, whileStarting: startingWait) } catch {
+            throw RecorderChoice.failure(error, of: client)
+        }
     }
 
     /// A signed level in dB (`+3dB`, `-6 dB`): the change it asks for, as pactl reads it; nil for
@@ -66,31 +66,32 @@ enum ControlVerbs {
     /// `mute`/`unmute` of several NAMEs, or of every speaker (`--all`): one request per track, in
     /// order, one line (or JSON reply) each; the first that fails ends the run (exit 1).
     private static func several(
-        _ verb: String, _ names: [String], all: Bool, scope: String?, json: Bool, _ explicit: String?, _ dir: String?
+        _ verb: ControlCommand.Name, _ names: [String], all: Bool, scope: String?, json: Bool, _ explicit: String?,
+        _ dir: String?
     ) throws {
         if all && !names.isEmpty {
-            throw UsageError(description: "give NAME... or --all, not both", command: verb)
+            throw UsageError(description: "give NAME... or --all, not both", command: verb.rawValue)
         }
         guard all || !names.isEmpty else {
-            throw UsageError(description: "usage: roomtap \(verb) NAME... | --all", command: verb)
+            throw UsageError(description: "usage: roomtap \(verb.rawValue) NAME... | --all", command: verb.rawValue)
         }
-        for name in names { _ = try request(verb, [name], scope: scope) }  // every usage error first
-        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb))
+        for name in names { _ = try command(verb, [name], scope: scope) }  // every usage error first
+        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb.rawValue))
         let targets =
             all
-            ? (try ask(client, "tracks", [:])["tracks"]?.arrayValue ?? [])
+            ? (try ask(client, .tracks)["tracks"]?.arrayValue ?? [])
                 .filter { $0["kind"]?.stringValue != "mix" }.compactMap { $0["name"]?.stringValue } : names
         for name in targets {
-            let (command, parameters) = try request(verb, [name], scope: scope)
-            let result = try ask(client, command, parameters)
-            print(json ? result.jsonText : changeText(verb, result))
+            let command = try command(verb, [name], scope: scope)
+            let result = try ask(client, command)
+            print(json ? result.jsonText : changeText(command, result))
         }
     }
 
     /// `volume NAME`: the track's volumes now, heard and recorded, linear and in dB.
     private static func showVolume(_ name: String, json: Bool, _ explicit: String?, _ dir: String?) throws {
         let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: "volume"))
-        let tracks = try ask(client, "tracks", [:])["tracks"]?.arrayValue ?? []
+        let tracks = try ask(client, .tracks)["tracks"]?.arrayValue ?? []
         guard let track = tracks.first(where: { $0["name"]?.stringValue == name }) else {
             throw RuntimeError(
                 description: "no track named '\(name)' (tracks: "
@@ -115,83 +116,97 @@ enum ControlVerbs {
         do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
     }
 
-    /// The protocol request for a verb and its arguments.
-    static func request(_ verb: String, _ args: [String], scope: String?) throws(UsageError) -> (
-        String, [String: JSONValue]
-    ) {
+    /// The command a verb and its arguments ask for; a bad argument is a usage error (exit 64),
+    /// found before connecting.
+    static func command(_ verb: ControlCommand.Name, _ args: [String], scope: String?) throws(UsageError)
+        -> ControlCommand
+    {
+        let name = verb.rawValue
         func expect(_ count: Int, _ usage: String) throws(UsageError) {
             guard args.count == count else {
-                throw UsageError(description: "usage: roomtap \(verb) \(usage)", command: verb)
+                throw UsageError(description: "usage: roomtap \(name) \(usage)", command: name)
             }
         }
-        var parameters: [String: JSONValue] = [:]
+        var chosen: ControlCommand.Scope?
         if let scope {
-            guard ["heard", "record", "all"].contains(scope) else {
-                throw UsageError(description: "--scope must be heard, record or all, not '\(scope)'", command: verb)
+            guard let known = ControlCommand.Scope(rawValue: scope) else {
+                throw UsageError(description: "--scope must be heard, record or all, not '\(scope)'", command: name)
             }
-            parameters["scope"] = .string(scope)
+            chosen = known
         }
         switch verb {
-        case "status":
+        case .status:
             try expect(0, "[DIR]")
-            return (verb, parameters)
-        case "tracks", "unsolo":
+            return .status
+        case .tracks:
             try expect(0, "")
-            return (verb, parameters)
-        case "mute", "unmute":
+            return .tracks
+        case .unsolo:
+            try expect(0, "")
+            return .unsolo
+        case .mute:
             try expect(1, "NAME")
-            parameters["track"] = .string(args[0])
-            return (verb, parameters)
-        case "volume":
+            return .mute(track: args[0], scope: chosen)
+        case .unmute:
+            try expect(1, "NAME")
+            return .unmute(track: args[0], scope: chosen)
+        case .volume:
             try expect(2, "NAME LEVEL   (LEVEL: 0...10, 1 is unity, or dB such as -6dB)")
-            guard VolumeLevel.parse(args[1]) != nil else {
+            guard let gain = VolumeLevel.parse(args[1]) else {
                 throw UsageError(
                     description: "volume '\(args[1])' must be 0...10 (1 is unity) or a level in dB such as -6dB",
-                    command: verb)
+                    command: name)
             }
-            parameters["track"] = .string(args[0])
-            parameters["volume"] = .string(args[1])
-            return (verb, parameters)
-        case "solo":
-            guard !args.isEmpty else { throw UsageError(description: "usage: roomtap solo NAME...", command: verb) }
-            parameters["tracks"] = .array(args.map(JSONValue.string))
-            return (verb, parameters)
-        default:  // agent
-            guard let action = args.first, ["say", "instructions", "mute", "unmute"].contains(action) else {
-                throw UsageError(
-                    description: "usage: roomtap agent say TEXT | instructions FILE | mute | unmute", command: verb)
-            }
-            parameters["action"] = .string(action)
-            switch action {
-            case "say":
-                guard args.count >= 2 else {
-                    throw UsageError(description: "usage: roomtap agent say TEXT", command: verb)
-                }
-                parameters["text"] = .string(args.dropFirst().joined(separator: " "))
-            case "instructions":
-                guard args.count == 2 else {
-                    throw UsageError(description: "usage: roomtap agent instructions FILE", command: verb)
-                }
-                guard let text = try? String(contentsOfFile: args[1], encoding: .utf8) else {
-                    throw UsageError(description: "cannot read instructions file '\(args[1])'", command: verb)
-                }
-                parameters["text"] = .string(text)
-            default:
-                guard args.count == 1 else {
-                    throw UsageError(description: "usage: roomtap agent \(action)", command: verb)
-                }
-            }
-            return ("agent", parameters)
+            // pactl's rule: a signed dB level is a change of the volume now (of the scope's side),
+            // made by the recorder in one step (`change_db`), so two changes at once both apply.
+            let change: ControlCommand.VolumeChange =
+                relativeDecibels(args[1]).map { .change(decibels: $0) } ?? .set(gain)
+            return .volume(track: args[0], change: change, scope: chosen)
+        case .solo:
+            guard !args.isEmpty else { throw UsageError(description: "usage: roomtap solo NAME...", command: name) }
+            return .solo(tracks: args)
+        case .agent:
+            return .agent(try agentAction(args))
+        case .ping, .hello, .watch, .stop:
+            // Not verbs of this table (stop and watch are commands of their own).
+            throw UsageError(description: "usage: roomtap \(name)", command: name)
         }
     }
 
-    private static func changeText(_ verb: String, _ result: JSONValue) -> String {
+    /// `agent say TEXT | instructions FILE | mute | unmute`.
+    private static func agentAction(_ args: [String]) throws(UsageError) -> ControlCommand.AgentAction {
+        let usage = "usage: roomtap agent say TEXT | instructions FILE | mute | unmute"
+        switch args.first {
+        case "say":
+            guard args.count >= 2 else {
+                throw UsageError(description: "usage: roomtap agent say TEXT", command: "agent")
+            }
+            return .say(args.dropFirst().joined(separator: " "))
+        case "instructions":
+            guard args.count == 2 else {
+                throw UsageError(description: "usage: roomtap agent instructions FILE", command: "agent")
+            }
+            guard let text = try? String(contentsOfFile: args[1], encoding: .utf8) else {
+                throw UsageError(description: "cannot read instructions file '\(args[1])'", command: "agent")
+            }
+            return .instructions(text)
+        case let action? where action == "mute" || action == "unmute":
+            guard args.count == 1 else {
+                throw UsageError(description: "usage: roomtap agent \(action)", command: "agent")
+            }
+            return action == "mute" ? .mute : .unmute
+        default:
+            throw UsageError(description: usage, command: "agent")
+        }
+    }
+
+    private static func changeText(_ command: ControlCommand, _ result: JSONValue) -> String {
         let time = String(format: "%.2f s", result["room_time"]?.doubleValue ?? 0)
-        switch verb {
-        case "solo":
+        switch command {
+        case .solo:
             return
                 "solo \(result["solo"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "") from \(time)"
-        case "unsolo": return "solo off from \(time)"
+        case .unsolo: return "solo off from \(time)"
         default:
             // "carol: heard unmuted, volume 0.50; record muted, volume 1.00; from 3.20 s"
             let name = result["track"]?.stringValue ?? "?"

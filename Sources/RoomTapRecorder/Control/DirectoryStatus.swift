@@ -21,7 +21,7 @@ enum DirectoryStatus {
         var live: JSONValue?
         if let recorder = try? RecorderChoice.recorder(recordingTo: directory, environment: environment) {
             let client = try ControlVerbs.connect(recorder.socket)
-            do { live = try client.request("status", [:]) } catch { throw RecorderChoice.failure(error, of: client) }
+            do { live = try client.request(.status) } catch { throw RecorderChoice.failure(error, of: client) }
         }
         // A recorder holds DIR (its lock) but no recorder answered for it: stopped (SIGSTOP) or stuck;
         // room.json's "recording" would read as a room that is going on.

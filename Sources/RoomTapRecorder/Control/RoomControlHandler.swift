@@ -5,12 +5,14 @@ import Synchronization
 
 /// The commands of the control socket (docs/CONTROL-PROTOCOL.md) acting on a running room: who the
 /// recorder is (`hello`), track listing and status, mute/unmute/volume/solo/unsolo, `stop`, and the
-/// agent's commands.
+/// agent's commands. What each command asks is a ``ControlCommand``; this is what it does here.
 ///
-/// Thread: `handle` runs on the control server's thread. It only sets atomics on the tracks and
-/// reads counters, so it returns at once and never waits on the room clock. A change takes
-/// effect at the next tick; the reply's `room_time` is the room time of that tick (the ramp
-/// starts there and lasts one frame).
+/// Thread: `handle` runs on the control server's thread (and the live page's, and the agent's
+/// tools thread). It only sets atomics on the tracks and reads counters, so it returns at once
+/// and never waits: not on the room clock, not for the room's set-up (a command about tracks
+/// before it is answered `starting`, see ``SetUpGate``). A change takes effect at the next tick;
+/// the reply's `room_time` is the room time of that tick (the ramp starts there and lasts one
+/// frame).
 final class RoomControlHandler: ControlHandler {
     /// What the recorder knows about a track beyond the room: where it comes from and how it fares.
     struct TrackDetails: Sendable {
@@ -45,15 +47,13 @@ final class RoomControlHandler: ControlHandler {
     private let details: @Sendable (AudioTrack) -> TrackDetails
     private let status: @Sendable () -> StatusDetails
     private let publisher = Locked<(@Sendable (JSONValue) -> Void)?>(nil)
-    private let agentHandler = Locked<(@Sendable (ControlRequest) -> ControlResponse)?>(nil)
+    private let agentHandler = Locked<(@Sendable (ControlCommand.AgentAction) -> ControlResponse)?>(nil)
     private let agentStatus = Locked<(@Sendable () -> JSONValue)?>(nil)
     private let stopAction = Locked<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let startedMonotonic = ContinuousClock.now
-    /// Signalled once the room is set up (or given up): track commands wait for it.
-    private let setUp = DispatchSemaphore(value: 0)
-    /// How long a track command waits for the set-up before it is answered as things stand.
-    static let setUpWait: Double = 10
+    /// Opened once the room is set up (or given up): until then track commands answer `starting`.
+    private let setUp = SetUpGate()
 
     init(
         room: Room, controlPath: String, directory: String, started: Date, log: ControlLog,
@@ -74,7 +74,8 @@ final class RoomControlHandler: ControlHandler {
     /// Who answers `agent` requests (nil: no agent in this room). Any thread.
     /// `status` is the agent's part of the `status` answer (its `agent` object).
     func setAgentHandler(
-        _ handler: (@Sendable (ControlRequest) -> ControlResponse)?, status: (@Sendable () -> JSONValue)? = nil
+        _ handler: (@Sendable (ControlCommand.AgentAction) -> ControlResponse)?,
+        status: (@Sendable () -> JSONValue)? = nil
     ) {
         agentHandler.withLock { $0 = handler }
         agentStatus.withLock { $0 = status }
@@ -82,67 +83,66 @@ final class RoomControlHandler: ControlHandler {
 
     /// What `stop` does: the same as SIGINT (the room stops, draining a network room's record
     /// delay, and the recorder finalises its files). Until it is set (the room has not started),
-    /// `stop` answers `unavailable`. Any thread.
+    /// `stop` answers `starting`. Any thread.
     /// Setting it also ends the set-up: every track the room starts with exists, and track
-    /// commands that arrived earlier are handled now.
+    /// commands are served from now on (before, they are answered `starting`).
     func setStopAction(_ action: @escaping @Sendable () -> Void) {
         stopAction.withLock { $0 = action }
-        setUp.signal()
+        setUp.open()
     }
 
     /// Records that the room is ending (asked to stop, or its end reached): `hello` then says
     /// `stopping`. Idempotent; any thread.
     func noteStopping() {
         stopping.store(true, ordering: .relaxed)
-        setUp.signal()
+        setUp.open()
     }
 
     /// Sends an event to every watcher. Any thread.
     func publish(_ event: JSONValue) { publisher.withLock { $0 }?(event) }
 
-    /// Server thread. A command about tracks (`tracks`, `mute`, `unmute`, `volume`, `solo`,
-    /// `unsolo`) that arrives while the recorder is still setting up (the socket exists from the
-    /// start, so that a second recorder on it fails before making anything) waits until the room's
-    /// first tracks exist, at most ``setUpWait`` seconds: `volume alice 0.5` sent as soon as the
-    /// socket appears finds alice.
-    func handle(_ request: ControlRequest) -> ControlResponse { handle(request, by: nil) }
+    /// Server thread: the request read as a ``ControlCommand`` (its refusal when it is none),
+    /// then ``handle(_:by:)``.
+    func handle(_ request: ControlRequest) -> ControlResponse {
+        do throws(ControlFailure) {
+            return handle(try ControlCommand(request), by: nil)
+        } catch { return .failure(error) }
+    }
 
-    /// ``handle(_:)`` for a change made by someone other than a control client: `by` (`agent`)
-    /// goes into the control log (room.json `controls`) and the `control_changed` event. The
-    /// agent's room tools come this way, so they act exactly as `roomtap mute NAME` does. Any
-    /// thread but the room clock's.
-    func handle(_ request: ControlRequest, by: String?) -> ControlResponse {
-        if Self.namesTracks.contains(request.command) { waitForSetUp() }
-        switch request.command {
-        case "ping": return .ok(.object(["pong": .bool(true)]))
-        case "hello": return .ok(helloObject())
-        case "stop": return stop()
-        case "tracks": return .ok(.object(["tracks": .array(visibleTracks().map(describe))]))
-        case "status": return .ok(statusObject())
-        case "mute", "unmute": return mute(request, enabled: request.command == "unmute", by: by)
-        case "volume": return volume(request, by: by)
-        case "solo": return solo(request)
-        case "unsolo": return unsolo()
-        case "watch": return .watch(.object(["watching": .bool(true), "room_time": .number(roomTime)]))
-        case "agent":
+    /// Does `command`. `by` names who asked when it is not a control client (`agent`): it goes into
+    /// the control log (room.json `controls`) and the `control_changed` event. The live page and
+    /// the agent's room tools come this way, so they act exactly as `roomtap mute NAME` does.
+    ///
+    /// While the recorder is still setting up (the socket exists from the start, so that a second
+    /// recorder on it fails before making anything), a command about tracks (`tracks`, `mute`,
+    /// `unmute`, `volume`, `solo`, `unsolo`) and `stop` are answered `starting` at once; the
+    /// `roomtap` verbs ask again until the room's first tracks exist, so `volume alice 0.5` sent as
+    /// soon as the socket appears finds alice. Any thread but the room clock's; never waits.
+    func handle(_ command: ControlCommand, by: String?) -> ControlResponse {
+        if let refusal = setUp.refusal(of: command) { return .failure(refusal) }
+        switch command {
+        case .ping: return .ok(.object(["pong": .bool(true)]))
+        case .hello: return .ok(helloObject())
+        case .stop: return stop()
+        case .tracks: return .ok(trackList())
+        case .status: return .ok(statusObject())
+        case .mute(let name, let scope): return mute(name, scope: scope, enabled: false, by: by)
+        case .unmute(let name, let scope): return mute(name, scope: scope, enabled: true, by: by)
+        case .volume(let name, let change, let scope): return volume(name, change: change, scope: scope, by: by)
+        case .solo(let names): return solo(names)
+        case .unsolo: return unsolo()
+        case .watch: return .watch(.object(["watching": .bool(true), "room_time": .number(roomTime)]))
+        case .agent(let action):
             guard let handler = agentHandler.withLock({ $0 }) else {
                 return .failure(.unavailable, "this room has no agent; start the recorder with --agent")
             }
-            return handler(request)
-        default:
-            return .failure(
-                .unknownCommand,
-                "unknown command '\(request.command)' (commands: ping, hello, tracks, status, mute, unmute, volume, "
-                    + "solo, unsolo, watch, stop, agent)")
+            return handler(action)
         }
     }
 
-    private static let namesTracks: Set<String> = ["tracks", "mute", "unmute", "volume", "solo", "unsolo"]
-
-    private func waitForSetUp() {
-        guard stopAction.withLock({ $0 }) == nil, !stopping.load(ordering: .relaxed) else { return }
-        if setUp.wait(timeout: .now() + Self.setUpWait) == .success { setUp.signal() }  // the next waiter too
-    }
+    /// The `tracks` result, `{"tracks": [...]}`, as the room has them now, set up or not (the live
+    /// page's first event). Any thread but the room clock's.
+    func trackList() -> JSONValue { .object(["tracks": .array(visibleTracks().map(describe))]) }
 
     /// The `levels` event: level and talking of every track, for watchers (~10 times a second).
     func levelsEvent() -> JSONValue {
@@ -203,14 +203,13 @@ final class RoomControlHandler: ControlHandler {
         return track
     }
 
-    /// The request's `scope`, or `otherwise` when it has none. A derived track (the mix,
-    /// agent-hears) has what is heard only: its record is the mix of its inputs' records, so a
-    /// record scope on it is refused (taking a speaker off the record is how to change it).
+    /// The scope asked for, or `otherwise` when none was. A derived track (the mix, agent-hears)
+    /// has what is heard only: its record is the mix of its inputs' records, so a record scope on
+    /// it is refused (taking a speaker off the record is how to change it).
     private func scope(
-        _ request: ControlRequest, otherwise: ControlScope, of track: AudioTrack
+        _ asked: ControlCommand.Scope?, otherwise: ControlScope, of track: AudioTrack
     ) throws(ControlFailure) -> ControlScope {
-        let scope =
-            try request.choice("scope", ControlScope.allCases.map(\.rawValue)).flatMap(ControlScope.init) ?? otherwise
+        let scope = asked.map(ControlScope.init) ?? otherwise
         if track.isDerived && scope != .heard {
             throw ControlFailure(
                 .badRequest,
@@ -223,10 +222,12 @@ final class RoomControlHandler: ControlHandler {
 
     /// `mute` (default scope heard) and `unmute` (default scope all: every mute of the track is
     /// lifted). Only the mute state of the scope changes; volumes are kept.
-    private func mute(_ request: ControlRequest, enabled: Bool, by: String?) -> ControlResponse {
+    private func mute(
+        _ name: String, scope asked: ControlCommand.Scope?, enabled: Bool, by: String?
+    ) -> ControlResponse {
         do throws(ControlFailure) {
-            let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: enabled && !found.isDerived ? .all : .heard, of: found)
+            let found = try track(named: name)
+            let scope = try scope(asked, otherwise: enabled && !found.isDerived ? .all : .heard, of: found)
             found.controls.setEnabled(enabled, scope: scope)
             return changed(found, change: enabled ? "unmute" : "mute", scope: scope, by: by)
         } catch { return .failure(error) }
@@ -234,31 +235,27 @@ final class RoomControlHandler: ControlHandler {
 
     /// `volume` (default scope heard): the gain of the scope, set (`volume`) or changed by
     /// `change_db` (relative, atomic on the track's controls); mute state is never touched.
-    private func volume(_ request: ControlRequest, by: String?) -> ControlResponse {
+    private func volume(
+        _ name: String, change: ControlCommand.VolumeChange, scope asked: ControlCommand.Scope?, by: String?
+    ) -> ControlResponse {
         do throws(ControlFailure) {
-            let found = try track(named: request.string("track"))
-            let scope = try scope(request, otherwise: .heard, of: found)
-            if let decibels = try request.optionalNumber("change_db") {
+            let found = try track(named: name)
+            let scope = try scope(asked, otherwise: .heard, of: found)
+            switch change {
+            case .set(let gain): found.controls.setVolume(gain, scope: scope)
+            case .change(let decibels):
                 // A relative step (`roomtap volume NAME +3dB`), applied here in one atomic step.
-                guard request.parameters["volume"] == nil else {
-                    throw ControlFailure(.badRequest, "give \"volume\" or \"change_db\", not both")
-                }
-                guard abs(decibels) <= 200 else {
-                    throw ControlFailure(.outOfRange, "\"change_db\" must be -200...200 (dB)")
-                }
                 found.controls.changeVolume(byDecibels: Float(decibels), scope: scope)
-            } else {
-                found.controls.setVolume(try request.volume(), scope: scope)
             }
             return changed(found, change: "volume", scope: scope, by: by)
         } catch { return .failure(error) }
     }
 
-    private func solo(_ request: ControlRequest) -> ControlResponse {
-        let names: [String]
+    /// `solo` of `names` (at least one), each found as `tracks` names it.
+    private func solo(_ names: [String]) -> ControlResponse {
         let chosen: [AudioTrack]
         do throws(ControlFailure) {
-            names = try request.strings("tracks")
+            // A request always names one (ControlCommand checks); a command made in code may not.
             guard !names.isEmpty else { throw ControlFailure(.badRequest, "'solo' needs at least one track name") }
             var found: [AudioTrack] = []
             for name in names { found.append(try track(named: name)) }
@@ -319,9 +316,7 @@ final class RoomControlHandler: ControlHandler {
     /// `stop`: starts the stop (once; a repeated `stop` changes nothing) and subscribes the client to
     /// events, so that it hears `stopped` when room.json is written (the connection closes then).
     private func stop() -> ControlResponse {
-        guard let action = stopAction.withLock({ $0 }) else {
-            return .failure(.unavailable, "the recorder is still starting; try again in a moment")
-        }
+        guard let action = stopAction.withLock({ $0 }) else { return .failure(.starting) }
         noteStopping()
         action()
         return .watch(
@@ -385,5 +380,16 @@ final class RoomControlHandler: ControlHandler {
             object["upload"] = .object(value)
         }
         return .object(object)
+    }
+}
+
+extension ControlScope {
+    /// The core's scope of a protocol scope (the same three cases).
+    init(_ scope: ControlCommand.Scope) {
+        switch scope {
+        case .heard: self = .heard
+        case .record: self = .record
+        case .all: self = .all
+        }
     }
 }

@@ -13,7 +13,7 @@ enum StopCommand {
     static let finishTimeout: Duration = .seconds(30)
 
     /// How long `stop` keeps asking a recorder that is still starting (its room not yet running).
-    static let startTimeout: Duration = .seconds(10)
+    static let startTimeout = ControlVerbs.startingWait
 
     static func run(_ args: ParsedArguments) throws {
         let explicit = args.value("--control")
@@ -54,18 +54,11 @@ enum StopCommand {
         }
     }
 
-    /// Sends `stop`; a recorder still starting answers `unavailable`, and is asked again every
-    /// 50 ms for up to ``startTimeout``.
+    /// Sends `stop`; a recorder still starting answers `starting`, and is asked again every 50 ms
+    /// for up to ``startTimeout``.
     private static func askToStop(_ client: ControlClient) throws -> JSONValue {
-        let deadline = ContinuousClock.now + startTimeout
-        while true {
-            do {
-                return try client.request("stop")
-            } catch .failure(.unavailable, _) where ContinuousClock.now < deadline {
-                usleep(50_000)
-            } catch {
-                throw RecorderChoice.failure(error, of: client)
-            }
+        do { return try client.request(.stop, whileStarting: startTimeout) } catch {
+            throw RecorderChoice.failure(error, of: client)
         }
     }
 }

@@ -111,7 +111,7 @@ enum WatchCommand {
                 return
             }
             if snapshot.tracksStale {
-                if let result = try? commands.request("tracks") {
+                if let result = try? commands.request(.tracks) {
                     // Speakers first, the mixes (derived: mix, agent-hears) last, so the view opens on a
                     // speaker and a key press never starts on the mix.
                     let all = result["tracks"]?.arrayValue ?? []
@@ -129,7 +129,7 @@ enum WatchCommand {
             guard let key = terminal.readKey(timeoutMilliseconds: 100) else { continue }
             let name = snapshot.tracks.indices.contains(selected) ? snapshot.tracks[selected]["name"]?.stringValue : nil
             let current: JSONValue? = snapshot.tracks.indices.contains(selected) ? snapshot.tracks[selected] : nil
-            var request: (String, [String: JSONValue])?
+            var command: ControlCommand?
             switch key {
             case .quit: return
             case .up: selected -= 1
@@ -137,30 +137,29 @@ enum WatchCommand {
             case .character("m"):
                 if let name {
                     // What is heard only: a key never puts a speaker back on the record.
-                    request = (
-                        current?["muted"]?.boolValue == true ? "unmute" : "mute",
-                        ["track": .string(name), "scope": .string("heard")]
-                    )
+                    command =
+                        current?["muted"]?.boolValue == true
+                        ? .unmute(track: name, scope: .heard) : .mute(track: name, scope: .heard)
                 }
             case .character("+"), .character("="), .character("-"):
                 if let name {
                     let volume = current?["volume"]?.doubleValue ?? 1
                     let step = key == .character("-") ? 1 / 1.4125 : 1.4125  // 3 dB
                     let next = min(10, max(0, volume < 0.01 && step > 1 ? 0.1 : volume * step))
-                    request = ("volume", ["track": .string(name), "volume": .number((next * 1000).rounded() / 1000)])
+                    command = .volume(track: name, change: .set(Float((next * 1000).rounded() / 1000)), scope: nil)
                 }
             case .character("0"):
-                if let name { request = ("volume", ["track": .string(name), "volume": .number(1)]) }
+                if let name { command = .volume(track: name, change: .set(1), scope: nil) }
             case .character("s"):
-                if let name { request = ("solo", ["tracks": .array([.string(name)])]) }
-            case .character("u"): request = ("unsolo", [:])
+                if let name { command = .solo(tracks: [name]) }
+            case .character("u"): command = .unsolo
             default: break
             }
-            if let (command, parameters) = request {
+            if let command {
                 let message: String
                 do {
-                    _ = try commands.request(command, parameters)
-                    message = "\(command) \(name ?? "") ok"
+                    _ = try commands.request(command)
+                    message = "\(command.name.rawValue) \(name ?? "") ok"
                 } catch { message = "\(error)" }
                 screen.withLock {
                     $0.message = message

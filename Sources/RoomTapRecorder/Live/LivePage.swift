@@ -114,8 +114,13 @@ final class LivePage: Sendable {
             return api(request)
         case "/api/tracks", "/api/status", "/api/hello":
             guard reading else { return Self.methodNotAllowed("GET") }
-            let command = String(head.path.dropFirst("/api/".count))
-            return Self.reply(handler.handle(ControlRequest(command: command)), id: .null)
+            let command: ControlCommand =
+                switch head.path {
+                case "/api/tracks": .tracks
+                case "/api/status": .status
+                default: .hello
+                }
+            return Self.reply(handler.handle(command, by: nil), id: .null)
         case "/metrics":
             guard reading else { return Self.methodNotAllowed("GET") }
             return .init(status: 200, type: "text/plain; version=0.0.4", body: metrics(), headers: Self.common)
@@ -142,19 +147,22 @@ final class LivePage: Sendable {
         case .failure(let error):
             return Self.reply(.failure(error.failure), id: error.id)
         case .success(let control):
-            if control.command == "watch" {
+            let command: ControlCommand
+            do throws(ControlFailure) { command = try ControlCommand(control) } catch {
+                return Self.reply(.failure(error), id: control.id)
+            }
+            if case .watch = command {
                 return Self.reply(
                     .failure(.badRequest, "over HTTP, watch with GET /events (server-sent events)"), id: control.id)
             }
-            return Self.reply(handler.handle(control), id: control.id)
+            return Self.reply(handler.handle(command, by: nil), id: control.id)
         }
     }
 
-    /// The `tracks` event a stream starts with: the `tracks` reply's result.
+    /// The `tracks` event a stream starts with: the `tracks` result as the room has them now (while
+    /// the room is set up, the rest come as `track_added`).
     func tracksEvent() -> JSONValue {
-        guard case .ok(let result) = handler.handle(ControlRequest(command: "tracks")),
-            var object = result.objectValue
-        else { return .object(["event": .string("tracks"), "tracks": .array([])]) }
+        var object = handler.trackList().objectValue ?? [:]
         object["event"] = .string("tracks")
         return .object(object)
     }
@@ -164,13 +172,13 @@ final class LivePage: Sendable {
 
     /// A control reply as an HTTP answer: the body is the socket's reply line; the status says
     /// the outcome (200; 400 for a bad request or value, 404 for an unknown track or command,
-    /// 503 when the recorder cannot act now, 500 for a fault).
+    /// 503 when the recorder cannot act now or is still starting, 500 for a fault).
     static func reply(_ response: ControlResponse, id: JSONValue) -> HTTPServer.Response {
         var status = 200
         if case .failure(let code, _) = response {
             switch code {
             case .unknownTrack, .unknownCommand: status = 404
-            case .unavailable: status = 503
+            case .unavailable, .starting: status = 503
             case .internal: status = 500
             case .lineTooLong: status = 413
             case .badJSON, .badRequest, .outOfRange: status = 400
