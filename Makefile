@@ -86,12 +86,23 @@ demo-agent: build
 # must build alone: `swift build --target NAME`).
 test: deps
 	$(SWIFT) build -c release --build-tests --explicit-target-dependency-import-check error
+	$(MAKE) api-check
 	$(MAKE) fuzz-smoke
 	set -o pipefail; $(SWIFT) test -c release --skip-build 2>&1 | tee .build/test.log; status=$$?; \
 	  total=$$(sed -nE 's/^.*Test run with ([0-9]+) tests? .*/\1/p' .build/test.log | tail -1); \
 	  failed=$$(grep -E '^✘ Test .* failed after' .build/test.log | grep -vc '^✘ Test run' || true); \
 	  passed=$$(( $${total:-0} - failed )); \
 	  echo "$$passed passed, $$failed failed"; exit $$status
+
+# The public API of the library modules, one line per public symbol, in docs/api/ (see
+# docs/ARCHITECTURE.md, "Targets"): api-check (part of test) fails when the release build's API
+# differs from the checked-in digest; api-digest rewrites it (review the diff, then commit it).
+api-check:
+	bash scripts/api-digest.sh check .build/release
+
+api-digest: deps
+	$(SWIFT) build -c release
+	bash scripts/api-digest.sh write .build/release
 
 # The examples in docs/CLI.md are real runs (DocExamplesTests checks them in `make test`):
 # this rewrites them from the program as it is now. Review the diff, then commit it.

@@ -28,6 +28,14 @@ public struct ContainerRecording: Sendable {
         /// file's time 0; never negative: a file whose tracks start before 0 is moved so the
         /// earliest starts at 0).
         public let startSamples: Int64
+
+        /// A track as read (tests and the fuzz harnesses make them from bytes).
+        package init(title: String?, index: Int, stream: RecordedRTPStream, startSamples: Int64) {
+            self.title = title
+            self.index = index
+            self.stream = stream
+            self.startSamples = startSamples
+        }
     }
 
     /// The container as libavformat names it (`matroska,webm`, `mov,mp4,m4a,3gp,3g2,mj2`).
@@ -40,6 +48,14 @@ public struct ContainerRecording: Sendable {
     /// True when reading stopped at damage, or the packets end more than 100 ms before the length
     /// the header declares (a cut file): what came before is kept.
     public let isDamaged: Bool
+
+    /// A recording as read (tests and the fuzz harnesses make them from bytes).
+    package init(format: String, tracks: [Track], wallClockMicroseconds: Int64?, isDamaged: Bool) {
+        self.format = format
+        self.tracks = tracks
+        self.wallClockMicroseconds = wallClockMicroseconds
+        self.isDamaged = isDamaged
+    }
 
     /// True when `bytes` (the first 12 or more of a file) start like a container this reads: EBML
     /// (Matroska, WebM: `1A 45 DF A3`) or an ISO BMFF `ftyp` box (MP4).

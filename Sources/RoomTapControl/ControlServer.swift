@@ -80,12 +80,10 @@ public final class ControlServer: Sendable {
             path: path, identity: identity, listener: listener, handler: handler, shared: shared)
         let shared = self.shared
         shared.done.enter()
-        let thread = Thread {
+        RoomThread.start("roomtap.control") {
             loop.run()
             shared.done.leave()
         }
-        thread.name = "roomtap.control"
-        thread.start()
     }
 
     deinit { stop() }

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -37,7 +37,7 @@ public enum TestScratch {
         return url
     }
 
-    private static let counter = Mutex(0)
+    private static let counter = Locked(0)
 
     /// Removes `base/PID` of every PID that no longer runs.
     private static func removeLeftovers(in base: String) {

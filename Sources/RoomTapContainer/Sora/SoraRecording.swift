@@ -156,21 +156,21 @@ public struct SoraRecording: Sendable {
     }
 
     /// What reading a media file gave.
-    enum MediaResult {
+    package enum MediaResult {
         case missing
         case unreadable(String)
         case read(ContainerRecording)
     }
 
     /// The folder's Sora files by kind.
-    struct Folder {
+    package struct Folder {
         var reports: [(name: String, recordingID: String)] = []
         var singles: [String: String] = [:]
         var splits: [String: [Int: String]] = [:]
         var ends: [String: String] = [:]
         var present: Set<String>
 
-        init(names: [String]) {
+        package init(names: [String]) {
             present = Set(names)
             for name in names.sorted() {
                 guard let parsed = SoraFileName(name), parsed.fileExtension == .json else { continue }
@@ -188,7 +188,7 @@ public struct SoraRecording: Sendable {
 
     /// The reading, over the folder's names, a JSON reader and a media reader (so the fuzz target
     /// and tests can give bytes instead of files).
-    static func read(
+    package static func read(
         directory: String, folder: Folder, json: (String) -> [UInt8]?, media: (String) -> MediaResult
     ) throws(RecordingError) -> SoraRecording {
         var problems: [String] = []

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import RoomTapSync
 
 /// The room's bus: a bounded queue of events posted by the threads that must never run a
 /// handler (the receive thread, the room clock, the sinks' writers, the control socket, a join's
@@ -42,13 +42,13 @@ public final class RoomBus: Sendable {
 
     /// Events the bus holds at most.
     public let capacity: Int
-    private let ring: Mutex<Ring>
+    private let ring: Locked<Ring>
     private let posted = DispatchSemaphore(value: 0)
 
     /// A bus of `capacity` events (at least 1), allocated here once.
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        ring = Mutex(Ring(events: Array(repeating: .wake, count: max(1, capacity))))
+        ring = Locked(Ring(events: Array(repeating: .wake, count: max(1, capacity))))
     }
 
     /// Queues `event` and wakes the drainer; false (counted) when the bus is full. Any thread;

@@ -1,4 +1,4 @@
-import Synchronization
+import RoomTapSync
 
 /// One stream slot of a live room, allocated when the room is made: the participant once its
 /// track exists, and until then the stream's first packets, held in storage of the slot's own.
@@ -17,7 +17,7 @@ final class StreamSlot: @unchecked Sendable {
     /// Bytes of a held packet's payload at most (an RTP datagram within an Ethernet MTU).
     static let maxPayloadBytes = 1_500
 
-    private let current = Mutex<LiveParticipant?>(nil)
+    private let current = Locked<LiveParticipant?>(nil)
     // Receive thread only.
     private let payloads: UnsafeMutableRawBufferPointer
     private var lengths: [Int]

@@ -22,9 +22,12 @@ import RoomTapJSON
 /// path, what is wrong and what is expected.
 ///
 /// Thread: pure, thread-safe (a value with no shared state).
-struct RoomFileParser {
+package struct RoomFileParser {
     /// Where the data came from, for error messages.
     let source: String
+
+    /// A parser whose errors name `source`.
+    package init(source: String) { self.source = source }
 
     /// The keys of the top-level object.
     static let roomKeys = ["participants", "listen", "allow", "sora"]
@@ -38,7 +41,7 @@ struct RoomFileParser {
     }
 
     /// Parses a room file from raw bytes (the fuzz entry point).
-    func parse(_ bytes: UnsafeRawBufferPointer) throws(RoomDescriptionError) -> RoomDescription {
+    package func parse(_ bytes: UnsafeRawBufferPointer) throws(RoomDescriptionError) -> RoomDescription {
         try checkSize(bytes.count)
         return try parse(bytes: [UInt8](bytes))
     }

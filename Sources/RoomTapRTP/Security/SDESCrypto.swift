@@ -20,16 +20,16 @@ import RoomTapJSON
 /// Messages never contain the key.
 ///
 /// Thread: pure, thread-safe.
-enum SDESCrypto {
+package enum SDESCrypto {
     /// What is wrong with an `a=crypto` value: one line without the key, and whether the line is
     /// well-formed but asks for something roomtap cannot honour (`unsupported`) or malformed.
-    struct Problem: Error, Equatable {
-        var unsupported: Bool
-        var message: String
+    package struct Problem: Error, Equatable {
+        package var unsupported: Bool
+        package var message: String
     }
 
     /// The tag and keying of one `a=crypto` value (the text after `a=crypto:`).
-    static func parse(_ value: Substring) throws(Problem) -> (tag: UInt32, keying: SRTPKeying) {
+    package static func parse(_ value: Substring) throws(Problem) -> (tag: UInt32, keying: SRTPKeying) {
         let fields = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
         let expected = "expected a=crypto:<tag> <suite> inline:<base64 key and salt> (RFC 4568)"
         guard fields.count >= 3, let tag = fields[0].sdpDecimal(maximum: 999_999_999), fields[0].utf8.count <= 9 else {

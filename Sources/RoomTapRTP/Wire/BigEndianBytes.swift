@@ -9,7 +9,7 @@ extension UnsafeRawBufferPointer {
 
     /// The big-endian 32-bit value at `offset` (`offset + 4 <= count`, checked by the caller).
     @inline(__always)
-    func bigEndianUInt32(at offset: Int) -> UInt32 {
+    package func bigEndianUInt32(at offset: Int) -> UInt32 {
         UInt32(self[offset]) << 24 | UInt32(self[offset + 1]) << 16 | UInt32(self[offset + 2]) << 8
             | UInt32(self[offset + 3])
     }

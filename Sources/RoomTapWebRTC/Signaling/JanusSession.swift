@@ -114,7 +114,7 @@ public final class JanusSession: @unchecked Sendable {
     }
 
     /// A plugin reply's error (`error_code`, `error`) as a line.
-    static func checkPluginError(_ data: JSONValue, server: String) throws(WebRTCError) {
+    package static func checkPluginError(_ data: JSONValue, server: String) throws(WebRTCError) {
         if let code = data["error_code"]?.intValue {
             let reason = data["error"]?.stringValue ?? "no reason given"
             throw .signaling("Janus at \(server) refused: \(reason) (error \(code))")
@@ -208,7 +208,7 @@ public final class JanusSession: @unchecked Sendable {
 
     /// One message of the long poll as the event of a handle: nil for keepalives and messages
     /// without a kind or a sender (ignored). Pure.
-    static func event(from message: JSONValue) -> (sender: UInt64, event: Event)? {
+    package static func event(from message: JSONValue) -> (sender: UInt64, event: Event)? {
         guard let kind = message["janus"]?.stringValue, kind != "keepalive",
             let sender = message["sender"].flatMap(Self.id)
         else { return nil }

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTapJSON
+package import RoomTapJSON
 import RoomTapSync
 
 /// The Janus VideoRoom adapter (https://janus.conf.meetecho.com/docs/videoroom.html, Janus 1.x):
@@ -11,7 +11,7 @@ import RoomTapSync
 /// none); one that leaves and comes back under the same name continues its track.
 ///
 /// Thread: see ``JoinAdapter``; the subscriptions map is locked.
-final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
+package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
     let target: JanusVideoRoomTarget
     private var session: JanusSession?
     private var watcher: UInt64 = 0
@@ -245,7 +245,7 @@ final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
     }
 
     /// Feed ids are numbers, or strings on a server with string ids.
-    static func feedID(_ value: JSONValue) -> String? {
+    package static func feedID(_ value: JSONValue) -> String? {
         if let number = value.doubleValue {
             guard number >= 0, number < 0x1p64 else { return nil }
             return String(UInt64(number))

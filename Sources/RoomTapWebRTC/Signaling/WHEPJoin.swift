@@ -1,5 +1,5 @@
 import Foundation
-import RoomTapStorage
+package import RoomTapStorage
 import RoomTapSync
 
 /// One WHEP endpoint to play: a track name and the endpoint's URL (`--whep NAME=URL`).
@@ -134,7 +134,7 @@ package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
     }
 
     /// A WHEP reply that is not `201` with an SDP body, as a line.
-    static func check(_ response: HTTPTransfer.Response, url: String) throws(WebRTCError) {
+    package static func check(_ response: HTTPTransfer.Response, url: String) throws(WebRTCError) {
         switch response.status {
         case 201: break
         case 401, 403:
