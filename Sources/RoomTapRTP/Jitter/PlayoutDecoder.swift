@@ -18,6 +18,9 @@
 ///   at once. The record plays silence on an underrun (see ``fill(upTo:underrunIsSilence:)``).
 /// - A timestamp gap without a sequence gap (DTX, a paused sender) is silence.
 ///
+/// What to do next is a ``PlayoutDecision``, a pure function of plain numbers (table-tested
+/// without libopus); this class gathers its inputs and performs it.
+///
 /// Thread: confined to the room clock's thread. Nothing allocates after init.
 final class PlayoutDecoder {
     /// Where packets of this playout sit: their timeline position plus ``offset``.
@@ -33,7 +36,7 @@ final class PlayoutDecoder {
     let playout: PlayoutBuffer
     let statistics: PlayoutStatistics
     /// Longest PLC of one underrun, in samples; silence after.
-    let maxConcealment: Int
+    var maxConcealment: Int { concealment.limit }
     /// The next packet (extended sequence number) this playout wants.
     var nextSequence: Int64 = 0
     /// Added to every packet's timeline position (samples).
@@ -47,8 +50,8 @@ final class PlayoutDecoder {
     /// The decoder's ``PayloadDecoder/lead``, subtracted from every packet's position.
     private let lead: Int64
     private let scratch: UnsafeMutablePointer<Int16>
-    private var concealRun = 0
-    private var lastWasDTX = false
+    /// After DTX, and how much was concealed in a row (reset by every packet decoded).
+    private var concealment: PlayoutDecision.Concealment
     private var placedRestart: Int64 = -1
 
     /// Nil if the codec's library cannot create a decoder.
@@ -63,7 +66,7 @@ final class PlayoutDecoder {
         self.state = state
         self.statistics = statistics
         self.placement = placement
-        self.maxConcealment = maxConcealment
+        concealment = PlayoutDecision.Concealment(limit: maxConcealment, step: decoder.concealmentStep)
         self.decoder = decoder
         playout = PlayoutBuffer(channels: channels, capacity: bufferCapacity)
         scratch = .allocate(capacity: LiveOpusDecoder.maxFrameSamples * channels)
@@ -73,60 +76,73 @@ final class PlayoutDecoder {
     deinit { scratch.deallocate() }
 
     /// Plays silence from now on, as after a DTX packet (the participant left).
-    func silenceFollows() { lastWasDTX = true }
+    func silenceFollows() { concealment.afterDTX = true }
 
     /// Decodes, conceals or fills silence until the buffer reaches timeline `target` (it may pass
     /// it by up to one packet). `underrunIsSilence`: with nothing left to decode, play silence
     /// rather than concealment (the record: it waited the whole record delay for a packet that
     /// did not come, so the sender paused or left; nothing was lost that a later packet shows).
+    ///
+    /// Each step gathers the ``PlayoutDecision/Inputs``, takes the ``PlayoutDecision`` and
+    /// performs it.
     func fill(upTo target: Int64, underrunIsSilence: Bool = false) {
         while playout.end < target {
-            if var packet = ring.packet(at: nextSequence) {
-                if packet.startsStream { placeRestart(packet, sequence: nextSequence) }
-                packet.position += offset - lead
-                if packet.position + Int64(packet.duration) <= playout.end {
-                    // Its time was played (an underrun concealed it) before it came.
-                    statistics.lateDropCounter.add(1, ordering: .relaxed)
-                    nextSequence += 1
-                } else if packet.position > playout.end {
-                    playout.appendSilence(frames: Int(min(packet.position, target) - playout.end))
-                } else {
-                    decode(packet)
-                    nextSequence += 1
-                }
-                continue
-            }
-            guard let (later, packet) = firstPresent(after: nextSequence) else {
-                if underrunIsSilence {
-                    playout.appendSilence(frames: Int(target - playout.end))
-                } else {
-                    conceal(upTo: target)  // an underrun: loss at the end, or the sender stopped
-                }
-                continue
-            }
-            let gap = packet.position + offset - lead - playout.end
-            let missing = later - nextSequence
-            if gap <= 0 {
-                // Their time is covered already (concealed during an underrun).
-                missed(upTo: later)
-                continue
-            }
-            // One missing packet at a time, on the packet grid: its share of the gap.
-            let share = gap / missing
-            if missing == 1, packet.hasFEC, gap <= Int64(LiveOpusDecoder.maxFrameSamples),
-                gap % Int64(decoder.concealmentStep) == 0, gap >= packet.duration
-            {
-                recover(from: packet, frames: Int(gap))
+            var inputs = PlayoutDecision.Inputs(
+                end: playout.end, target: target, sequence: nextSequence, underrunIsSilence: underrunIsSilence,
+                concealment: concealment)
+            // The packet the decision is about: the wanted one, else the first later one held
+            // (decode and recoverFromFEC are decided only when it is there).
+            let held: JitterPacketRing.Packet?
+            if let wanted = wantedPacket() {
+                held = wanted
+                inputs.wanted = placed(wanted)
+            } else if let (later, packet) = firstPresent(after: nextSequence) {
+                held = packet
+                inputs.later = PlayoutDecision.Later(sequence: later, packet: placed(packet))
             } else {
-                concealPacket(frames: Int(missing == 1 ? gap : share))
+                held = nil
             }
-            missed(upTo: nextSequence + 1)
+            switch PlayoutDecision(inputs) {
+            case .decode(let skip):
+                decode(held!, skip: skip)
+                nextSequence += 1
+            case .dropLate:
+                // Its time was played (an underrun concealed it) before it came.
+                statistics.lateDropCounter.add(1, ordering: .relaxed)
+                nextSequence += 1
+            case .silenceBeforePacket(let frames), .silenceUnderrun(let frames):
+                playout.appendSilence(frames: frames)
+            case .skipCovered(let later):
+                missed(upTo: later)
+            case .recoverFromFEC(let frames):
+                recover(from: held!, frames: frames)
+                missed(upTo: nextSequence + 1)
+            case .concealLost(let frames):
+                concealLost(frames: frames)
+                missed(upTo: nextSequence + 1)
+            case .concealUnderrun(let frames, let wanted):
+                let n = decoder.conceal(into: scratch, frames: frames)
+                if n > 0 { appendConcealed(n) } else { playout.appendSilence(frames: wanted) }
+            }
         }
     }
 
     private func missed(upTo later: Int64) {
         statistics.missedCounter.add(Int(later - nextSequence), ordering: .relaxed)
         nextSequence = later
+    }
+
+    /// The packet at ``nextSequence`` if held; a new sender's first packet is placed first.
+    private func wantedPacket() -> JitterPacketRing.Packet? {
+        guard let packet = ring.packet(at: nextSequence) else { return nil }
+        if packet.startsStream { placeRestart(packet, sequence: nextSequence) }
+        return packet
+    }
+
+    /// `packet` as the decision sees it: on this playout's timeline.
+    private func placed(_ packet: JitterPacketRing.Packet) -> PlayoutDecision.Packet {
+        PlayoutDecision.Packet(
+            position: packet.position + offset - lead, duration: packet.duration, hasFEC: packet.hasFEC)
     }
 
     /// A new sender's first packet: the record playout places it on its least-delayed packets,
@@ -152,18 +168,18 @@ final class PlayoutDecoder {
         return nil
     }
 
-    private func decode(_ packet: JitterPacketRing.Packet) {
+    /// Decodes `packet` and appends all but its first `skip` samples (already buffered).
+    private func decode(_ packet: JitterPacketRing.Packet, skip: Int) {
         if packet.startsStream { decoder.reset() }
         let n = decoder.decode(packet.payload, into: scratch, frames: packet.duration)
         guard n > 0 else {
-            // Passed the TOC check but libopus refused it: conceal its duration.
-            concealPacket(frames: max(0, Int(packet.position + Int64(packet.duration) - playout.end)))
+            // Passed the TOC check but libopus refused it: conceal the rest of its duration.
+            concealLost(frames: packet.duration - skip)
             return
         }
-        let skip = Int(max(0, playout.end - packet.position))
         if skip < n { playout.append(scratch + skip * channels, frames: n - skip, kind: .audio) }
-        lastWasDTX = decoder.isDTX(packet.payload)
-        concealRun = 0
+        concealment.afterDTX = decoder.isDTX(packet.payload)
+        concealment.run = 0
     }
 
     /// Decodes the `frames` before `packet` from its in-band FEC (PLC for all but the last
@@ -171,7 +187,7 @@ final class PlayoutDecoder {
     private func recover(from packet: JitterPacketRing.Packet, frames: Int) {
         let n = decoder.decodeFEC(from: packet.payload, into: scratch, frames: frames)
         guard n > 0 else {
-            concealPacket(frames: frames)
+            concealLost(frames: frames)
             return
         }
         let fec = min(packet.duration, n)
@@ -182,47 +198,36 @@ final class PlayoutDecoder {
         }
         playout.append(scratch + plc * channels, frames: fec, kind: .audio)
         statistics.fecCounter.add(1, ordering: .relaxed)
-        concealRun = 0
+        concealment.run = 0
     }
 
-    /// Conceals one missing packet of `frames` samples: one PLC call when it is a whole number of
+    /// Conceals one missing packet of `frames` samples, piece by piece as
+    /// ``PlayoutDecision/lostPiece(left:_:)`` decides: one PLC call when it is a whole number of
     /// 2.5 ms steps of at most 120 ms (every real Opus packet), else in 120 ms pieces with the
-    /// last rounded up. Silence after DTX or past ``maxConcealment``.
-    private func concealPacket(frames: Int) {
+    /// last rounded up; silence after DTX, past ``maxConcealment`` or when the decoder refuses.
+    private func concealLost(frames: Int) {
         var left = frames
         while left > 0 {
-            let n = synthesize(wanted: left, frames: roundUp(min(left, LiveOpusDecoder.maxFrameSamples)))
-            guard n > 0 else { return }
-            left -= n
+            switch PlayoutDecision.lostPiece(left: left, concealment) {
+            case .silence(let frames):
+                playout.appendSilence(frames: frames)
+                return
+            case .plc(let frames):
+                let n = decoder.conceal(into: scratch, frames: frames)
+                guard n > 0 else {
+                    playout.appendSilence(frames: left)
+                    return
+                }
+                appendConcealed(n)
+                left -= n
+            }
         }
     }
 
-    /// An underrun: PLC up to timeline `limit` in 2.5 ms steps (so it may pass it by < 2.5 ms),
-    /// or silence after a DTX packet or once ``maxConcealment`` samples have been concealed.
-    func conceal(upTo limit: Int64) {
-        let wanted = Int(limit - playout.end)
-        guard wanted > 0 else { return }
-        let frames = min(roundUp(wanted), LiveOpusDecoder.maxFrameSamples, roundUp(maxConcealment - concealRun))
-        _ = synthesize(wanted: wanted, frames: frames)
-    }
-
-    /// One PLC call of `frames` (a multiple of 2.5 ms) appended as concealment; or `wanted`
-    /// samples of silence after DTX, past ``maxConcealment`` or when libopus refuses. Returns the
-    /// samples concealed (0: silence was played instead, and nothing more should be concealed).
-    private func synthesize(wanted: Int, frames: Int) -> Int {
-        let n = lastWasDTX || concealRun >= maxConcealment ? 0 : decoder.conceal(into: scratch, frames: frames)
-        guard n > 0 else {
-            playout.appendSilence(frames: wanted)
-            return 0
-        }
+    /// Appends the `n` samples of PLC in the scratch buffer as concealment.
+    private func appendConcealed(_ n: Int) {
         playout.append(scratch, frames: n, kind: .concealed)
         statistics.concealedCounter.add(n, ordering: .relaxed)
-        concealRun += n
-        return n
-    }
-
-    private func roundUp(_ frames: Int) -> Int {
-        let g = decoder.concealmentStep
-        return max(g, (frames + g - 1) / g * g)
+        concealment.run += n
     }
 }
