@@ -24,6 +24,7 @@ import RoomTapContainer
 import RoomTapControl
 import RoomTapCore
 import RoomTapFleet
+import RoomTapFuzzing
 import RoomTapIngest
 import RoomTapJSON
 import RoomTapRTP
