@@ -111,7 +111,12 @@ private struct SingleNodeContainer: SingleValueDecodingContainer {
         return value
     }
 
-    func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
+    /// A number in `Float`'s range (`1e300` is refused, not made infinite).
+    func decode(_ type: Float.Type) throws -> Float {
+        let value = Float(try decode(Double.self))
+        guard value.isFinite else { throw mismatch("a number from -3.4e+38 to 3.4e+38") }
+        return value
+    }
     func decode(_ type: Int.Type) throws -> Int { try integer() }
     func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     func decode(_ type: Int16.Type) throws -> Int16 { try integer() }

@@ -1,10 +1,11 @@
 /// A JSON value (RFC 8259, https://www.rfc-editor.org/rfc/rfc8259): what control requests, replies
 /// and events, and the Realtime API's events, are made of.
 ///
-/// Numbers are `Double` (integers up to 2^53 are exact). Objects are unordered; ``jsonText`` writes
-/// their keys sorted, so output is deterministic. Parsing is ``init(parsing:)-(UnsafeRawBufferPointer)``
-/// (roomtap's one JSON reader, ``JSONNode``: strict RFC 8259, UTF-8 only, nesting limited to
-/// ``maxDepth``); `Codable` conformance lets the value travel through other coders too.
+/// Numbers are `Double` (integers up to 2^53 are exact). Objects are unordered; ``jsonText`` and
+/// ``prettyJSONText`` (roomtap's one writer, JSONWriting.swift) write their keys sorted, so output
+/// is deterministic. Parsing is ``init(parsing:)-(UnsafeRawBufferPointer)`` (roomtap's one JSON
+/// reader, ``JSONNode``: strict RFC 8259, UTF-8 only, nesting limited to ``maxDepth``). A `Codable`
+/// type becomes one through ``JSONNodeEncoder`` and is read back through ``JSONNodeDecoder``.
 ///
 /// Thread: a value.
 public enum JSONValue: Sendable, Equatable, Codable {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RoomTap
+import RoomTapJSON
 
 /// `DIR/room.json`: what was recorded. The schema is documented in docs/CLI.md.
 struct RoomReport: Codable {
@@ -466,11 +467,19 @@ struct RoomReport: Codable {
             })
     }
 
-    /// The report as room.json holds it: pretty-printed JSON with sorted keys and a final newline.
+    /// The report as room.json holds it: pretty-printed JSON with sorted keys and a final newline,
+    /// by the one writer (``JSONNodeEncoder``, ``JSONValue/Layout/pretty``: the text
+    /// `JSONEncoder` wrote before). Throws a one-line error for a value JSON cannot hold (a
+    /// figure that is not a number). Any thread; pure.
     func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self) + Data("\n".utf8)
+        let value: JSONValue
+        do { value = try JSONNodeEncoder().encode(self) } catch {
+            throw RuntimeError(description: "cannot write room.json: \(error)")
+        }
+        var bytes: [UInt8] = []
+        value.write(to: &bytes, layout: .pretty)
+        bytes.append(0x0A)
+        return Data(bytes)
     }
 
     /// Reads a room.json (``RoomJSONFile``); nil when there is none at `path`. Throws a one-line

@@ -218,8 +218,8 @@ final class ChunkCollector: AgentAudioInput, @unchecked Sendable {
         let text = try String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8)
         #expect(
             text
-                == "{\"start\": 1.000, \"end\": 2.500, \"speaker\": \"alice+bob\", \"text\": \"say \\\"cheese\\\"\\n/ok\"}\n"
-                + "{\"start\": 0.000, \"end\": 0.100, \"speaker\": \"agent\", \"text\": \"cut\", \"interrupted\": true}\n"
+                == "{\"start\": 1, \"end\": 2.5, \"speaker\": \"alice+bob\", \"text\": \"say \\\"cheese\\\"\\n/ok\"}\n"
+                + "{\"start\": 0, \"end\": 0.1, \"speaker\": \"agent\", \"text\": \"cut\", \"interrupted\": true}\n"
         )
     }
 }

@@ -74,6 +74,28 @@ import Testing
         #expect(session.keys.sorted() == ["instructions", "type"], "only the instructions change")
     }
 
+    /// The exact text (what `JSONSerialization` wrote with `.sortedKeys, .withoutEscapingSlashes`
+    /// before the one writer): keys sorted, slashes and non-ASCII as they are, control characters
+    /// escaped; appends in their own fixed order.
+    @Test func clientEventsHaveTheirExactText() {
+        #expect(
+            RealtimeClientEvent.truncate(itemID: "item_9", contentIndex: 0, audioEndMs: 1_234).json(eventID: "rt_7")
+                == #"{"audio_end_ms":1234,"content_index":0,"event_id":"rt_7","item_id":"item_9","#
+                + #""type":"conversation.item.truncate"}"#)
+        #expect(
+            RealtimeClientEvent.userMessage("a/b \"c\"\n😀").json()
+                == #"{"item":{"content":[{"text":"a/b \"c\"\n😀","type":"input_text"}],"role":"user","#
+                + #""type":"message"},"type":"conversation.item.create"}"#)
+        let settings = RealtimeTranscriptionSettings(model: "gpt-realtime-whisper", vadThreshold: 0.7)
+        #expect(
+            RealtimeClientEvent.transcriptionSessionUpdate(settings).json()
+                == #"{"session":{"audio":{"input":{"format":{"rate":24000,"type":"audio/pcm"},"#
+                + #""noise_reduction":{"type":"near_field"},"transcription":{"model":"gpt-realtime-whisper"},"#
+                + #""turn_detection":null}},"type":"transcription"},"type":"session.update"}"#)
+        let append = [Int16(1), -1].withUnsafeBufferPointer { RealtimeClientEvent.appendAudio($0, eventID: "rt_\"8") }
+        #expect(append == #"{"type":"input_audio_buffer.append","audio":"AQD//w==","event_id":"rt_\"8"}"#)
+    }
+
     @Test func appendCarriesLittleEndianBase64PCM() throws {
         let samples: [Int16] = [0, 1, -1, 32_767, -32_768, 0x1234]
         let json = samples.withUnsafeBufferPointer { RealtimeClientEvent.appendAudio($0) }

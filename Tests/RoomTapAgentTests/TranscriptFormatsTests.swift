@@ -45,6 +45,44 @@ struct TranscriptFormatsTests {
     }
 }
 
+/// What the writer writes, the parser (`roomtap transcript`, the review page) reads back: times to
+/// the millisecond, and any speaker or text (quotes, control characters, slashes, line
+/// separators, characters beyond the BMP) exactly.
+@Suite("Transcript: written lines read back")
+struct TranscriptRoundTripTests {
+    @Test func everyWrittenLineParsesBackToWhatWasSaid() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try TranscriptWriter(path: dir.file("transcript.jsonl"))
+        let said: [(start: Int64, end: Int64, speaker: String, text: String)] = [
+            (0, 48, "alice", "hi"),
+            (24, 72_024, "alice+bob", "say \"cheese\"\n/ok\\"),
+            (48_000, 47_000, "bob", "\u{0}\u{1}\u{8}\u{C}\t\r\u{1F}\u{7F} \u{2028}\u{2029}"),
+            (172_800_000, 172_800_001, "é e\u{301} 😀 𝄞", "</script> & 日本語 🇯🇵"),
+        ]
+        for line in said {
+            writer.write(startSample: line.start, endSample: line.end, speaker: line.speaker, text: line.text)
+        }
+        writer.write(startSample: 200_000_000, endSample: 200_000_480, speaker: "agent", text: "cut", interrupted: true)
+        writer.close()
+        let text = try String(contentsOfFile: dir.file("transcript.jsonl"), encoding: .utf8)
+        #expect(text.split(separator: "\n").count == said.count + 1, "one line each")
+        let lines = try TranscriptLine.parse(text, source: "transcript.jsonl")
+        let expected =
+            said.map { line in
+                TranscriptLine(
+                    start: (Double(line.start) / 48).rounded() / 1000,
+                    end: (Double(max(line.start, line.end)) / 48).rounded() / 1000, speaker: line.speaker,
+                    text: line.text)
+            } + [TranscriptLine(start: 4166.667, end: 4166.677, speaker: "agent", text: "cut")]
+        #expect(lines == expected)
+        #expect(text.hasPrefix(#"{"start": 0, "end": 0.001, "speaker": "alice", "text": "hi"}"#))
+        #expect(
+            text.hasSuffix(
+                #"{"start": 4166.667, "end": 4166.677, "speaker": "agent", "text": "cut", "interrupted": true}"# + "\n")
+        )
+    }
+}
+
 /// The writer's observers see every line after it is in the file, in file order, with the same
 /// text the file holds (the pipeline agent and Sora's streaming responses rely on it).
 @Suite("Transcript: observed lines")

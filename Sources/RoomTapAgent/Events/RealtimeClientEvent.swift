@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapJSON
 
 /// An event the agent sends to the Realtime API, in the GA shapes (../shared/realtime-api.md;
 /// https://platform.openai.com/docs/api-reference/realtime-client-events), encoded as one JSON
@@ -36,15 +37,15 @@ public enum RealtimeClientEvent: Sendable, Equatable {
     /// `conversation.item.create`: a `function_call_output` answering the call `callID`.
     case functionCallOutput(callID: String, output: String)
 
-    /// The JSON text of the event (keys sorted, so equal events encode to equal bytes), with
-    /// `event_id` when given.
+    /// The JSON text of the event (compact, keys sorted, by the one writer: equal events encode to
+    /// equal bytes), with `event_id` when given. Any thread; pure.
     public func json(eventID: String? = nil) -> String {
-        var object: [String: Any]
+        var object: [String: JSONValue]
         switch self {
         case .sessionUpdate(let settings):
             object = ["type": "session.update", "session": settings.sessionObject()]
         case .updateInstructions(let text):
-            object = ["type": "session.update", "session": ["type": "realtime", "instructions": text]]
+            object = ["type": "session.update", "session": ["type": "realtime", "instructions": .string(text)]]
         case .transcriptionSessionUpdate(let settings):
             object = ["type": "session.update", "session": settings.sessionObject()]
         case .commitAudio:
@@ -63,28 +64,28 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             object = ["type": "response.cancel"]
         case .truncate(let itemID, let contentIndex, let audioEndMs):
             object = [
-                "type": "conversation.item.truncate", "item_id": itemID, "content_index": contentIndex,
-                "audio_end_ms": audioEndMs,
+                "type": "conversation.item.truncate", "item_id": .string(itemID),
+                "content_index": .number(Double(contentIndex)), "audio_end_ms": .number(Double(audioEndMs)),
             ]
         case .deleteItem(let itemID):
-            object = ["type": "conversation.item.delete", "item_id": itemID]
+            object = ["type": "conversation.item.delete", "item_id": .string(itemID)]
         case .functionCallOutput(let callID, let output):
             object = [
                 "type": "conversation.item.create",
-                "item": ["type": "function_call_output", "call_id": callID, "output": output],
+                "item": ["type": "function_call_output", "call_id": .string(callID), "output": .string(output)],
             ]
         }
-        if let eventID { object["event_id"] = eventID }
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        if let eventID { object["event_id"] = .string(eventID) }
+        return JSONValue.object(object).jsonText
     }
 
-    private static func message(role: String, contentType: String, text: String) -> [String: Any] {
+    private static func message(role: String, contentType: String, text: String) -> [String: JSONValue] {
         [
             "type": "conversation.item.create",
             "item": [
-                "type": "message", "role": role, "content": [["type": contentType, "text": text]],
-            ] as [String: Any],
+                "type": "message", "role": .string(role),
+                "content": [["type": .string(contentType), "text": .string(text)]],
+            ],
         ]
     }
 
@@ -97,7 +98,16 @@ public enum RealtimeClientEvent: Sendable, Equatable {
             bytes[2 * i] = UInt8(truncatingIfNeeded: u)
             bytes[2 * i + 1] = UInt8(truncatingIfNeeded: u >> 8)
         }
-        let id = eventID.map { #","event_id":""# + $0 + #"""# } ?? ""
-        return #"{"type":"input_audio_buffer.append","audio":""# + Data(bytes).base64EncodedString() + #"""# + id + "}"
+        // Written by hand in this one order (the text is most of a session's traffic); the event
+        // id through the writer, so any id is a valid string.
+        var text = Array(#"{"type":"input_audio_buffer.append","audio":""#.utf8)
+        text.append(contentsOf: Data(bytes).base64EncodedString().utf8)
+        text.append(UInt8(ascii: "\""))
+        if let eventID {
+            text.append(contentsOf: #","event_id":"#.utf8)
+            JSONValue.writeString(eventID, to: &text)
+        }
+        text.append(UInt8(ascii: "}"))
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// What the agent asks of a Realtime session: the fields of a GA `session.update`
 /// (`session.type` "realtime", audio in and out as `audio/pcm` at 24 kHz, server VAD, input
 /// transcription). See ../shared/realtime-api.md and
@@ -73,44 +75,43 @@ public struct RealtimeSessionSettings: Sendable, Equatable {
     }
 
     /// The `session` object of a full `session.update`.
-    func sessionObject() -> [String: Any] {
-        let format: [String: Any] = ["type": "audio/pcm", "rate": 24_000]
-        var turn: [String: Any]
+    func sessionObject() -> JSONValue {
+        let format: JSONValue = ["type": "audio/pcm", "rate": 24_000]
+        var turn: [String: JSONValue]
         switch turnDetection {
         case .server:
             turn = [
-                "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
-                "silence_duration_ms": vadSilenceDurationMs,
+                "type": "server_vad", "threshold": .number(vadThreshold),
+                "prefix_padding_ms": .number(Double(vadPrefixPaddingMs)),
+                "silence_duration_ms": .number(Double(vadSilenceDurationMs)),
             ]
-            if let idleTimeoutMs { turn["idle_timeout_ms"] = idleTimeoutMs }
+            if let idleTimeoutMs { turn["idle_timeout_ms"] = .number(Double(idleTimeoutMs)) }
         case .semantic(let eagerness):
-            turn = ["type": "semantic_vad", "eagerness": eagerness]
+            turn = ["type": "semantic_vad", "eagerness": .string(eagerness)]
         }
         turn["create_response"] = true
-        turn["interrupt_response"] = interruptResponse
-        var input: [String: Any] = ["format": format, "turn_detection": turn]
+        turn["interrupt_response"] = .bool(interruptResponse)
+        var input: [String: JSONValue] = ["format": format, "turn_detection": .object(turn)]
         if let transcriptionModel {
-            var transcription: [String: Any] = ["model": transcriptionModel]
-            if let transcriptionLanguage { transcription["language"] = transcriptionLanguage }
-            if let transcriptionPrompt, !transcriptionPrompt.isEmpty { transcription["prompt"] = transcriptionPrompt }
-            input["transcription"] = transcription
+            var transcription: [String: JSONValue] = ["model": .string(transcriptionModel)]
+            if let transcriptionLanguage { transcription["language"] = .string(transcriptionLanguage) }
+            if let transcriptionPrompt, !transcriptionPrompt.isEmpty {
+                transcription["prompt"] = .string(transcriptionPrompt)
+            }
+            input["transcription"] = .object(transcription)
         }
-        if let noiseReduction { input["noise_reduction"] = ["type": noiseReduction] }
-        var session: [String: Any] = [
+        if let noiseReduction { input["noise_reduction"] = ["type": .string(noiseReduction)] }
+        let voice: JSONValue = voice.hasPrefix("voice_") ? ["id": .string(voice)] : .string(voice)
+        var session: [String: JSONValue] = [
             "type": "realtime",
             "output_modalities": ["audio"],
-            "audio": [
-                "input": input,
-                "output": [
-                    "format": format, "voice": voice.hasPrefix("voice_") ? ["id": voice] as [String: Any] : voice,
-                ] as [String: Any],
-            ] as [String: Any],
+            "audio": ["input": .object(input), "output": ["format": format, "voice": voice]],
         ]
-        if !instructions.isEmpty { session["instructions"] = instructions }
+        if !instructions.isEmpty { session["instructions"] = .string(instructions) }
         if !tools.isEmpty {
-            session["tools"] = tools.map { $0.object() }
+            session["tools"] = .array(tools.map { $0.object() })
             session["tool_choice"] = "auto"
         }
-        return session
+        return .object(session)
     }
 }

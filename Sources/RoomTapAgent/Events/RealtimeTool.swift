@@ -28,10 +28,8 @@ public struct RealtimeTool: Sendable, Equatable {
     }
 
     /// The `session.tools` entry.
-    func object() -> [String: Any] {
-        let parameters =
-            (try? JSONSerialization.jsonObject(with: Data(self.parameters.jsonText.utf8))) ?? ["type": "object"]
-        return ["type": "function", "name": name, "description": description, "parameters": parameters]
+    func object() -> JSONValue {
+        ["type": "function", "name": .string(name), "description": .string(description), "parameters": parameters]
     }
 }
 

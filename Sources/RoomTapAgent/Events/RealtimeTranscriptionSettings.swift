@@ -1,4 +1,4 @@
-import Foundation
+import RoomTapJSON
 
 /// What a transcription session asks for: the fields of a GA `session.update` with
 /// `session.type` "transcription", on a connection opened with `?intent=transcription` (no
@@ -60,20 +60,21 @@ public struct RealtimeTranscriptionSettings: Sendable, Equatable {
     public var serverTurnDetection: Bool { !Self.commitOnlyModels.contains(model) }
 
     /// The `session` object of the `session.update`.
-    func sessionObject() -> [String: Any] {
-        var transcription: [String: Any] = ["model": model]
-        if let language { transcription["language"] = language }
-        if !prompt.isEmpty { transcription["prompt"] = prompt }
-        var input: [String: Any] = [
-            "format": ["type": "audio/pcm", "rate": 24_000] as [String: Any],
-            "transcription": transcription,
+    func sessionObject() -> JSONValue {
+        var transcription: [String: JSONValue] = ["model": .string(model)]
+        if let language { transcription["language"] = .string(language) }
+        if !prompt.isEmpty { transcription["prompt"] = .string(prompt) }
+        var input: [String: JSONValue] = [
+            "format": ["type": "audio/pcm", "rate": 24_000],
+            "transcription": .object(transcription),
             "turn_detection": serverTurnDetection
                 ? [
-                    "type": "server_vad", "threshold": vadThreshold, "prefix_padding_ms": vadPrefixPaddingMs,
-                    "silence_duration_ms": vadSilenceDurationMs,
-                ] as [String: Any] : NSNull() as Any,
+                    "type": "server_vad", "threshold": .number(vadThreshold),
+                    "prefix_padding_ms": .number(Double(vadPrefixPaddingMs)),
+                    "silence_duration_ms": .number(Double(vadSilenceDurationMs)),
+                ] : .null,
         ]
-        if let noiseReduction { input["noise_reduction"] = ["type": noiseReduction] }
-        return ["type": "transcription", "audio": ["input": input] as [String: Any]]
+        if let noiseReduction { input["noise_reduction"] = ["type": .string(noiseReduction)] }
+        return ["type": "transcription", "audio": ["input": .object(input)]]
     }
 }

@@ -1,15 +1,15 @@
 import Foundation
+import RoomTapJSON
 import RoomTapSync
 import Synchronization
 
 /// Writes `transcript.jsonl`: one JSON object per utterance and line,
 /// `{"start": 1.234, "end": 2.5, "speaker": "alice+bob", "text": "…"}` (an agent reply a barge-in
 /// cut adds `"interrupted": true`: it played until `end`, and `text` is all the model generated for
-/// it), times in seconds of room
-/// time (3 decimals) where the speech is in the files, `speaker` `agent` or the human track
-/// name(s) joined with `+`. In a room whose record follows its live audio (network streams, see
-/// `RoomTiming`) utterances are heard live and written `recordLagSamples` later, so the times
-/// match the WAVs.
+/// it), times in seconds of room time (to the millisecond) where the speech is in the files,
+/// `speaker` `agent` or the human track name(s) joined with `+`. In a room whose record follows
+/// its live audio (network streams, see `RoomTiming`) utterances are heard live and written
+/// `recordLagSamples` later, so the times match the WAVs.
 ///
 /// Every line is written through at once (a `kill -9` loses no finished line).
 ///
@@ -81,21 +81,27 @@ public final class TranscriptWriter: Sendable {
         }
     }
 
-    /// The JSON line (with its newline) for one utterance.
+    /// The JSON line (with its newline) for one utterance: the fields in the documented order,
+    /// written by the one writer (``JSONValue/writeOrderedObject(_:to:)``), times in seconds to the
+    /// millisecond (`1.234`, `2.5`, `3`). Any thread; pure.
     static func line(
         startSample: Int64, endSample: Int64, speaker: String, text: String, interrupted: Bool = false
     ) -> String {
-        let start = String(format: "%.3f", Double(max(0, startSample)) / 48_000)
-        let end = String(format: "%.3f", Double(max(startSample, endSample, 0)) / 48_000)
-        return "{\"start\": \(start), \"end\": \(end), \"speaker\": \(quote(speaker)), \"text\": \(quote(text))"
-            + (interrupted ? ", \"interrupted\": true}\n" : "}\n")
+        var members: [(key: String, value: JSONValue)] = [
+            ("start", .number(seconds(max(0, startSample)))),
+            ("end", .number(seconds(max(startSample, endSample, 0)))),
+            ("speaker", .string(speaker)),
+            ("text", .string(text)),
+        ]
+        if interrupted { members.append(("interrupted", .bool(true))) }
+        var bytes: [UInt8] = []
+        JSONValue.writeOrderedObject(members, to: &bytes)
+        bytes.append(0x0A)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func quote(_ s: String) -> String {
-        let data = try? JSONSerialization.data(
-            withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
-        return data.map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
-    }
+    /// Samples at 48 kHz as seconds, rounded to the millisecond.
+    private static func seconds(_ samples: Int64) -> Double { (Double(samples) / 48).rounded() / 1000 }
 
     /// Closes the file. Idempotent.
     public func close() {

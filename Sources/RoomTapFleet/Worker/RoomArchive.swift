@@ -94,7 +94,7 @@ public struct RoomArchive: Sendable {
                 "state": .string("segments"), "source": .string(part.description),
                 "tracks": .array(segments.keys.sorted().map { .object(["name": .string($0)]) }),
             ])
-            try Data((room.jsonText + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/room.json"))
+            try Data((room.prettyJSONText + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/room.json"))
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error

@@ -193,7 +193,7 @@ public enum RoomAssembly {
                 ])
             })
         room["state"] = .string("complete")
-        try Data((JSONValue.object(room).jsonText + "\n").utf8).write(
+        try Data((JSONValue.object(room).prettyJSONText + "\n").utf8).write(
             to: URL(fileURLWithPath: output + "/room.json"), options: .withoutOverwriting)
         return Result(files: names + ["room.json"], gaps: gaps, samples: total)
     }

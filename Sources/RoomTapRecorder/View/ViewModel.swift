@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapJSON
 import RoomTapSync
 
 /// What the review page shows, as the JSON embedded in it (`<script id="roomtap-data">`): the
@@ -180,12 +181,14 @@ struct ViewModel: Encodable {
         return "speaker"
     }
 
-    /// The JSON, safe inside a `<script>` element: every `<` is written `\u003c` (only strings
-    /// can hold one), so no `</script>` or `<!--` can end or change it.
+    /// The JSON (compact, keys sorted, by the one writer), safe inside a `<script>` element:
+    /// every `<` is written `\u003c` (only strings can hold one), so no `</script>` or `<!--` can
+    /// end or change it. Throws a one-line error for a value JSON cannot hold.
     func scriptJSON() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let text = String(decoding: try encoder.encode(self), as: UTF8.self)
+        let text: String
+        do { text = try JSONNodeEncoder().encode(self).jsonText } catch {
+            throw RuntimeError(description: "cannot write the page's data: \(error)")
+        }
         return text.replacingOccurrences(of: "<", with: "\\u003c")
     }
 
