@@ -139,7 +139,7 @@ let package = Package(
         // The recorder as a library: the commands (record, export, control verbs, the fleet's
         // worker...), the recording's assembly, output routing, supervision and report.
         .target(
-            name: "RoomTapRecorder", dependencies: ["RoomTapSync", "RoomTap", "RoomTapStorage", "CLinuxNet"],
+            name: "RoomTapRecorder", dependencies: ["RoomTapSync", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
             swiftSettings: strict),
         // The command-line tool: main.swift only, around RoomTapRecorder's CommandDispatch.
         .executableTarget(
@@ -214,6 +214,10 @@ let package = Package(
         .testTarget(
             name: "RoomTapCLITests",
             dependencies: ["RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing"],
+            swiftSettings: strict),
+        // The recorder as a library, in the test's process (no roomtap child).
+        .testTarget(
+            name: "RoomTapRecorderTests", dependencies: ["RoomTap", "RoomTapRecorder", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",

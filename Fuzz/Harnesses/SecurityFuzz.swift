@@ -9,7 +9,7 @@ import RoomTapRTP
 /// Thread: one thread at a time (the libsrtp sessions are shared by every call).
 package enum SecurityFuzz {
     /// Sessions with a template for any SSRC: AES-CM (80-bit tag) and AES-GCM.
-    nonisolated(unsafe) private static let contexts: [SRTPContext] = [SRTPSuite.aesCM128HMACSHA1Tag80, .aeadAES128GCM]
+    private static let contexts: [SRTPContext] = [SRTPSuite.aesCM128HMACSHA1Tag80, .aeadAES128GCM]
         .compactMap { suite in
             let keying = SRTPKeying(suite: suite, keyAndSalt: (0..<suite.keyAndSaltLength).map { UInt8($0) })!
             return try? SRTPContext(streams: [.init(ssrc: nil, keying: keying)])

@@ -43,7 +43,7 @@ public struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// Sizes the protocol and the server hold to.
-public enum ControlLimits {
+package enum ControlLimits {
     /// Longest request line in bytes, newline excluded (64 KiB). Longer lines get one
     /// `line_too_long` reply and are discarded through their newline.
     public static let maxLineBytes = 65_536

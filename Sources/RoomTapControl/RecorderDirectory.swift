@@ -120,7 +120,7 @@ public enum RecorderDirectory {
 /// Whether a process still runs, for telling a stale socket from a live one.
 ///
 /// Thread: any; pure reads of `/proc` and `kill(pid, 0)`.
-public enum ProcessLiveness {
+package enum ProcessLiveness {
     /// True when process `pid` has ended: no such process, or a zombie waiting for its parent.
     /// A process of another user counts as running.
     public static func isGone(_ pid: Int32) -> Bool {

@@ -540,14 +540,13 @@ enum RecordCommand {
         return value
     }
 
+    /// `roomtap record`: the ``Recorder``'s three steps, with the plan's warnings, the dry run's
+    /// plan and the summary (or --json) printed between them.
     static func run(_ arguments: ParsedArguments) throws {
         var options = try parse(arguments)
         try options.agent?.readInstructions()
-        // s3:// inputs: downloaded before anything is checked or created, removed after the room.
-        let remote = try RemoteInputs.fetch(&options, environment: ProcessInfo.processInfo.environment)
-        defer { remote?.remove() }
-        let plan: RecordingPlan
-        do { plan = try RecordingPlan.make(options) } catch { throw remote?.translated(error) ?? error }
+        let recorder = try Recorder(options: options, environment: ProcessInfo.processInfo.environment)
+        let plan = recorder.plan
         // A Sora recording's faults: its other tracks are recorded (room.json keeps these too).
         for warning in plan.sora?.warnings ?? [] { CommandDispatch.printWarning(warning) }
         if options.dryRun {
@@ -559,32 +558,13 @@ enum RecordCommand {
             }
             return
         }
-        let uploads = try RecordUploadRun.make(options, outDirectory: plan.outDirectory)
-        let recording = RoomRecording(plan: plan, liveUpload: uploads.liveUpload)
-        let result: RoomRecording.Result
-        do {
-            result = try recording.run()
-        } catch {
-            recording.stopMetrics()
-            recording.closeControl(finished: nil)
-            recording.stopLivePage()
-            plan.removeCreatedDirectories()
-            throw error
-        }
-        recording.stopMetrics()
-        recording.closeControl(
-            finished: URL(fileURLWithPath: plan.roomJSONPath).standardizedFileURL.path, errors: result.errors)
-        recording.stopLivePage()  // after closeControl: the page hears `stopped`
+        let result = try recorder.record()
         if options.json {
             print(RecordSummaryJSON.render(result).jsonText)
         } else if !options.quiet {
             print(result.summaryTable(), terminator: "")
         }
         for warning in result.warnings { CommandDispatch.printWarning(warning) }
-        let uploadFailure = uploads.finish()
-        plan.releaseDirectory()  // room.json is final and the upload (if any) has read DIR
-        if let failure = uploadFailure { throw RuntimeError(description: failure) }
-        // Files that failed (disk full): the run went on and room.json lists them; one line here.
-        if let line = result.failureLine() { throw RuntimeError(description: line) }
+        try recorder.finish(result)
     }
 }

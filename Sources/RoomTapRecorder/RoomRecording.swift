@@ -146,6 +146,12 @@ final class RoomRecording: Sendable {
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
     private let reportDue = Atomic<Bool>(false)
 
+    /// room.json is due at the supervisor's next turn (a file was added or failed). Any thread.
+    func noteReportDue() { reportDue.store(true, ordering: .releasing) }
+
+    /// Whether room.json was due, and now no longer is. The supervisor.
+    func takeReportDue() -> Bool { reportDue.exchange(false, ordering: .acquiringAndReleasing) }
+
     /// Ticks a speaker renders in a row in an offline room without mixes (see `Room.chunkTicks`):
     /// 0.5 s of audio, a fraction of a millisecond of decoding, so the last chunk of a room keeps
     /// the other render threads waiting no longer than that.
@@ -454,73 +460,11 @@ final class RoomRecording: Sendable {
                 StandardStreams.error("roomtap: listening on \(socket.address)\n")
             }
         }
-        // The supervisor: this thread drains the room's bus (RoomBus) until the clock stops. What
-        // happens is posted there by the thread that saw it: the clock's end, a sink's failure, a
-        // control change, a join's or the streaming server's warning. Besides the events, it wakes
-        // only for what is due at a time: the progress line (10 times a second while one is
-        // shown), room.json every ``reportInterval``, the end of reception and the first check
-        // that something was received.
-        join?.postWarnings(to: room.bus)
-        soraStreaming.withLock { $0 }?.postLogLines(to: room.bus)
-        var lastReport = ContinuousClock.now
-        var receptionChecked = false
-        var receptionEnd: Int64?
-        var joinFailed = false
-        let progressTick: Duration? = options.quiet ? nil : .milliseconds(100)
-        func handle(_ event: RoomBus.Event) {
-            switch event {
-            case .sinkFailed: noteFailedFiles(announce: options.usesRealTimeClock)
-            case .warningQueued:
-                for warning in join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
-                if !joinFailed, let failure = join?.failure {
-                    // The server would not take the join back: the files so far are finalized, exit 1.
-                    joinFailed = true
-                    shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
-                    stopRoom(false)
-                }
-                printSoraStreamingWarnings()
-            case .controlChanged: reportDue.store(true, ordering: .releasing)
-            case .clockStopped, .streamAppeared, .wake: break
-            }
-        }
-        while true {
-            progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
-            if drain > 0, interrupted.load(ordering: .relaxed) || room.position >= receiveUntil ?? .max {
-                join?.stop()
-                stopSoraStreaming()
-                live?.stop()  // draining: nothing more is received
-                receptionEnd = receptionEnd ?? min(room.position, receiveUntil ?? .max)
-            }
-            if let live, !receptionChecked, receptionEnd == nil, room.position >= Self.nothingReceivedAfter {
-                receptionChecked = true
-                warnNothingReceived(live, seconds: Double(Self.nothingReceivedAfter) / 48_000)
-            }
-            if reportDue.exchange(false, ordering: .acquiringAndReleasing)
-                || ContinuousClock.now - lastReport >= Self.reportInterval
-            {
-                lastReport = .now
-                roomJSON.submit(currentReport(.recording))
-            }
-            if let failure = roomJSON.takeFailure() {
-                CommandDispatch.printWarning("\(failure); the recording goes on and room.json is tried again")
-            }
-            guard room.isRunning else { break }
-            // The next thing due at a time: room.json's refresh, the progress line, the end of
-            // reception (so reception stops on time) and the first reception check, in room time
-            // ahead of the clock (1 ms at least).
-            var due = lastReport + Self.reportInterval
-            if let progressTick { due = min(due, .now + progressTick) }
-            func aheadOfTheClock(_ sample: Int64) -> ContinuousClock.Instant {
-                .now + .microseconds(max(1_000, (sample - room.position) * 1_000 / 48))
-            }
-            if drain > 0, receptionEnd == nil, let receiveUntil { due = min(due, aheadOfTheClock(receiveUntil)) }
-            if live != nil, !receptionChecked, receptionEnd == nil {
-                due = min(due, aheadOfTheClock(Self.nothingReceivedAfter))
-            }
-            if let event = room.bus.next(until: due) { handle(event) }
-        }
-        // What was posted as the clock stopped (a last failure, a last warning).
-        while let event = room.bus.next(waitingAtMost: 0) { handle(event) }
+        let reception = supervise(
+            SupervisedRoom(
+                room: room, live: live, join: join, progress: progress, drain: drain, receiveUntil: receiveUntil,
+                roomJSON: roomJSON, isInterrupted: { interrupted.load(ordering: .relaxed) },
+                currentReport: { currentReport(.recording) }, stop: { stopRoom(false) }))
         handler?.noteStopping()
         join?.stop()
         stopSoraStreaming()
@@ -535,9 +479,9 @@ final class RoomRecording: Sendable {
         transcript.withLock { $0 }?.close()
         // The control socket stays open until the recording is written (``closeControl(finished:)``),
         // so that `roomtap stop` hears when it is done.
-        if let live, !receptionChecked {
+        if let live, !reception.checked {
             // A room shorter than the wait: what its reception got, said once it ended.
-            let received = receptionEnd ?? min(room.position, receiveUntil ?? .max)
+            let received = reception.end ?? min(room.position, receiveUntil ?? .max)
             warnNothingReceived(live, seconds: Double(received) / 48_000)
         }
         if let player = playback.withLock({ $0 }) {
@@ -656,7 +600,7 @@ final class RoomRecording: Sendable {
     /// Moves the failure of every file whose writing has stopped (disk full, EIO) into the
     /// errors, once per file, and makes room.json due. `announce`: also a warning line each (a
     /// live room, which may go on for hours). Main thread.
-    private func noteFailedFiles(announce: Bool) {
+    func noteFailedFiles(announce: Bool) {
         let found: [RoomReport.Failure] = shared.withLock { s in
             var found: [RoomReport.Failure] = []
             for (id, sink) in s.sinks where !s.failedTracks.contains(id) {
@@ -690,7 +634,7 @@ final class RoomRecording: Sendable {
     }
 
     /// One warning per listen address that has received nothing in `seconds` of the room.
-    private func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
+    func warnNothingReceived(_ live: LiveRoom, seconds: Double) {
         let after = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {
             let warning =

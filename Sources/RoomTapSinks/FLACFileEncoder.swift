@@ -12,7 +12,7 @@ import Glibc
 /// frame; ``FLACRepair`` fills in STREAMINFO afterwards.
 ///
 /// Thread: a ``PCMFileEncoder``, one thread at a time.
-public final class FLACFileEncoder: PCMFileEncoder {
+package final class FLACFileEncoder: PCMFileEncoder {
     public let path: String
     public let channels: Int
     public let sampleRate: Int

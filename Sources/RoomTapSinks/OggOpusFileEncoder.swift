@@ -13,7 +13,7 @@ import Glibc
 /// checkpoint.
 ///
 /// Thread: a ``PCMFileEncoder``, one thread at a time.
-public final class OggOpusFileEncoder: PCMFileEncoder {
+package final class OggOpusFileEncoder: PCMFileEncoder {
     public let path: String
     public let channels: Int
     /// The rate of the PCM given to libopus (8000, 12000, 16000, 24000 or 48000); OpusHead's input

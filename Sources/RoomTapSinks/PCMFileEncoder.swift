@@ -5,7 +5,7 @@
 ///
 /// Thread: one thread at a time (a sink's writer thread); every method may block on the disk.
 /// After a throw the file is closed holding what was written, and every later call throws again.
-public protocol PCMFileEncoder: AnyObject {
+package protocol PCMFileEncoder: AnyObject {
     /// The file written.
     var path: String { get }
     /// Channels in the file.

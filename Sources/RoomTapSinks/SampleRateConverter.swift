@@ -8,7 +8,7 @@ import RoomTapResampling
 ///
 /// Storage is allocated once; ``process(_:frames:)`` returns a view valid until the next call.
 /// Thread: one thread at a time (a file writer's).
-public final class SampleRateConverter {
+package final class SampleRateConverter {
     public let inputRate: Int
     public let outputRate: Int
     public let channels: Int

@@ -10,7 +10,7 @@ import Glibc
 /// (at least once a second) writes it and rewrites the header's sizes after the data they state.
 ///
 /// Thread: a ``PCMFileEncoder``, one thread at a time.
-public final class WAVFileEncoder: PCMFileEncoder {
+package final class WAVFileEncoder: PCMFileEncoder {
     public let path: String
     public let channels: Int
     public let sampleRate: Int

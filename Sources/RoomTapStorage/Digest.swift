@@ -41,7 +41,7 @@ final class Digest {
 }
 
 /// HMAC-SHA256 (OpenSSL's one-shot `HMAC`).
-public enum HMACSHA256 {
+package enum HMACSHA256 {
     /// The 32-byte MAC of `message` under `key`.
     public static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)

@@ -1,6 +1,6 @@
 /// The opening handshake of RFC 6455 section 4 (https://www.rfc-editor.org/rfc/rfc6455#section-4):
 /// the client's upgrade request and the checks on the server's response. Pure functions; any thread.
-public enum WebSocketHandshake {
+package enum WebSocketHandshake {
     /// The GUID every accept value is derived with (RFC 6455 section 1.3).
     static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 

@@ -14,7 +14,7 @@ import RoomTapResampling
 /// until the next call.
 ///
 /// Thread: confined to one thread at a time (the agent's listen thread, or its session thread).
-public final class Resampler {
+package final class Resampler {
     /// Input rate in Hz.
     public let inputRate: Int
     /// Output rate in Hz.

@@ -8,7 +8,7 @@ import RoomTapJSON
 /// ``appendAudio(_:eventID:)``.
 ///
 /// Thread: a value; encode anywhere.
-public enum RealtimeClientEvent: Sendable, Equatable {
+package enum RealtimeClientEvent: Sendable, Equatable {
     /// `session.update` with the full settings.
     case sessionUpdate(RealtimeSessionSettings)
     /// `session.update` changing only the instructions (only fields sent are changed).

@@ -6,7 +6,7 @@ import RoomTapJSON
 /// text message. Types the agent does not act on decode as ``other(type:)``.
 ///
 /// Thread: a value; decode anywhere (the agent decodes on its session thread).
-public enum RealtimeServerEvent: Sendable, Equatable {
+package enum RealtimeServerEvent: Sendable, Equatable {
     /// `session.created`, with the session's `expires_at` (Unix seconds) when given.
     case sessionCreated(expiresAt: Int?)
     /// `session.updated`.

@@ -1,5 +1,5 @@
 import Foundation
-public import RoomTapJSON
+package import RoomTapJSON
 
 /// A streamed chat completion (`POST {base}/chat/completions` with `"stream": true`): the request
 /// body, and the decoding of its answer, a `text/event-stream` of `chat.completion.chunk` objects
@@ -14,7 +14,7 @@ public import RoomTapJSON
 /// ```
 ///
 /// Thread: a value, confined to the thread reading the stream.
-public struct ChatCompletionStream {
+package struct ChatCompletionStream {
     /// What one chunk says.
     public enum Piece: Sendable, Equatable {
         /// More reply text.

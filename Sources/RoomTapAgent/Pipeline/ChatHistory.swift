@@ -4,7 +4,7 @@
 /// Tool calls and their results live only in the request of the reply that made them.
 ///
 /// Thread: a value (the pipeline agent keeps it under its lock).
-public struct ChatHistory: Sendable, Equatable {
+package struct ChatHistory: Sendable, Equatable {
     public let recentLimit: Int
     public let summaryLimit: Int
     /// The recent messages, oldest first (`user` turns and `assistant` replies).

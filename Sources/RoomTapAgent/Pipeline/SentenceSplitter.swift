@@ -4,7 +4,7 @@
 /// ``minimumCharacters`` waits for the next (no "Hi." spoken alone while "Hi. I'm here." streams).
 ///
 /// Thread: a value.
-public struct SentenceSplitter {
+package struct SentenceSplitter {
     public var minimumCharacters: Int
     private var pending = ""
 

@@ -16,7 +16,7 @@
 /// stream should be abandoned.
 ///
 /// Thread: a value, confined to the thread reading the stream.
-public struct ServerSentEventParser {
+package struct ServerSentEventParser {
     /// One dispatched event.
     ///
     /// Thread: a value.

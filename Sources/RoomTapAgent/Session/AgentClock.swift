@@ -37,7 +37,7 @@ public struct SystemAgentClock: AgentClock {
 /// ``nextDeadline`` tell a test driver that the agent is idle, waiting for time.
 ///
 /// Thread: any.
-public final class ManualAgentClock: AgentClock {
+package final class ManualAgentClock: AgentClock {
     private struct State {
         var offset: Duration = .zero
         var deadlines: [Int: ContinuousClock.Instant] = [:]

@@ -7,7 +7,7 @@
 ///     split-archive-end-<connection_id>.json        the end of a connection's split recording
 ///
 /// Thread: a value type; pure, any thread.
-public struct SoraFileName: Sendable, Equatable {
+package struct SoraFileName: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case report(recordingID: String)
         case archive

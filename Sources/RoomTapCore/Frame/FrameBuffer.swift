@@ -2,7 +2,7 @@
 /// for every frame after, so the 10 ms path never allocates.
 ///
 /// Thread: confined to one thread at a time (for a track's render buffer, the room clock's thread).
-public final class FrameBuffer {
+package final class FrameBuffer {
     /// Storage for `AudioFrame.samplesPerChannel * channels` samples.
     public let samples: UnsafeMutableBufferPointer<Int16>
     /// 1 or 2.

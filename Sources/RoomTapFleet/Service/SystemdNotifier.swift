@@ -6,7 +6,7 @@ import Glibc
 /// variable is unset (not started by systemd). `READY=1`, `WATCHDOG=1`, `STOPPING=1`, `STATUS=...`.
 ///
 /// Thread: any (each message is one sendto on a socket opened at init).
-public final class SystemdNotifier: Sendable {
+package final class SystemdNotifier: Sendable {
     private let fd: Int32
     private let address: [UInt8]
     /// Half of `$WATCHDOG_USEC` (how often WATCHDOG=1 must go out), or nil without a watchdog.

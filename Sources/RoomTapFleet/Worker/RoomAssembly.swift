@@ -15,7 +15,7 @@ import RoomTapSinks
 /// be read (on a machine that is gone, and not in the bucket) becomes a gap whose reason says so.
 ///
 /// Thread: any; blocks on the disk.
-public enum RoomAssembly {
+package enum RoomAssembly {
     /// One attempt: where its files are, or nil when they cannot be reached.
     public struct Part: Sendable {
         public var epoch: Int

@@ -179,7 +179,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         receiver.stop()
         guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopping.store(true, ordering: .releasing)
-        bus.post(.wake)  // (room for it: one event per slot at most; the loop checks every 250 ms anyway)
+        bus.post(.wake)  // (room for it: one event per slot at most, plus this one; see init)
         controlDone.wait()
     }
 
@@ -320,18 +320,24 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// silent for `leaveAfter` as left.
     private func controlLoop() {
         let leaveAfter = UInt64(options.leaveAfter * 1e9)
-        let checkEvery: UInt64 = 250_000_000
-        var lastCheck = RealTimeClock.monotonicNow()
+        // No polling: it sleeps on the bus until a stream appears, a stop wakes it, or the first
+        // moment a present participant will have been silent for `leaveAfter` (checked again
+        // then: packets may have come since), `leaveAfter` at most.
         while !stopping.load(ordering: .acquiring) {
-            if case .streamAppeared(let slot, let port) = bus.next(waitingAtMost: 0.25) {
-                makeTrack(slot: slot, port: port)
-            }
             let now = RealTimeClock.monotonicNow()
-            guard now &- lastCheck >= checkEvery else { continue }
-            lastCheck = now
+            var due = now &+ leaveAfter
             for participant in participants where !participant.hasLeft {
                 let last = participant.buffer.lastArrival
-                if last > 0 && now > last && now - last > leaveAfter { participant.leave() }
+                guard last > 0 else { continue }
+                if now > last && now - last > leaveAfter {
+                    participant.leave()
+                } else {
+                    due = min(due, last &+ leaveAfter &+ 1)
+                }
+            }
+            let wait = due > now ? Double(due - now) / 1e9 : 0
+            if case .streamAppeared(let slot, let port) = bus.next(waitingAtMost: wait) {
+                makeTrack(slot: slot, port: port)
             }
         }
         controlDone.signal()

@@ -1,10 +1,10 @@
-public import Foundation
+package import Foundation
 
 /// A `ListenAddress` as the kernel's `sockaddr_in`/`sockaddr_in6`, for bind(2) and sendto(2): the
 /// one place roomtap builds socket addresses.
 ///
 /// Thread: a value.
-public struct SocketAddress: Sendable {
+package struct SocketAddress: Sendable {
     /// `AF_INET` or `AF_INET6`.
     public let family: Int32
     private var storage = sockaddr_storage()

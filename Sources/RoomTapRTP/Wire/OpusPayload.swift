@@ -39,7 +39,7 @@ import COpus
 ///
 /// Thread: pure functions, any thread; nothing is allocated (libopus writes frame sizes into a
 /// small stack buffer).
-public enum OpusPayload {
+package enum OpusPayload {
     /// Samples per second of every Opus duration here (RFC 7587 §4.1: the RTP clock is 48 kHz).
     public static let sampleRate = 48_000
 

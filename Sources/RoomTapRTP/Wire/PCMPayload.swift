@@ -19,7 +19,7 @@
 /// ```
 ///
 /// Thread: pure functions, any thread; nothing allocates.
-public enum PCMPayload {
+package enum PCMPayload {
     /// The longest packet taken, in milliseconds (as for Opus: 120 ms). A longer one is invalid.
     public static let maxMilliseconds = 120
 

@@ -24,7 +24,7 @@
 /// that lacks the terminating null (``Iterator/stoppedOnMalformedChunk``).
 ///
 /// Thread: pure, allocates nothing; valid only while the caller's bytes are.
-public struct RTCPSourceDescription: Sequence {
+package struct RTCPSourceDescription: Sequence {
     /// The SDES item type of a CNAME.
     public static let cnameItem: UInt8 = 1
 

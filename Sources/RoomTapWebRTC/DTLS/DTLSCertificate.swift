@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Thread: immutable after `init`; OpenSSL's key and certificate objects are only read
 /// (reference-counted by each SSL_CTX that uses them).
-public final class DTLSCertificate: @unchecked Sendable {
+package final class DTLSCertificate: @unchecked Sendable {
     let key: OpaquePointer
     let certificate: OpaquePointer
     /// `sha-256 AB:CD:...`, as `a=fingerprint` carries it.

@@ -8,7 +8,7 @@ import RoomTapSync
 ///
 /// Thread: `init` and `stop` on a control thread; ``run(_:)`` from anywhere (the block runs on the
 /// loop's thread, later). `stop` is idempotent.
-public final class ICEContext: @unchecked Sendable {
+package final class ICEContext: @unchecked Sendable {
     /// The GLib context the agents attach to.
     let context: OpaquePointer
     private let loop: OpaquePointer

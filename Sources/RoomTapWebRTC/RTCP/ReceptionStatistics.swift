@@ -6,7 +6,7 @@ public import RoomTapRTP
 /// timestamp units (48 kHz for Opus), and the last sender report's middle NTP bits and arrival.
 ///
 /// Thread: confined to the thread that receives the stream (the ICE thread).
-public struct ReceptionStatistics: Sendable {
+package struct ReceptionStatistics: Sendable {
     public let ssrc: UInt32
     private var baseSequence: UInt32 = 0
     private var cycles: UInt32 = 0

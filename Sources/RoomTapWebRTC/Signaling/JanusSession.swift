@@ -15,7 +15,7 @@ import Synchronization
 /// reason.
 ///
 /// Thread: any thread (the mailbox is locked); the poll thread runs from `init` to ``destroy()``.
-public final class JanusSession: @unchecked Sendable {
+package final class JanusSession: @unchecked Sendable {
     /// An event Janus sent on a handle.
     public struct Event: Sendable {
         /// `event`, `webrtcup`, `hangup`, `media`, `slowlink`, `detached`, ...
