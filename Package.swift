@@ -139,7 +139,8 @@ let package = Package(
         // The recorder as a library: the commands (record, export, control verbs, the fleet's
         // worker...), the recording's assembly, output routing, supervision and report.
         .target(
-            name: "RoomTapRecorder", dependencies: ["RoomTapSync", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
+            name: "RoomTapRecorder",
+            dependencies: ["RoomTapSync", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
             swiftSettings: strict),
         // The command-line tool: main.swift only, around RoomTapRecorder's CommandDispatch.
         .executableTarget(
@@ -193,7 +194,9 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimePathTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter", "RoomTapFuzzing",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests",
@@ -201,7 +204,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapRTPTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus", "RoomTapFuzzing",
+            ],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests",
@@ -209,11 +214,15 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapFleetTests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing",
+            ],
             swiftSettings: strict),
         // The recorder as a library, in the test's process (no roomtap child).
         .testTarget(
@@ -234,14 +243,20 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebRTCTests",
-            dependencies: ["RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport", "RoomTapFuzzing",
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapSoraTests", dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport", "RoomTapFuzzing"],
+            name: "RoomTapSoraTests",
+            dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests",
-            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport", "RoomTapFuzzing"],
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport",
+                "RoomTapFuzzing",
+            ],
             swiftSettings: strict),
         // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
         // Real WebRTC peers (Janus, aiortc) against their harness and against `roomtap record --join/--whep`.

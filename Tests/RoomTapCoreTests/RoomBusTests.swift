@@ -53,10 +53,12 @@ import Testing
             #expect(events.contains(.clockStopped), "\(delivery)")
             if let queued = sink as? QueuedSink {
                 #expect(throws: RecordingConsumer.Failure(frame: 3)) { try queued.close() }
-                #expect(queued.consumedFrames == 3 && queued.consumedFrames + queued.droppedFrames == 200, "\(delivery)")
+                #expect(
+                    queued.consumedFrames == 3 && queued.consumedFrames + queued.droppedFrames == 200, "\(delivery)")
             } else if let inline = sink as? InlineSink {
                 #expect(throws: RecordingConsumer.Failure(frame: 3)) { try inline.close() }
-                #expect(inline.consumedFrames == 3 && inline.consumedFrames + inline.droppedFrames == 200, "\(delivery)")
+                #expect(
+                    inline.consumedFrames == 3 && inline.consumedFrames + inline.droppedFrames == 200, "\(delivery)")
             }
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import RoomTapSync
 import RoomTapJSON
+import RoomTapSync
 
 /// Function calling: a `function_call` output item of the session in use is run once (by its
 /// `call_id`, whichever event showed it first) on the tools queue; its output goes back as a

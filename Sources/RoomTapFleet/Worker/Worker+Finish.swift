@@ -1,8 +1,8 @@
 import Foundation
-import RoomTapSync
 import Glibc
 import RoomTapJSON
 import RoomTapSinks
+import RoomTapSync
 
 /// How a worker finishes rooms: a room whose recorder exited is failed or joined, uploaded and
 /// recorded as done on a `roomtap.finish` thread of its own; a live room that ended while its
