@@ -164,8 +164,8 @@ let package = Package(
         .target(
             name: "RoomTapFuzzing",
             dependencies: [
-                "RoomTapCore", "RoomTapRTP", "RoomTapContainer", "RoomTapJSON", "RoomTapStorage", "RoomTapAgent",
-                "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
+                "RoomTapCore", "RoomTapRTP", "RoomTapContainer", "RoomTapJSON", "RoomTapControl", "RoomTapStorage",
+                "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
             ],
             path: "Fuzz/Harnesses", swiftSettings: strict),
         .executableTarget(
@@ -230,7 +230,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",
-            dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport", "RoomTapJSON"],
+            dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport", "RoomTapJSON", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapALSATests", dependencies: ["RoomTapCore", "RoomTapALSA", "RoomTapTestSupport"],

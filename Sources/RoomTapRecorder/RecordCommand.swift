@@ -259,8 +259,48 @@ enum RecordCommand {
         }
     }
 
+    /// The options of `record`, each group read and checked by a part of its own (in this order,
+    /// so that of several mistakes the first one named is the same as ever), then the checks
+    /// across groups: the output directory, the speakers, the names.
     static func parse(_ args: ParsedArguments) throws(UsageError) -> Options {
         var options = Options()
+        try parseInputs(args, into: &options)
+        try parseOutputs(args, into: &options)
+        try parseRendering(args, into: &options)
+        try parseNetwork(args, into: &options)
+        try parseClock(args, into: &options)
+        try parseCompanions(args, into: &options)
+        try parseDevices(args, into: &options)
+        let out = args.value("--out")
+        let extra = args.positionals
+        guard extra.isEmpty else {
+            throw UsageError(
+                description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
+                command: "record")
+        }
+        guard !options.files.isEmpty || options.janusRoom != nil || options.soraRecording != nil || options.isLive
+        else {
+            throw UsageError(
+                description: "no speakers: give --file NAME=PATH (or --janus-room DIR, --sora-recording DIR), or "
+                    + "--listen HOST:PORT / "
+                    + "--sdp FILE / --room FILE "
+                    + "/ --mic for a live room", command: "record")
+        }
+        guard let out, !out.isEmpty else {
+            throw UsageError(description: "no output directory: give --out DIR", command: "record")
+        }
+        options.out = out
+        if options.http != nil && !options.usesRealTimeClock {
+            throw UsageError(
+                description: "--http serves a room while it runs: give a live room (--listen, --sdp, --room, --join, "
+                    + "--mic, --agent) or --realtime", command: "record")
+        }
+        try checkNames(options)
+        return options
+    }
+
+    /// The speakers from files and recordings: --file, --janus-room, --sora-recording, --align.
+    private static func parseInputs(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         var files: [FileSpec] = []
         for text in args.values("--file") { files.append(try FileSpec.parse(text)) }
         options.files = files
@@ -273,6 +313,10 @@ enum RecordCommand {
             }
             options.align = align
         }
+    }
+
+    /// What is written and where it goes: --mix, --force, --format/--rate/--bitrate, --loudness, --multichannel, --upload, --webhook, --metrics, --http, and the output flags.
+    private static func parseOutputs(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         options.mix = args.flag("--mix")
         options.force = args.flag("--force")
         options.allowTruncated = args.flag("--allow-truncated")
@@ -305,6 +349,10 @@ enum RecordCommand {
                     command: "record")
             }
         }
+    }
+
+    /// How the room renders: --threads, --channels.
+    private static func parseRendering(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         options.threads = try integer(args.value("--threads"), "--threads", in: 1...Room.maxRenderThreads)
         if let channels = args.value("--channels") {
             guard channels == "1" || channels == "2" else {
@@ -312,6 +360,10 @@ enum RecordCommand {
             }
             options.channels = Int(channels)!
         }
+    }
+
+    /// The live room's network: --listen, --allow, --discover, --join, Sora's audio streaming, --sdp/--room, --srtp, the jitter buffer, the record delay, --duration, --leave-after.
+    private static func parseNetwork(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         for text in args.values("--listen") {
             var parsed = ListenAddress(text)
             if parsed == nil { parsed = try resolvedListenAddress(text) }
@@ -386,6 +438,10 @@ enum RecordCommand {
             }
             options.leaveAfter = seconds
         }
+    }
+
+    /// The room clock's scheduling: --realtime, --realtime-priority.
+    private static func parseClock(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         options.realtime = args.flag("--realtime")
         if let text = args.value("--realtime-priority") {
             guard let level = Int32(text), (1...99).contains(level) else {
@@ -395,9 +451,17 @@ enum RecordCommand {
             }
             options.realtimePriority = level
         }
+    }
+
+    /// What runs beside the room: --control, --agent and its options, --transcribe.
+    private static func parseCompanions(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         options.control = args.value("--control")
         options.agent = try AgentOptions.parse(args)
         options.transcribe = try TranscribeOptions.parse(args)
+    }
+
+    /// Sound devices: --play, --play-track, --mic, --mic-name.
+    private static func parseDevices(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
         options.play = args.value("--play")
         options.playTrack = args.value("--play-track")
         if options.playTrack != nil && options.play == nil { options.play = "default" }
@@ -413,32 +477,6 @@ enum RecordCommand {
             }
             options.micName = name
         }
-        let out = args.value("--out")
-        let extra = args.positionals
-        guard extra.isEmpty else {
-            throw UsageError(
-                description: "unexpected argument '\(extra[0])'; speakers are given as --file NAME=PATH",
-                command: "record")
-        }
-        guard !options.files.isEmpty || options.janusRoom != nil || options.soraRecording != nil || options.isLive
-        else {
-            throw UsageError(
-                description: "no speakers: give --file NAME=PATH (or --janus-room DIR, --sora-recording DIR), or "
-                    + "--listen HOST:PORT / "
-                    + "--sdp FILE / --room FILE "
-                    + "/ --mic for a live room", command: "record")
-        }
-        guard let out, !out.isEmpty else {
-            throw UsageError(description: "no output directory: give --out DIR", command: "record")
-        }
-        options.out = out
-        if options.http != nil && !options.usesRealTimeClock {
-            throw UsageError(
-                description: "--http serves a room while it runs: give a live room (--listen, --sdp, --room, --join, "
-                    + "--mic, --agent) or --realtime", command: "record")
-        }
-        try checkNames(options)
-        return options
     }
 
     /// Refuses track names that collide: a name given twice, two names that differ only in case

@@ -1,4 +1,5 @@
 import RoomTapControl
+import RoomTapFuzzing
 import Testing
 
 /// Runs the fuzz entry over inputs that reach each of its paths; a failed invariant traps.

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapFuzzing
 import RoomTapJSON
 import Testing
 

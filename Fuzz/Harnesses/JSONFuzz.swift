@@ -1,3 +1,5 @@
+import RoomTapJSON
+
 /// The fuzz target's exercise of the one JSON reader (`roomtap-fuzz`, `make fuzz`); it traps when
 /// an invariant fails:
 /// - reading never crashes, with or without a byte order mark allowed, at any depth limit;

@@ -1,3 +1,6 @@
+import RoomTapControl
+import RoomTapJSON
+
 /// Fuzz entry for the control protocol's parsers (Fuzz/roomtap-fuzz): the line splitter, the JSON
 /// parser and writer, the request envelope, the typed commands (``ControlCommand``), reply encoding
 /// and ``VolumeLevel``. Traps when an invariant fails:
