@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// The device is S16_LE, 48 kHz, interleaved, mono by default (`channels: 2` for stereo), read in
 /// 10 ms periods (480 samples per channel) with an 80 ms device buffer. A capture thread of its own
-/// reads each period with `snd_pcm_readi` into a lock-free ring; the room clock takes 480 samples
+/// reads each period with `snd_pcm_readi` into a lock-free ``SampleRing``; the room clock takes 480 samples
 /// per tick in ``render(into:at:)``.
 ///
 /// The device's clock and the room's drift apart. When too little has arrived for a tick the frame
@@ -38,7 +38,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     public let paceFastDevices: Bool
 
     private let pcm: PCMDevice
-    private let ring: CaptureRing
+    private let ring: SampleRing
     private let scratch: UnsafeMutablePointer<Int16>  // the capture thread's read buffer
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -72,7 +72,8 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         periodFrames = pcm.periodFrames
         bufferFrames = pcm.bufferFrames
         let frames = max(2, maxLatencyFrames) * AudioFrame.samplesPerChannel
-        ring = CaptureRing(capacity: max(frames, 2 * pcm.periodFrames), channels: channels)
+        let capacity = max(frames, 2 * pcm.periodFrames)
+        ring = SampleRing(capacity: capacity, channels: channels, policy: .dropOldest(keeping: capacity / 2))
         scratch = .allocate(capacity: pcm.periodFrames * channels)
         scratch.initialize(repeating: 0, count: pcm.periodFrames * channels)
     }
@@ -105,7 +106,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     /// Ticks rendered as silence because not enough audio had arrived.
     public var underflows: Int { underflowCount.load(ordering: .relaxed) }
     /// Samples per channel dropped (oldest first) to keep the latency bounded.
-    public var droppedSamples: Int { ring.dropped.load(ordering: .relaxed) }
+    public var droppedSamples: Int { ring.droppedSamples }
     /// Device overruns (the capture thread was late) recovered so far.
     public var overruns: Int { overrunCount.load(ordering: .relaxed) }
     /// Samples per channel read from the device so far.
@@ -131,9 +132,9 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         let n = AudioFrame.samplesPerChannel
         let out = samples.baseAddress!
         let done = ended.load(ordering: .acquiring)  // before reading the ring: when set, the ring is final
-        if ring.read(into: out, frames: n) { return .normal }
+        if ring.read(exactly: n, into: out) { return .normal }
         if done {
-            let got = ring.readRemainder(into: out, frames: n)
+            let got = ring.read(upTo: n, into: out)
             (out + got * channels).update(repeating: 0, count: (n - got) * channels)
             return got > 0 ? .normal : .silence
         }

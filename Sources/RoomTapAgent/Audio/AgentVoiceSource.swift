@@ -5,8 +5,9 @@ import Synchronization
 /// The agent's track: reply audio (48 kHz mono, already resampled) played out onto the room
 /// timeline 10 ms per tick, at the pace it was spoken; silence when nothing is queued.
 ///
-/// The session thread pushes into a preallocated single-producer single-consumer ring (bounded;
-/// what does not fit is counted in ``overflowSamples``); the room clock reads it in ``render``.
+/// The session thread pushes into a preallocated single-producer single-consumer ``SampleRing``
+/// (bounded, `.dropNewest`: what does not fit is counted in ``overflowSamples``); the room clock
+/// reads it in ``render``.
 /// Positions are absolute sample counts since creation: ``writePosition`` (pushed) and
 /// ``playPosition`` (played out, or skipped by a flush). ``flush()`` (barge-in) makes the clock
 /// side skip everything queued at its next tick, so playback stops within one frame.
@@ -18,14 +19,11 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     /// Ring capacity in samples (48 kHz).
     public let capacity: Int
 
-    private let ring: UnsafeMutablePointer<Int16>
-    private let write = Atomic<Int64>(0)
-    private let read = Atomic<Int64>(0)
+    private let ring: SampleRing
     private let flushTarget = Atomic<Int64>(0)
     private let flushRequest = Atomic<UInt64>(0)
     private let flushApplied = Atomic<UInt64>(0)
     private let stoppedAt = Atomic<Int64>(0)
-    private let overflow = Atomic<Int64>(0)
     private let lastRoomSample = Atomic<Int64>(-480)
     // Anchors: (ring position, room sample) where playback (re)started after an underrun or flush.
     private static let anchorCapacity = 1_024
@@ -47,8 +45,7 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     public init(seconds: Int = 300, prebufferMilliseconds: Int = 100) {
         capacity = max(1, seconds) * AudioFrame.sampleRate
         prebufferSamples = max(0, prebufferMilliseconds) * 48
-        ring = .allocate(capacity: capacity)
-        ring.initialize(repeating: 0, count: capacity)
+        ring = SampleRing(capacity: capacity, channels: 1, policy: .dropNewest)
         anchorPositions = .allocate(capacity: Self.anchorCapacity)
         anchorPositions.initialize(repeating: 0, count: Self.anchorCapacity)
         anchorRooms = .allocate(capacity: Self.anchorCapacity)
@@ -56,22 +53,21 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     }
 
     deinit {
-        ring.deallocate()
         anchorPositions.deallocate()
         anchorRooms.deallocate()
     }
 
     /// Never keeps an offline room going by itself: finished whenever nothing is queued.
-    public var isFinished: Bool { write.load(ordering: .acquiring) <= read.load(ordering: .acquiring) }
+    public var isFinished: Bool { ring.writePosition <= ring.readPosition }
 
     /// Samples pushed so far (the ring position after the last pushed sample).
-    public var writePosition: Int64 { write.load(ordering: .acquiring) }
+    public var writePosition: Int64 { Int64(ring.writePosition) }
     /// Samples played or flushed so far.
-    public var playPosition: Int64 { read.load(ordering: .acquiring) }
+    public var playPosition: Int64 { Int64(ring.readPosition) }
     /// True while queued audio waits to be played.
     public var isPlaying: Bool { writePosition > playPosition }
     /// Samples that did not fit in the ring and were dropped.
-    public var overflowSamples: Int64 { overflow.load(ordering: .relaxed) }
+    public var overflowSamples: Int64 { Int64(ring.droppedSamples) }
     /// Room sample of the last frame rendered (-480 before the first).
     public var lastRenderedRoomSample: Int64 { lastRoomSample.load(ordering: .acquiring) }
 
@@ -80,31 +76,19 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     @discardableResult
     public func push(_ samples: UnsafeBufferPointer<Int16>) -> Int {
         guard !samples.isEmpty, let src = samples.baseAddress else { return 0 }
-        let w = write.load(ordering: .relaxed)
-        let free = capacity - Int(w - read.load(ordering: .acquiring))
-        let n = min(free, samples.count)
-        if n < samples.count { overflow.add(Int64(samples.count - n), ordering: .relaxed) }
-        var done = 0
-        while done < n {
-            let slot = Int((w + Int64(done)) % Int64(capacity))
-            let run = min(n - done, capacity - slot)
-            (ring + slot).update(from: src + done, count: run)
-            done += run
-        }
-        write.store(w + Int64(n), ordering: .releasing)
-        return n
+        return ring.write(src, frames: samples.count)
     }
 
     /// Says that everything pushed so far may play without waiting for more (the end of a reply).
     /// Writer only.
-    public func markComplete() { complete.store(write.load(ordering: .relaxed), ordering: .releasing) }
+    public func markComplete() { complete.store(Int64(ring.writePosition), ordering: .releasing) }
 
     /// Barge-in: drops everything queued. The clock side stops at its next tick; this waits for
     /// that (at most `timeoutMilliseconds`, for a clock that is not running) and returns the play
     /// position where playback stopped (samples really played are those before it). Writer only.
     @discardableResult
     public func flush(timeoutMilliseconds: Int = 50) -> Int64 {
-        let target = write.load(ordering: .relaxed)
+        let target = Int64(ring.writePosition)
         flushTarget.store(target, ordering: .releasing)
         let request = flushRequest.add(1, ordering: .acquiringAndReleasing).newValue
         var waited = 0
@@ -113,7 +97,7 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
             waited += 1
         }
         if flushApplied.load(ordering: .acquiring) >= request { return stoppedAt.load(ordering: .acquiring) }
-        return read.load(ordering: .acquiring)
+        return playPosition
     }
 
     /// The room sample at which ring position `position` plays (played already: when it did;
@@ -133,18 +117,18 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     }
 
     public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
-        var r = read.load(ordering: .relaxed)
+        var r = Int64(ring.readPosition)
         let request = flushRequest.load(ordering: .acquiring)
         var restarted = false
         if request != seenFlush {
             seenFlush = request
             stoppedAt.store(r, ordering: .releasing)
-            r = max(r, flushTarget.load(ordering: .acquiring))
-            read.store(r, ordering: .releasing)
+            ring.discard(upTo: Int(flushTarget.load(ordering: .acquiring)))
+            r = Int64(ring.readPosition)
             flushApplied.store(request, ordering: .releasing)
             restarted = true
         }
-        let w = write.load(ordering: .acquiring)
+        let w = Int64(ring.writePosition)
         var available = Int(w - r)
         if !playing {
             if available > 0 && (available >= prebufferSamples || complete.load(ordering: .acquiring) >= w) {
@@ -163,14 +147,8 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
                 anchorRooms[slot % Self.anchorCapacity] = roomSample
                 anchorCount.store(slot + 1, ordering: .releasing)
             }
-            var done = 0
-            while done < n {
-                let slot = Int((r + Int64(done)) % Int64(capacity))
-                let run = min(n - done, capacity - slot)
-                (out + done).update(from: ring + slot, count: run)
-                done += run
-            }
-            read.store(r + Int64(n), ordering: .releasing)
+            // The clock is the only reader and `n` are waiting: this takes them.
+            _ = ring.read(exactly: n, into: out)
         }
         if n < AudioFrame.samplesPerChannel {
             (out + n).update(repeating: 0, count: AudioFrame.samplesPerChannel - n)
