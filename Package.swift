@@ -43,6 +43,9 @@ let package = Package(
 
         // The one lock type of our own code (`Locked`: a heap-allocated pthread mutex and value).
         .target(name: "RoomTapSync", dependencies: ["CLinuxNet"], swiftSettings: strict),
+        // Output files: exclusive or overwriting create (never through a link), complete writes,
+        // fsync, and atomic replace (temporary file, rename, directory fsync); typed OutputFileError.
+        .target(name: "RoomTapFiles", swiftSettings: strict),
         // The room core: frames, tracks, sinks, the room clock, the mixer. No C library (CLinuxNet:
         // pthread_setname_np).
         .target(name: "RoomTapCore", dependencies: ["RoomTapSync", "CLinuxNet"], swiftSettings: strict),
@@ -76,7 +79,9 @@ let package = Package(
         // libogg) files, any rate (libsoxr), loudness (libebur128).
         .target(
             name: "RoomTapSinks",
-            dependencies: ["RoomTapSync", "RoomTapCore", "CFLAC", "COpus", "COgg", "RoomTapResampling", "CEBUR128"],
+            dependencies: [
+                "RoomTapSync", "RoomTapFiles", "RoomTapCore", "CFLAC", "COpus", "COgg", "RoomTapResampling", "CEBUR128",
+            ],
             swiftSettings: strict),
         // Track controls over a Unix socket: the line-delimited JSON protocol, server and client.
         .target(
@@ -97,7 +102,7 @@ let package = Package(
         // Object storage and events: S3 (SigV4 through libcurl), the recording uploader with its
         // journal, webhooks signed with HMAC-SHA256 (libcrypto).
         .target(
-            name: "RoomTapStorage", dependencies: ["RoomTapSync", "RoomTapJSON", "CCurl", "COpenSSL"],
+            name: "RoomTapStorage", dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTapJSON", "CCurl", "COpenSSL"],
             swiftSettings: strict),
         // The fleet: room jobs on Redis Streams (libhiredis), leases with fencing epochs, the worker
         // that records each room as a child `roomtap record`, failover joins (from disk or the bucket's
@@ -105,7 +110,8 @@ let package = Package(
         .target(
             name: "RoomTapFleet",
             dependencies: [
-                "RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage", "CHiredis", "CLinuxNet",
+                "RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage", "CHiredis",
+                "CLinuxNet",
             ],
             swiftSettings: strict),
         // Joining a room as a WebRTC participant: ICE (libnice), DTLS-SRTP (OpenSSL, libsrtp2), SDP
@@ -140,7 +146,7 @@ let package = Package(
         // worker...), the recording's assembly, output routing, supervision and report.
         .target(
             name: "RoomTapRecorder",
-            dependencies: ["RoomTapSync", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
+            dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
             swiftSettings: strict),
         // The command-line tool: main.swift only, around RoomTapRecorder's CommandDispatch.
         .executableTarget(
@@ -210,7 +216,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests",
-            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapSinks", "RoomTapTestSupport"],
+            dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapFleetTests",

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapFiles
 import RoomTapSync
 import Synchronization
 
@@ -597,6 +598,12 @@ final class RoomRecording: Sendable {
         outcomes.sorted { ($0.track.isDerived ? 1 : 0, $0.track.id) < ($1.track.isDerived ? 1 : 0, $1.track.id) }
     }
 
+    /// The `errno` of a file's write failure: an ``OutputFileError`` (FLAC, Ogg Opus, the WAV
+    /// encoder) or a ``WAVError`` (``WAVWriter``); nil for any other error or none.
+    static func errno(of failure: (any Error)?) -> Int32? {
+        (failure as? OutputFileError)?.errno ?? (failure as? WAVError)?.errno
+    }
+
     /// Moves the failure of every file whose writing has stopped (disk full, EIO) into the
     /// errors, once per file, and makes room.json due. `announce`: also a warning line each (a
     /// live room, which may go on for hours). Main thread.
@@ -606,7 +613,7 @@ final class RoomRecording: Sendable {
             for (id, sink) in s.sinks where !s.failedTracks.contains(id) {
                 guard let failure = sink.failure else { continue }
                 s.failedTracks.insert(id)
-                if s.cutReason == nil, let code = (failure as? WAVError)?.errno {
+                if s.cutReason == nil, let code = Self.errno(of: failure) {
                     s.cutReason = String(cString: strerror(code))
                 }
                 found.append(.init(file: (sink.path as NSString).lastPathComponent, error: "\(failure)"))
@@ -707,7 +714,7 @@ final class RoomRecording: Sendable {
             }
         } catch {
             shared.withLock {
-                $0.errors.append(.init(file: (path as NSString).lastPathComponent, error: error.description))
+                $0.errors.append(.init(file: (path as NSString).lastPathComponent, error: "\(error)"))
             }
         }
         reportDue.store(true, ordering: .releasing)
@@ -728,7 +735,7 @@ final class RoomRecording: Sendable {
             loudness: (sink.writer as? EncodedFileWriter)?.loudness)
         shared.withLock { s in
             s.outcomes.append(outcome)
-            if s.cutReason == nil, let code = (sink.failure as? WAVError)?.errno {
+            if s.cutReason == nil, let code = Self.errno(of: sink.failure) {
                 s.cutReason = String(cString: strerror(code))
             }
             if let closeError, s.failedTracks.insert(track.id).inserted {

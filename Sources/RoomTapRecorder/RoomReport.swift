@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RoomTap
+import RoomTapFiles
 import RoomTapJSON
 
 /// `DIR/room.json`: what was recorded. The schema is documented in docs/CLI.md.
@@ -493,39 +494,18 @@ struct RoomReport: Codable {
         try Self.writeAtomically(try encoded(), to: path, overwrite: overwrite)
     }
 
-    /// Writes `data` to `path` so that a reader (or a crash) never sees half of it: a temporary
-    /// file beside it (created with O_EXCL|O_NOFOLLOW, so never through a link), written, fsynced,
-    /// then renamed over `path` (which replaces a link at `path` rather than writing through it).
-    /// Without `overwrite` an existing `path` is an error. One-line errors; the temporary file
-    /// never stays behind. Any thread, one writer per path at a time.
+    /// Writes `data` to `path` so that a reader (or a crash) never sees half of it, through
+    /// ``OutputFile/writeAtomically(path:bytes:overwrite:)`` (temporary file beside it, fsync,
+    /// rename over `path`, which replaces a link rather than writing through it, directory fsync).
+    /// Without `overwrite` an existing `path` is an error. One-line errors naming `path`, never the
+    /// temporary file, which never stays behind. Any thread, one writer per path at a time.
     static func writeAtomically(_ data: Data, to path: String, overwrite: Bool) throws {
-        if !overwrite && FileManager.default.fileExists(atPath: path) {
+        do {
+            try OutputFile.writeAtomically(path: path, bytes: [UInt8](data), overwrite: overwrite)
+        } catch  where error.kind == .alreadyExists {
             throw RuntimeError(description: "\(path) already exists; pass --force to overwrite it")
-        }
-        let temporary = path + ".tmp-\(getpid())"
-        unlink(temporary)  // a leftover of a killed run with the same pid (a link is removed, not followed)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw RuntimeError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    failure = n < 0 ? errno : ENOSPC
-                    return
-                }
-                offset += n
-            }
-        }
-        if failure == 0 && fsync(fd) != 0 && errno != EINVAL { failure = errno }
-        if close(fd) != 0 && failure == 0 && errno != EINTR { failure = errno }
-        guard failure == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(failure != 0 ? failure : errno))
-            unlink(temporary)
+        } catch {
+            let reason = error.errno.map(OutputFileError.describe) ?? error.message
             throw RuntimeError(description: "cannot write \(path): \(reason)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 public import RoomTapCore
+public import RoomTapFiles
 import RoomTapSync
 import Synchronization
 
@@ -57,9 +58,9 @@ public final class EncodedFileWriter: AudioFileWriter {
 
     /// Creates the file (see the encoders for the errors; `.invalidArgument` for a rate roomtap
     /// does not write).
-    public init(path: String, channels: Int, options: Options = .init()) throws(WAVError) {
+    public init(path: String, channels: Int, options: Options = .init()) throws(OutputFileError) {
         guard OutputSampleRate.supported.contains(options.sampleRate) else {
-            throw WAVError(
+            throw OutputFileError(
                 path: path, message: "cannot write \(options.sampleRate) Hz; choose \(OutputSampleRate.spoken)",
                 kind: .invalidArgument)
         }
@@ -85,7 +86,7 @@ public final class EncodedFileWriter: AudioFileWriter {
                 : try SampleRateConverter(inputRate: AudioFrame.sampleRate, outputRate: rate, channels: channels)
         } catch {
             if !options.overwrite { unlink(path) }
-            throw error
+            throw OutputFileError(path: path, message: error.description, kind: .invalidArgument)
         }
         meter = options.measuresLoudness ? LoudnessMeter(channels: channels, sampleRate: AudioFrame.sampleRate) : nil
         self.path = path
@@ -125,7 +126,7 @@ public final class EncodedFileWriter: AudioFileWriter {
             frame.copy(into: scratch, channels: channels)
             source = UnsafePointer(scratch)
         } else {
-            throw WAVError(
+            throw OutputFileError(
                 path: path, message: "a \(frame.channels)-channel frame for a \(channels)-channel file",
                 kind: .invalidArgument)
         }
@@ -159,7 +160,7 @@ public final class EncodedFileWriter: AudioFileWriter {
 
     /// Appends `frames` interleaved 48 kHz frames at the timeline position (``export``'s path:
     /// whole files, no room clock). At most 4800 frames per call.
-    public func append(_ samples: UnsafePointer<Int16>, frames: Int) throws(WAVError) {
+    public func append(_ samples: UnsafePointer<Int16>, frames: Int) throws(OutputFileError) {
         guard frames > 0 else { return }
         meter?.add(samples, frames: frames)
         if let converter {
@@ -174,7 +175,7 @@ public final class EncodedFileWriter: AudioFileWriter {
         if samplesSinceCheckpoint >= Int64(AudioFrame.sampleRate) { try checkpoint() }
     }
 
-    private func appendSilence(frames: Int64) throws(WAVError) {
+    private func appendSilence(frames: Int64) throws(OutputFileError) {
         var left = frames
         while left > 0 {
             let n = Int(min(left, Int64(AudioFrame.samplesPerChannel)))
@@ -183,7 +184,7 @@ public final class EncodedFileWriter: AudioFileWriter {
         }
     }
 
-    private func checkpoint() throws(WAVError) {
+    private func checkpoint() throws(OutputFileError) {
         try encoder.checkpoint()
         samplesSinceCheckpoint = 0
         lastCheckpoint = .now

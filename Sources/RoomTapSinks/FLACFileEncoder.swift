@@ -1,5 +1,6 @@
 import CFLAC
 import Glibc
+public import RoomTapFiles
 
 /// Writes 16-bit PCM as a FLAC file through libFLAC's stream encoder
 /// (https://xiph.org/flac/format.html), with the start time in a VORBIS_COMMENT block
@@ -24,19 +25,19 @@ package final class FLACFileEncoder: PCMFileEncoder {
     private var comments: UnsafeMutablePointer<FLAC__StreamMetadata>?
     private let scratch: UnsafeMutablePointer<Int32>
     private static let chunkFrames = 4_096
-    private var failure: WAVError?
+    private var failure: OutputFileError?
     private var finished = false
     private let syncOnFinish: Bool
 
     /// Creates the file and writes its metadata blocks. `channels` 1...8, `sampleRate` any FLAC
-    /// allows. Throws ``WAVError`` (`.alreadyExists` unless `overwrite`, `.cannotOpen`,
+    /// allows. Throws ``OutputFileError`` (`.alreadyExists` unless `overwrite`, `.cannotOpen`,
     /// `.invalidArgument`, `.writeFailed`).
     public init(
         path: String, channels: Int, sampleRate: Int, metadata: AudioFileMetadata = .init(),
         compressionLevel: Int = 5, overwrite: Bool = false, syncOnFinish: Bool = true
-    ) throws(WAVError) {
+    ) throws(OutputFileError) {
         guard (1...8).contains(channels) else {
-            throw WAVError(
+            throw OutputFileError(
                 path: path, message: "FLAC holds at most 8 channels, not \(channels); write a WAV instead",
                 kind: .invalidArgument)
         }
@@ -44,7 +45,7 @@ package final class FLACFileEncoder: PCMFileEncoder {
         guard let encoder = FLAC__stream_encoder_new() else {
             _ = Glibc.close(fd)
             if !overwrite { unlink(path) }
-            throw WAVError(path: path, message: "libFLAC: out of memory", kind: .writeFailed)
+            throw OutputFileError(path: path, message: "libFLAC: out of memory", kind: .writeFailed)
         }
         self.path = path
         self.channels = channels
@@ -74,8 +75,8 @@ package final class FLACFileEncoder: PCMFileEncoder {
             output.pointee.fd = -1
             if !overwrite { unlink(path) }
             throw code != 0
-                ? OutputFile.failure(code, path: path, doing: "writing the FLAC header")
-                : WAVError(
+                ? OutputFileError.failed(code, path: path, doing: "writing the FLAC header")
+                : OutputFileError(
                     path: path, message: "libFLAC cannot start an encoder (status \(status.rawValue))",
                     kind: .invalidArgument)
         }
@@ -90,7 +91,7 @@ package final class FLACFileEncoder: PCMFileEncoder {
         scratch.deallocate()
     }
 
-    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(WAVError) {
+    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(OutputFileError) {
         if let failure { throw failure }
         var done = 0
         while done < frames {
@@ -105,11 +106,11 @@ package final class FLACFileEncoder: PCMFileEncoder {
     }
 
     /// Nothing to do: libFLAC writes each frame as soon as it is whole.
-    public func checkpoint() throws(WAVError) {
+    public func checkpoint() throws(OutputFileError) {
         if let failure { throw failure }
     }
 
-    public func finish() throws(WAVError) {
+    public func finish() throws(OutputFileError) {
         if let failure { throw failure }
         guard !finished else { return }
         finished = true
@@ -120,21 +121,22 @@ package final class FLACFileEncoder: PCMFileEncoder {
             output.pointee.fd = -1
         }
         if !ok { throw fail(doing: "finishing") }
-        if syncOnFinish && fsync(fd) != 0 && errno != EINVAL {
-            let error = OutputFile.failure(errno, path: path, doing: "fsync")
+        let synced = syncOnFinish ? OutputFile.sync(fd: fd) : 0
+        if synced != 0 {
+            let error = OutputFileError.failed(synced, path: path, doing: "fsync")
             failure = error
             throw error
         }
     }
 
-    private func fail(doing what: String) -> WAVError {
+    private func fail(doing what: String) -> OutputFileError {
         let code = output.pointee.error
-        let error: WAVError
+        let error: OutputFileError
         if code != 0 {
-            error = OutputFile.failure(code, path: path, doing: what)
+            error = OutputFileError.failed(code, path: path, doing: what)
         } else {
             let state = FLAC__stream_encoder_get_resolved_state_string(encoder).map { String(cString: $0) } ?? "?"
-            error = WAVError(path: path, message: "libFLAC failed \(what): \(state)", kind: .writeFailed)
+            error = OutputFileError(path: path, message: "libFLAC failed \(what): \(state)", kind: .writeFailed)
         }
         failure = error
         return error

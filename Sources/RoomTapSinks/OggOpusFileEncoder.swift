@@ -1,6 +1,7 @@
 import COgg
 import COpus
 import Glibc
+public import RoomTapFiles
 
 /// Writes 16-bit PCM as an Ogg Opus file (RFC 7845) through libopus and libogg, like `opusenc`:
 /// 20 ms packets, OpusHead with the encoder's lookahead as pre-skip (in 48 kHz samples), OpusTags
@@ -38,18 +39,18 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
     private var packetNumber: Int64 = 2
     private var inputFrames: Int64 = 0
     private var encodedFrames: Int64 = 0
-    private var failure: WAVError?
+    private var failure: OutputFileError?
     private var finished = false
     private let syncOnFinish: Bool
 
-    /// Creates the file and writes its two header pages. Throws ``WAVError`` (`.invalidArgument`
+    /// Creates the file and writes its two header pages. Throws ``OutputFileError`` (`.invalidArgument`
     /// for a rate or channel count Opus does not take, and as ``FLACFileEncoder``).
     public init(
         path: String, channels: Int, sampleRate: Int, bitrate: Int = 32_000, metadata: AudioFileMetadata = .init(),
         overwrite: Bool = false, syncOnFinish: Bool = true
-    ) throws(WAVError) {
+    ) throws(OutputFileError) {
         guard channels == 1 || channels == 2, [8_000, 12_000, 16_000, 24_000, 48_000].contains(sampleRate) else {
-            throw WAVError(
+            throw OutputFileError(
                 path: path,
                 message: "Opus takes 1 or 2 channels at 8, 12, 16, 24 or 48 kHz, not \(channels) at \(sampleRate) Hz",
                 kind: .invalidArgument)
@@ -58,11 +59,12 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
         guard let encoder = opus_encoder_create(Int32(sampleRate), Int32(channels), OPUS_APPLICATION_AUDIO, &error),
             error == OPUS_OK
         else {
-            throw WAVError(path: path, message: "libopus cannot create an encoder (\(error))", kind: .invalidArgument)
+            throw OutputFileError(
+                path: path, message: "libopus cannot create an encoder (\(error))", kind: .invalidArgument)
         }
         guard roomtap_opus_encoder_set_bitrate(encoder, Int32(bitrate)) == OPUS_OK else {
             opus_encoder_destroy(encoder)
-            throw WAVError(
+            throw OutputFileError(
                 path: path, message: "libopus refuses a bitrate of \(bitrate) bit/s; give 6000...510000",
                 kind: .invalidArgument)
         }
@@ -110,7 +112,7 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
         packet.deallocate()
     }
 
-    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(WAVError) {
+    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(OutputFileError) {
         if let failure { throw failure }
         var done = 0
         while done < frames {
@@ -124,12 +126,12 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
     }
 
     /// Writes the packets encoded so far as a page (the held one stays held: at most 20 ms).
-    public func checkpoint() throws(WAVError) {
+    public func checkpoint() throws(OutputFileError) {
         if let failure { throw failure }
         try flushPages()
     }
 
-    public func finish() throws(WAVError) {
+    public func finish() throws(OutputFileError) {
         if let failure { throw failure }
         guard !finished else { return }
         // Encode until the decoded stream covers pre-skip + every input sample.
@@ -146,20 +148,19 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
         }
         try flushPages()
         finished = true
-        if syncOnFinish && fsync(fd) != 0 && errno != EINVAL {
-            throw fail(errno, doing: "fsync")
-        }
-        let closed = Glibc.close(fd)
+        let synced = syncOnFinish ? OutputFile.sync(fd: fd) : 0
+        if synced != 0 { throw fail(synced, doing: "fsync") }
+        let closed = OutputFile.close(fd: fd)
         fd = -1
-        if closed != 0 && errno != EINTR { throw fail(errno, doing: "closing") }
+        if closed != 0 { throw fail(closed, doing: "closing") }
     }
 
     // MARK: - Internals
 
-    private func encodePending() throws(WAVError) {
+    private func encodePending() throws(OutputFileError) {
         let n = opus_encode(encoder, pending, Int32(frameSize), packet, Int32(Self.maxPacket))
         guard n > 0 else {
-            let error = WAVError(path: path, message: "libopus failed to encode (\(n))", kind: .writeFailed)
+            let error = OutputFileError(path: path, message: "libopus failed to encode (\(n))", kind: .writeFailed)
             failure = error
             throw error
         }
@@ -171,7 +172,7 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
         hasHeld = true
     }
 
-    private func submit(_ bytes: [UInt8], granule: Int64, bos: Bool, eos: Bool) throws(WAVError) {
+    private func submit(_ bytes: [UInt8], granule: Int64, bos: Bool, eos: Bool) throws(OutputFileError) {
         var copy = bytes
         let packetNumber = self.packetNumber
         copy.withUnsafeMutableBufferPointer { buffer in
@@ -189,19 +190,19 @@ package final class OggOpusFileEncoder: PCMFileEncoder {
         while ogg_stream_pageout(stream, &page) != 0 { try writePage(page) }
     }
 
-    private func flushPages() throws(WAVError) {
+    private func flushPages() throws(OutputFileError) {
         var page = ogg_page()
         while ogg_stream_flush(stream, &page) != 0 { try writePage(page) }
     }
 
-    private func writePage(_ page: ogg_page) throws(WAVError) {
+    private func writePage(_ page: ogg_page) throws(OutputFileError) {
         var code = OutputFile.writeAll(fd: fd, page.header, count: page.header_len)
         if code == 0 { code = OutputFile.writeAll(fd: fd, page.body, count: page.body_len) }
         if code != 0 { throw fail(code, doing: "writing") }
     }
 
-    private func fail(_ code: Int32, doing what: String) -> WAVError {
-        let error = OutputFile.failure(code, path: path, doing: what)
+    private func fail(_ code: Int32, doing what: String) -> OutputFileError {
+        let error = OutputFileError.failed(code, path: path, doing: what)
         failure = error
         return error
     }

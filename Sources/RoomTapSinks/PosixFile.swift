@@ -1,4 +1,5 @@
 import Glibc
+import RoomTapFiles
 
 /// A file descriptor with the few system calls the WAV code needs (pread, pwrite, ftruncate,
 /// fstat), each retried on `EINTR` and turned into a ``WAVError`` on failure.
@@ -76,16 +77,7 @@ struct PosixFile {
 
     /// pwrite(2) until every byte is written; returns 0 or the errno of the failure.
     static func pwriteAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32 {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            done += n
-        }
-        return 0
+        bytes.count == 0 ? 0 : OutputFile.writeAll(fd: fd, bytes.baseAddress!, count: bytes.count, at: offset)
     }
 
     /// `strerror` for `code`.

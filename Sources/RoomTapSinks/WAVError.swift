@@ -1,3 +1,5 @@
+import RoomTapFiles
+
 /// Why a WAV file could not be created, written, read or repaired.
 ///
 /// `description` is one line, `<path>: <message>`, and the message says what to do about it, so a
@@ -45,5 +47,17 @@ public struct WAVError: Error, CustomStringConvertible, Sendable {
 
     static func oneLine(_ text: String) -> String {
         String(text.map { $0.isNewline ? " " : $0 })
+    }
+
+    /// The same failure of an output file, for the WAV writer's callers (same path, message, errno).
+    init(_ error: OutputFileError) {
+        let kind: Kind =
+            switch error.kind {
+            case .alreadyExists: .alreadyExists
+            case .cannotOpen: .cannotOpen
+            case .writeFailed: .writeFailed
+            case .invalidArgument: .invalidArgument
+            }
+        self.init(path: error.path, message: error.message, kind: kind, errno: error.errno)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+public import RoomTapFiles
 
 /// Writes 16-bit PCM WAV at any rate and channel count: the same layout as ``WAVWriter``
 /// (RIFF, RF64 past 4 GiB, BWF `bext`; see ``WAVHeader``) plus, when channel names are given, a
@@ -20,19 +21,19 @@ package final class WAVFileEncoder: PCMFileEncoder {
     private let buffer: UnsafeMutableRawBufferPointer
     private var buffered = 0
     private var dataBytes: Int64 = 0
-    private var failure: WAVError?
+    private var failure: OutputFileError?
     private var finished = false
     private let syncOnFinish: Bool
     private static let bufferSize = 64 * 1024
 
-    /// Creates the file with the header of an empty file. Throws ``WAVError`` as ``WAVWriter``
+    /// Creates the file with the header of an empty file. Throws ``OutputFileError`` as ``WAVWriter``
     /// (`.invalidArgument` for 0 or more than 65535 channels).
     public init(
         path: String, channels: Int, sampleRate: Int, metadata: AudioFileMetadata = .init(), overwrite: Bool = false,
         syncOnFinish: Bool = true
-    ) throws(WAVError) {
+    ) throws(OutputFileError) {
         guard (1...65_535).contains(channels) else {
-            throw WAVError(path: path, message: "cannot write \(channels) channels", kind: .invalidArgument)
+            throw OutputFileError(path: path, message: "cannot write \(channels) channels", kind: .invalidArgument)
         }
         let bext = BroadcastExtension(
             description: metadata.title, channels: channels, roomStartTime: metadata.roomStartTime,
@@ -50,7 +51,7 @@ package final class WAVFileEncoder: PCMFileEncoder {
             _ = Glibc.close(fd)
             if !overwrite { unlink(path) }
             buffer.deallocate()
-            throw OutputFile.failure(code, path: path, doing: "writing the header")
+            throw OutputFileError.failed(code, path: path, doing: "writing the header")
         }
     }
 
@@ -60,7 +61,7 @@ package final class WAVFileEncoder: PCMFileEncoder {
         buffer.deallocate()
     }
 
-    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(WAVError) {
+    public func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(OutputFileError) {
         if let failure { throw failure }
         var bytes = UnsafeRawPointer(samples)
         var remaining = frames * channels * 2
@@ -79,7 +80,7 @@ package final class WAVFileEncoder: PCMFileEncoder {
     }
 
     /// Writes the buffer and rewrites the header's sizes.
-    public func checkpoint() throws(WAVError) {
+    public func checkpoint() throws(OutputFileError) {
         if let failure { throw failure }
         try flush()
         let total = UInt64(header.dataOffset) + UInt64(dataBytes)
@@ -88,26 +89,27 @@ package final class WAVFileEncoder: PCMFileEncoder {
         if code != 0 { throw fail(code, doing: "rewriting the header") }
     }
 
-    public func finish() throws(WAVError) {
+    public func finish() throws(OutputFileError) {
         if let failure { throw failure }
         guard !finished else { return }
         try checkpoint()
         finished = true
-        if syncOnFinish && fsync(fd) != 0 && errno != EINVAL { throw fail(errno, doing: "fsync") }
-        let closed = Glibc.close(fd)
+        let synced = syncOnFinish ? OutputFile.sync(fd: fd) : 0
+        if synced != 0 { throw fail(synced, doing: "fsync") }
+        let closed = OutputFile.close(fd: fd)
         fd = -1
-        if closed != 0 && errno != EINTR { throw fail(errno, doing: "closing") }
+        if closed != 0 { throw fail(closed, doing: "closing") }
     }
 
-    private func flush() throws(WAVError) {
+    private func flush() throws(OutputFileError) {
         let code = OutputFile.writeAll(fd: fd, buffer.baseAddress!, count: buffered)
         if code != 0 { throw fail(code, doing: "writing") }
         dataBytes += Int64(buffered)
         buffered = 0
     }
 
-    private func fail(_ code: Int32, doing what: String) -> WAVError {
-        let error = OutputFile.failure(code, path: path, doing: what)
+    private func fail(_ code: Int32, doing what: String) -> OutputFileError {
+        let error = OutputFileError.failed(code, path: path, doing: what)
         failure = error
         return error
     }

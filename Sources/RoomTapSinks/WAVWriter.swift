@@ -1,6 +1,7 @@
 public import Foundation
 import Glibc
 public import RoomTapCore
+import RoomTapFiles
 import Synchronization
 
 /// Writes a track to a 16-bit PCM WAV file at 48 kHz, crash-safe: RIFF, switching to RF64
@@ -204,12 +205,14 @@ public final class WAVWriter: FrameConsumer {
             nextRoomSample = end
         }
         try refreshHeader(force: true)
-        if options.syncOnFinish && fsync(fd) != 0 && errno != EINVAL { throw fail(errno, doing: "fsync") }
-        let closed = Glibc.close(fd)
-        let code = errno
+        if options.syncOnFinish {
+            let synced = OutputFile.sync(fd: fd)
+            if synced != 0 { throw fail(synced, doing: "fsync") }
+        }
+        let code = OutputFile.close(fd: fd)
         fd = -1
         state = .finished
-        if closed != 0 && code != EINTR {
+        if code != 0 {
             let error = WAVError(
                 path: path, message: "closing failed: \(PosixFile.describe(code)); the file may be incomplete",
                 kind: .writeFailed, errno: code)
@@ -337,33 +340,13 @@ public final class WAVWriter: FrameConsumer {
     /// Opens the file (O_CREAT|O_EXCL, or O_TRUNC with `overwrite`; never through a symbolic link)
     /// and writes `header`; returns the descriptor, positioned at the first sample.
     private static func create(path: String, header: WAVHeader, options: Options) throws(WAVError) -> Int32 {
-        // O_NONBLOCK only keeps an existing FIFO from hanging the open (it is refused below); writes to
-        // a regular file are unaffected. O_NOFOLLOW: a symbolic link at `path` is never written through.
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | (options.overwrite ? O_TRUNC : O_EXCL)
-        let fd = open(path, flags, 0o644)
-        guard fd >= 0 else { throw openError(path: path, code: errno) }
-        var info = stat()
-        if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
-            _ = Glibc.close(fd)
-            throw WAVError(
-                path: path, message: "is not a regular file; choose a file path for --out", kind: .cannotOpen)
-        }
+        let fd: Int32
+        do { fd = try OutputFile.create(path: path, overwrite: options.overwrite) } catch { throw WAVError(error) }
         var code: Int32 = 0
         if let capacity = options.simulatedDiskCapacity, capacity < Int64(header.bytes.count) {
             code = ENOSPC
         } else {
-            code = header.bytes.withUnsafeBytes { raw -> Int32 in
-                var done = 0
-                while done < raw.count {
-                    let n = write(fd, raw.baseAddress! + done, raw.count - done)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    done += n
-                }
-                return 0
-            }
+            code = header.bytes.withUnsafeBytes { OutputFile.writeAll(fd: fd, $0.baseAddress!, count: $0.count) }
         }
         if code != 0 {
             _ = Glibc.close(fd)
@@ -373,32 +356,5 @@ public final class WAVWriter: FrameConsumer {
                 kind: .writeFailed, errno: code)
         }
         return fd
-    }
-
-    static func openError(path: String, code: Int32) -> WAVError {
-        let reason = PosixFile.describe(code)
-        switch code {
-        case EEXIST:
-            return WAVError(
-                path: path, message: "already exists; pass --force to overwrite it, or choose another --out",
-                kind: .alreadyExists, errno: code)
-        case ENOENT, ENOTDIR:
-            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-            return WAVError(
-                path: path,
-                message: "cannot create: \(reason); create the directory \(directory) "
-                    + "first, or choose another --out",
-                kind: .cannotOpen, errno: code)
-        case EACCES, EPERM, EROFS:
-            return WAVError(
-                path: path, message: "cannot create: \(reason); choose a writable directory with --out",
-                kind: .cannotOpen, errno: code)
-        case EISDIR:
-            return WAVError(
-                path: path, message: "cannot create: \(reason); give a file name, not a directory, to --out",
-                kind: .cannotOpen, errno: code)
-        default:
-            return WAVError(path: path, message: "cannot create: \(reason)", kind: .cannotOpen, errno: code)
-        }
     }
 }

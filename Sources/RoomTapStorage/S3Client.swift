@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapFiles
 
 /// A client of one S3-compatible store: PUT (single or multipart, streamed from disk), HEAD, GET
 /// to a file, LIST by prefix, DELETE. Requests are signed with AWS Signature V4 by libcurl
@@ -112,19 +113,20 @@ public struct S3Client: Sendable {
         }
     }
 
-    /// Downloads `key` to `path` (written to `path.part`, renamed when complete and the size
-    /// matches). Never replaces an existing `path` unless `overwrite`.
+    /// Downloads `key` to `path` through an atomic replace (``OutputFile/Replacement``: a temporary
+    /// file beside `path`, fsynced and renamed when complete and the size matches; removed on any
+    /// failure). Never replaces an existing `path` unless `overwrite`.
     public func download(bucket: String, key: String, to path: String, overwrite: Bool = false) throws(S3Error) {
         if !overwrite && access(path, F_OK) == 0 {
             throw S3Error(.local, "\(path) exists; not replaced")
         }
-        let partial = path + ".part"
         var lastError: S3Error?
         for attempt in 1...retry.attempts {
-            let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                throw S3Error(.local, "cannot create \(partial): \(String(cString: strerror(errno)))")
+            let file: OutputFile.Replacement
+            do { file = try OutputFile.Replacement.begin(path: path, overwrite: true) } catch {
+                throw S3Error(.local, error.description)
             }
+            let fd = file.fd
             var transfer = HTTPTransfer(method: "GET", url: Self.url(configuration, bucket, key, []))
             transfer.headers = [("x-amz-content-sha256", Self.emptySHA256)] + tokenHeader
             transfer.signing = signing
@@ -133,9 +135,8 @@ public struct S3Client: Sendable {
                 let response = try transfer.perform()
                 var info = stat()
                 fstat(fd, &info)
-                close(fd)
                 guard (200..<300).contains(response.status) else {
-                    unlink(partial)
+                    file.abandon()
                     let error = S3Error.fromResponse(
                         status: response.status, body: response.body, operation: "GET", target: Self.url(bucket, key),
                         endpoint: endpointName)
@@ -150,24 +151,21 @@ public struct S3Client: Sendable {
                 if let expected = response.headers["content-length"].flatMap({ Int64($0) }),
                     expected != Int64(info.st_size)
                 {
-                    unlink(partial)
+                    file.abandon()
                     throw S3Error(
                         .integrity, "GET \(Self.url(bucket, key)): \(info.st_size) of \(expected) bytes arrived")
                 }
-                guard rename(partial, path) == 0 else {
-                    unlink(partial)
-                    throw S3Error(.local, "cannot rename \(partial): \(String(cString: strerror(errno)))")
-                }
+                do { try file.commit() } catch { throw S3Error(.local, error.description) }
                 return
             } catch let error as HTTPTransfer.TransportError {
-                close(fd)
-                unlink(partial)
+                file.abandon()
                 lastError = unreachable(error, "GET", Self.url(bucket, key), attempts: attempt)
                 guard error.isRetryable, attempt < retry.attempts else { throw lastError! }
                 pause(attempt)
             } catch let error as S3Error {
                 throw error
             } catch {
+                file.abandon()
                 throw S3Error(.other, "\(error)")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapFiles
 public import RoomTapJSON
 
 /// What has gone up from a recording directory: `DIR/upload-journal.json`, rewritten (to a
@@ -80,15 +81,14 @@ public struct UploadJournal: Sendable, Equatable {
         ])
     }
 
-    /// Writes the journal into `directory` (temporary file + rename: never half-written).
+    /// Writes the journal into `directory` atomically (``OutputFile/writeAtomically(path:bytes:overwrite:)``:
+    /// never half-written, the old journal kept on failure). The uploader's thread.
     public func write(directory: String) throws(S3Error) {
         let path = directory + "/" + Self.fileName
-        let temporary = path + ".tmp"
-        do { try Data((json.jsonText + "\n").utf8).write(to: URL(fileURLWithPath: temporary)) } catch {
-            throw S3Error(.local, "cannot write \(temporary): \(error.localizedDescription)")
-        }
-        guard rename(temporary, path) == 0 else {
-            throw S3Error(.local, "cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try OutputFile.writeAtomically(path: path, bytes: Array((json.jsonText + "\n").utf8), overwrite: true)
+        } catch {
+            throw S3Error(.local, error.description)
         }
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import RoomTapCore
+import RoomTapFiles
 public import RoomTapJSON
 import RoomTapSinks
 public import RoomTapStorage
@@ -94,7 +95,8 @@ public struct RoomArchive: Sendable {
                 "state": .string("segments"), "source": .string(part.description),
                 "tracks": .array(segments.keys.sorted().map { .object(["name": .string($0)]) }),
             ])
-            try Data((room.prettyJSONText + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/room.json"))
+            try OutputFile.writeAtomically(
+                path: directory + "/room.json", bytes: Array((room.prettyJSONText + "\n").utf8), overwrite: false)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error

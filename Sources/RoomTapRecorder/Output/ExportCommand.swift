@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapFiles
 
 /// `roomtap export DIR [--out OUT] [--format …] [--rate …] [--bitrate …] [--multichannel FILE]
 /// [--normalize LUFS] [--force]`: "cooks" a finished recording. Reads DIR/room.json and its WAVs
@@ -227,6 +228,8 @@ enum ExportCommand {
             }
             return (writer.loudness, writer.samplesWritten)
         } catch let error as WAVError {
+            throw RuntimeError(description: error.description)
+        } catch let error as OutputFileError {
             throw RuntimeError(description: error.description)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapFiles
 
 /// The parts of `roomtap export` that read every speaker file at once: the normalized mix and the
 /// multichannel file. Files are read in lockstep, ``chunkFrames`` at a time (never whole); a file
@@ -90,8 +91,12 @@ enum ExportMixing {
         }
     }
 
-    /// Runs `body`, turning a ``WAVError`` into the one-line ``RuntimeError``.
+    /// Runs `body`, turning a ``WAVError`` or ``OutputFileError`` into the one-line ``RuntimeError``.
     private static func wrapping<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as WAVError { throw RuntimeError(description: error.description) }
+        do { return try body() } catch let error as WAVError {
+            throw RuntimeError(description: error.description)
+        } catch let error as OutputFileError {
+            throw RuntimeError(description: error.description)
+        }
     }
 }

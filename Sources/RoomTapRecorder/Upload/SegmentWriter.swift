@@ -1,14 +1,15 @@
 import Foundation
 import RoomTap
+import RoomTapFiles
 
 /// Cuts one track's recorded audio into segment files, `DIR/segments/<track>/<first room
 /// sample, 12 digits>.wav`: 48 kHz mono 16-bit PCM WAV (a 44-byte header), each a complete,
 /// playable file of the room's own samples. A segment ends at every multiple of the segment
 /// length on the room timeline (so the segments of all tracks line up), where a frame is missing
 /// (a gap: the next segment starts at the next frame's sample), and when the track ends. Each
-/// file is written as `.tmp` as the frames come (through a 96 kB buffer: memory does not grow
-/// with `--segment-seconds`), its header completed and the file renamed when whole, then handed
-/// to `finished`.
+/// file is written to a temporary file beside it (an ``OutputFile/Replacement``) as the frames come
+/// (through a 96 kB buffer: memory does not grow with `--segment-seconds`), its header completed,
+/// and the file fsynced and renamed when whole, then handed to `finished`.
 ///
 /// Thread: the sink's consumer thread (a ``QueuedSink`` worker): never the room clock's.
 final class SegmentWriter: FrameConsumer {
@@ -18,8 +19,8 @@ final class SegmentWriter: FrameConsumer {
     /// Samples not written to the open file yet (at most one second).
     private var buffer: [Int16] = []
     private static let bufferSamples = AudioFrame.sampleRate
-    /// The open segment: its path (without `.tmp`), descriptor, first room sample, samples so far.
-    private var open: (path: String, fd: Int32, first: Int64, samples: Int64)?
+    /// The open segment: its path and temporary file, first room sample, samples so far.
+    private var open: (path: String, file: OutputFile.Replacement, first: Int64, samples: Int64)?
 
     init(directory: String, segmentSeconds: Int, finished: @escaping (String, Int64, Int64) -> Void) {
         self.directory = directory
@@ -29,10 +30,7 @@ final class SegmentWriter: FrameConsumer {
     }
 
     deinit {
-        if let open {
-            close(open.fd)
-            unlink(open.path + ".tmp")
-        }
+        open?.file.abandon()
     }
 
     /// The name of the segment that starts at room sample `first`.
@@ -58,11 +56,11 @@ final class SegmentWriter: FrameConsumer {
     private func openSegment(first: Int64) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/" + Self.fileName(firstSample: first)
-        let fd = Glibc.open(path + ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw RuntimeError(description: "cannot write segment \(path): \(String(cString: strerror(errno)))")
+        let file: OutputFile.Replacement
+        do { file = try OutputFile.Replacement.begin(path: path, overwrite: true) } catch {
+            throw Self.failure(error)
         }
-        open = (path, fd, first, 0)
+        open = (path, file, first, 0)
         try write(Self.header(dataBytes: 0), at: 0)  // completed when the segment closes
     }
 
@@ -83,36 +81,29 @@ final class SegmentWriter: FrameConsumer {
             try flush()
             try write(Self.header(dataBytes: UInt32(segment.samples * 2)), at: 0)
         } catch {
-            close(segment.fd)
-            unlink(segment.path + ".tmp")
+            segment.file.abandon()
             throw error
         }
-        close(segment.fd)
         guard segment.samples > 0 else {
-            unlink(segment.path + ".tmp")
+            segment.file.abandon()
             return
         }
-        guard rename(segment.path + ".tmp", segment.path) == 0 else {
-            throw RuntimeError(
-                description: "cannot write segment \(segment.path): \(String(cString: strerror(errno)))")
-        }
+        do { try segment.file.commit() } catch { throw Self.failure(error) }
         finished(segment.path, segment.first, segment.samples)
     }
 
     private func write(_ bytes: [UInt8], at offset: Int64) throws {
         guard let open else { return }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes {
-                pwrite(open.fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + done)
-            }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                throw RuntimeError(
-                    description: "cannot write segment \(open.path): \(String(cString: strerror(errno)))")
-            }
-            done += n
+        let code = bytes.withUnsafeBytes {
+            OutputFile.writeAll(fd: open.file.fd, $0.baseAddress!, count: $0.count, at: offset)
         }
+        if code != 0 { throw Self.failure(.failed(code, path: open.path, doing: "writing")) }
+    }
+
+    /// The one-line error of a segment that could not be written: `cannot write segment <path>: <reason>`.
+    private static func failure(_ error: OutputFileError) -> RuntimeError {
+        let reason = error.errno.map(OutputFileError.describe) ?? error.message
+        return RuntimeError(description: "cannot write segment \(error.path): \(reason)")
     }
 
     /// The canonical 44-byte header of a 48 kHz mono 16-bit PCM WAV with `dataBytes` of samples.
