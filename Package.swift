@@ -110,7 +110,8 @@ let package = Package(
         .target(
             name: "RoomTapFleet",
             dependencies: [
-                "RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage", "CHiredis",
+                "RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapJSON", "RoomTapStorage",
+                "CHiredis",
                 "CLinuxNet",
             ],
             swiftSettings: strict),
