@@ -66,11 +66,13 @@ final class RoomRecording: Sendable {
         func failureLine() -> String? {
             guard let first = errors.first else { return nil }
             let roomJSONFailure = errors.first { $0.file == "room.json" }
-            let cut = errors.compactMap { failure -> String? in
+            // In the room's track order, whichever order the writers failed in.
+            let cut = errors.compactMap { failure -> (order: Int, text: String)? in
                 guard let file = failure.file, file != "room.json" else { return nil }
-                let written = report.tracks.first { $0.file == file }?.samplesWritten
-                return file + (written.map { String(format: " at %.2f s", Double($0) / 48_000) } ?? "")
-            }
+                let order = report.tracks.firstIndex { $0.file == file } ?? .max
+                let written = order == .max ? nil : report.tracks[order].samplesWritten
+                return (order, file + (written.map { String(format: " at %.2f s", Double($0) / 48_000) } ?? ""))
+            }.sorted { $0.order < $1.order }.map(\.text)
             guard !cut.isEmpty || roomJSONFailure != nil else {
                 let more = errors.count - 1
                 return first.error
