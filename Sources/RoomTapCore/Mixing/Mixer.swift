@@ -101,9 +101,9 @@ public final class Mixer: LivePlayoutSource, @unchecked Sendable {
         var any = false
         var concealed = false
         for input in clockInputs {
-            let state = input.render
-            let buffer = live ? state.live : state.buffer
-            let gain = live ? state.liveHeardGain : state.recordMixGain
+            let view = input.mixView(live: live)
+            let buffer = view.frame
+            let gain = view.gain
             guard buffer.roomSample == roomSample, !buffer.status.isZero, !gain.isSilent else { continue }
             any = true
             if buffer.status == .concealed { concealed = true }

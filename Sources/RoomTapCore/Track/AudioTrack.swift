@@ -205,6 +205,26 @@ struct GainRamp {
     }
 }
 
+extension AudioTrack {
+    /// What a mix reads of this track this tick: the frame (live, or the record's) and the gain it
+    /// is mixed with (what is heard now, or heard times recorded on the record's time). The one
+    /// view a mixer has of another track's render state, whose other parts stay the track's own.
+    struct MixView {
+        let frame: FrameBuffer
+        let gain: GainRamp
+    }
+
+    /// This tick's ``MixView`` of the live audio (`live`) or of the record. The room clock's
+    /// thread (or the render thread of the mix), after this track rendered the tick: the room
+    /// renders a mix's inputs before the mix. Allocates nothing.
+    @inline(__always)
+    func mixView(live: Bool) -> MixView {
+        live
+            ? MixView(frame: render.live, gain: render.liveHeardGain)
+            : MixView(frame: render.buffer, gain: render.recordMixGain)
+    }
+}
+
 extension FrameBuffer {
     /// Copies `source` through `ramp`, saturating at full scale; a frame silenced by the ramp is
     /// marked `.muted`. Allocates nothing.
