@@ -5,10 +5,10 @@ import CLinuxNet
 #endif
 
 /// The one way roomtap starts a thread: the thread is named before ``start(_:policy:_:)`` returns
-/// and names itself before anything else (the first
-/// 15 bytes of its name, whole characters, as Linux keeps them: `ps -L`, `top -H`, gdb and
-/// /proc/self/task/*/comm show it), puts itself under its scheduling ``Policy``, runs its body,
-/// and is joined by its owner (``join()``), or detached when its handle goes away unjoined.
+/// and names itself before anything else (the first 15 bytes of its name, whole characters, as
+/// Linux keeps them: `ps -L`, `top -H`, gdb and /proc/self/task/*/comm show it), puts itself under
+/// its scheduling ``Policy``, runs its body, and is joined by its owner (``join()``), or detached
+/// when its handle goes away unjoined.
 ///
 /// It is a joinable POSIX thread (`pthread_create`): no Foundation `Thread`, whose name reaches
 /// the OS thread only when Foundation already knows the new thread's handle (a race a loaded
