@@ -9,7 +9,7 @@ APT_TOOLS := curl redis-server coturn opus-tools flac sox socat openssl ffmpeg g
 ROOMTAP_RELEASE := .build/release/roomtap
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit fuzz fuzz-smoke bench bench-upload bench-join lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
+.PHONY: all deps apt-deps venv fleet build demo demo-agent test test-unit api-check api-digest fuzz fuzz-smoke bench bench-upload bench-join lint clean samples docs view-assets sanitize memcheck soak soak-live soak-virtual interop stress
 
 all: build
 

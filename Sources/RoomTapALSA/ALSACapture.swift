@@ -48,7 +48,8 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
     private let overrunCount = Atomic<Int>(0)
     private let captured = Atomic<Int64>(0)
     private let failureBox = Locked<ALSAError?>(nil)
-    private let threadDone = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let captureThread = Locked<RoomThread?>(nil)
     private let pacedFlag = Atomic<Bool>(false)
 
     /// Opens and configures `device` at once, so a bad name is one error line at startup:
@@ -85,9 +86,10 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         guard !started.exchange(true, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else {
             return
         }
-        RoomThread.start("roomtap.alsa.capture") { [self] in
-            captureLoop()
-            threadDone.signal()
+        captureThread.withLock { thread in
+            thread = RoomThread.start("roomtap.alsa.capture") { [self] in
+                captureLoop()
+            }
         }
     }
 
@@ -97,7 +99,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         stopping.store(true, ordering: .releasing)
         if started.load(ordering: .acquiring) {
-            threadDone.wait()
+            captureThread.withLock { $0 }?.join()
         }
         pcm.close()
         ended.store(true, ordering: .releasing)

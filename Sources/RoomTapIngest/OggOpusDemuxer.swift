@@ -47,7 +47,7 @@ package final class OggOpusDemuxer {
     private let reader: OggPacketReader
     private let durations: UnsafeMutableBufferPointer<Int32>
     // Confined to one thread, read every frame by the decoder: exclusivity is not checked at run
-    // time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    // time (`@exclusivity(unchecked)`, see docs/notes/offline-path.md).
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var startGranule: Int64 = 0
     @exclusivity(unchecked) private var lastValidDuration = OggOpusDemuxer.defaultPacketDuration

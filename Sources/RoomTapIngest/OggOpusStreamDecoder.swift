@@ -35,7 +35,7 @@ package final class OggOpusStreamDecoder {
     private let scratchFrames = OpusPacketDecoder.maxFrameSamples
     // The window of `scratch` not yet read, in frames, and whether it is concealment.
     // Confined to one thread, touched every frame: exclusivity is not checked at run time
-    // (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    // (`@exclusivity(unchecked)`, see docs/notes/offline-path.md).
     @exclusivity(unchecked) private var windowStart = 0
     @exclusivity(unchecked) private var windowEnd = 0
     @exclusivity(unchecked) private var windowConcealed = false

@@ -33,6 +33,11 @@ final class ProgressReporter {
         decimals = Self.decimals(for: max(total, 0))
     }
 
+    /// How often ``update(_:tracks:)`` is worth calling: 10 times a second for the line redrawn
+    /// on a terminal, once a second for plain lines (their marks are 10 % or 10 s apart), never
+    /// when quiet.
+    var updateInterval: Duration? { quiet ? nil : isTerminal ? .milliseconds(100) : .seconds(1) }
+
     /// `position` in room samples at 48 kHz; `tracks`: the speakers in the room now (the tracks a
     /// room makes of others, the mix and agent-hears, are not counted).
     func update(_ position: Int64, tracks: Int) {

@@ -32,9 +32,9 @@ struct SupervisedRoom {
 extension RoomRecording {
     /// The supervisor: the calling thread (the CLI's main thread) drains the room's bus
     /// (``RoomBus``) until the clock stops. What happens is posted there by the thread that saw
-    /// it: the clock's end, a sink's failure, a control change, a join's or the streaming
-    /// server's warning. Besides the events, it wakes only for what is due at a time: the
-    /// progress line (10 times a second while one is shown), room.json every
+    /// it: the clock's end, a track added or removed, a sink's failure, a control change, a join's
+    /// or the streaming server's warning. Besides the events, it wakes only for what is due at a
+    /// time: the progress line (``ProgressReporter/updateInterval``), room.json every
     /// ``reportInterval``, the end of reception and the first check that something was received.
     /// Returns once the clock has stopped and the bus is drained.
     func supervise(_ s: SupervisedRoom) -> SupervisedRoom.Reception {
@@ -45,7 +45,7 @@ extension RoomRecording {
         var lastReport = ContinuousClock.now
         var reception = SupervisedRoom.Reception()
         var joinFailed = false
-        let progressTick: Duration? = options.quiet ? nil : .milliseconds(100)
+        let progressTick = s.progress.updateInterval
         func handle(_ event: RoomBus.Event) {
             switch event {
             case .sinkFailed: noteFailedFiles(announce: options.usesRealTimeClock)
@@ -58,7 +58,7 @@ extension RoomRecording {
                     s.stop()
                 }
                 printSoraStreamingWarnings()
-            case .controlChanged: noteReportDue()
+            case .controlChanged, .trackAdded, .trackRemoved: noteReportDue()
             case .clockStopped, .streamAppeared, .wake: break
             }
         }

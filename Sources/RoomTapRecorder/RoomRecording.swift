@@ -127,7 +127,7 @@ final class RoomRecording: Sendable {
     /// `--sora-audio-streaming`: the HTTP/2 receiver of Sora's audio streaming.
     let soraStreaming = Locked<SoraAudioStreaming?>(nil)
     let controlHandler = Locked<RoomControlHandler?>(nil)
-    private let playback = Locked<ALSAPlayback?>(nil)
+    let playback = Locked<ALSAPlayback?>(nil)
     let roomAgent = Locked<RoomAgent?>(nil)
     /// --transcribe: every speaker's own transcription session.
     let roomTranscriber = Locked<RoomTranscriber?>(nil)
@@ -624,7 +624,7 @@ final class RoomRecording: Sendable {
             return found
         }
         guard !found.isEmpty else { return }
-        reportDue.store(true, ordering: .releasing)
+        noteReportDue()
         guard announce else { return }
         for failure in found { CommandDispatch.printWarning("\(failure.error); the other tracks keep recording") }
     }
@@ -653,102 +653,6 @@ final class RoomRecording: Sendable {
         }
     }
 
-    // MARK: - Room event handlers (on the thread that adds or removes tracks)
-
-    private func attachSink(
-        to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy, failureBus: RoomBus
-    ) {
-        let agent = roomAgent.withLock { $0 }
-        let path: String = shared.withLock { s in
-            switch track.role {
-            case .mix: return s.mixer == nil ? s.mixPath ?? "" : ""
-            case .agentHearing: return ""
-            case .agentVoice:
-                s.mixer?.addInput(track)
-                return plan.agentPath ?? ""
-            case .speaker, .speakerFromFile, .speakerFromNetwork, .speakerFromMicrophone: s.mixer?.addInput(track)
-            }
-            if let path = s.pathsBySource[ObjectIdentifier(track.source)] { return path }
-            if let path = plan.describedPaths[track.name] { return path }
-            return RecordingPlan.livePath(
-                for: track.name, naming: &s.naming, in: plan.outDirectory, force: plan.options.force,
-                dotExtension: plan.options.output.dotExtension)
-        }
-        if track.role == .mix, let mixer = track.mixer { shared.withLock { $0.mixer = mixer } }
-        agent?.trackAdded(track)
-        roomTranscriber.withLock { $0 }?.trackAdded(track)
-        if let player = playback.withLock({ $0 }),
-            plan.options.playTrack.map({ track.name == $0 && !track.isDerived }) ?? (track.role == .mix)
-        {
-            track.addSink(player, tap: .heard)
-        }
-        if let handler = controlHandler.withLock({ $0 }) {
-            handler.publish(.object(["event": .string("track_added"), "track": handler.describe(track)]))
-        }
-        guard !path.isEmpty else { return }
-        var options = options
-        options.description = "roomtap track \(track.name)"
-        do {
-            // Live rooms: 1 s of queue per file (the writer pool drains it every 50 ms; a disk stalled
-            // longer drops frames, counted and warned), so a 1000-track room holds ~94 MiB less.
-            // Offline rooms write on the render threads (no deadline to keep): no queue, no copy,
-            // no writer thread, nothing lost.
-            let writer: any AudioFileWriter
-            if plan.options.output.isDefault && !plan.options.loudness {
-                writer = try WAVWriter(path: path, channels: track.channels, options: options)
-            } else {
-                let metadata = AudioFileMetadata(
-                    roomStartTime: options.roomStartTime, timelineOrigin: options.timelineOrigin,
-                    title: options.description)
-                writer = try EncodedFileWriter(
-                    path: path, channels: track.channels,
-                    options: plan.options.output.writerOptions(
-                        overwrite: options.overwrite, metadata: metadata, loudness: plan.options.loudness))
-            }
-            let sink = AudioFileSink(
-                writer: writer, channels: track.channels, policy: policy, capacity: 100,
-                delivery: policy == .drop ? .pool(.shared) : .renderThread, failureBus: failureBus)
-            track.addSink(sink)
-            liveUpload?.attach(track, fileName: path, policy: policy)
-            shared.withLock {
-                $0.sinks[track.id] = sink
-                $0.created.append(path)
-            }
-        } catch {
-            shared.withLock {
-                $0.errors.append(.init(file: (path as NSString).lastPathComponent, error: "\(error)"))
-            }
-        }
-        reportDue.store(true, ordering: .releasing)
-    }
-
-    private func closeSink(of track: AudioTrack) {
-        liveUpload?.detach(track)
-        if let handler = controlHandler.withLock({ $0 }) {
-            handler.publish(.object(["event": .string("track_removed"), "track": .string(track.name)]))
-        }
-        guard let sink = shared.withLock({ $0.sinks.removeValue(forKey: track.id) }) else { return }
-        var closeError: String?
-        do { try sink.close() } catch { closeError = "\(error)" }
-        let live = liveRoom.withLock { $0 }?.participants.first { $0.track === track }
-        let outcome = TrackOutcome(
-            track: track, path: sink.path, source: track.source as? OggOpusFileSource, live: live,
-            samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames,
-            loudness: (sink.writer as? EncodedFileWriter)?.loudness)
-        shared.withLock { s in
-            s.outcomes.append(outcome)
-            if s.cutReason == nil, let code = Self.errno(of: sink.failure) {
-                s.cutReason = String(cString: strerror(code))
-            }
-            if let closeError, s.failedTracks.insert(track.id).inserted {
-                s.errors.append(.init(file: (sink.path as NSString).lastPathComponent, error: closeError))
-            }
-        }
-        reportDue.store(true, ordering: .releasing)
-    }
-
-    /// Set-up failed before the clock started: close what was opened and delete the files this
-    /// run created, so nothing is left half-made.
     private func abandon(_ room: Room) {
         controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
         roomTranscriber.withLock { $0 }?.finish(timeout: .zero)

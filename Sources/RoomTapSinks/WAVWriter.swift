@@ -71,7 +71,7 @@ public final class WAVWriter: FrameConsumer {
     }
 
     // Confined to the consumer thread, touched every frame: exclusivity is not checked at run time
-    // (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    // (`@exclusivity(unchecked)`, see docs/notes/offline-path.md).
     @exclusivity(unchecked) private var state = State.open
     private var fd: Int32
     private var header: WAVHeader

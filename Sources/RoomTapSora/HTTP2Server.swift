@@ -33,7 +33,8 @@ package final class HTTP2Server: @unchecked Sendable {
     private unowned let delegate: any HTTP2ServerDelegate
     private let stopping = Locked(false)
     private let started = Locked(false)
-    private let finished = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let serverThread = Locked<RoomThread?>(nil)
     private let tls: TLSServerContext?
     private var connections: [HTTP2Connection] = []
 
@@ -106,9 +107,10 @@ package final class HTTP2Server: @unchecked Sendable {
                 return s
             })
         else { return }
-        RoomThread.start("roomtap.h2") { [self] in
-            serve()
-            finished.signal()
+        serverThread.withLock { thread in
+            thread = RoomThread.start("roomtap.h2") { [self] in
+                serve()
+            }
         }
     }
 
@@ -122,7 +124,7 @@ package final class HTTP2Server: @unchecked Sendable {
             })
         else { return }
         _ = roomtap_eventfd_signal(wakeFD)
-        if started.withLock({ $0 }) { finished.wait() }
+        if started.withLock({ $0 }) { serverThread.withLock { $0 }?.join() }
     }
 
     /// Serves every handler at once (something a handler waits for has come from another

@@ -60,11 +60,11 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
     private let clock = SoraStreamClock()
     private let state = Locked(State())
     /// Told ``RoomBus/Event/warningQueued`` when a log line is queued.
-    private let warningBus = Locked<RoomBus?>(nil)
+    private let warningBus = RoomBusLink()
 
     /// Posts ``RoomBus/Event/warningQueued`` to `bus` whenever a log line is queued, so that its
     /// drainer takes them (``takeLogLines()``) when they come. Any thread; the last bus given wins.
-    public func postLogLines(to bus: RoomBus) { warningBus.withLock { $0 = bus } }
+    public func postLogLines(to bus: RoomBus) { warningBus.connect(bus) }
 
     private struct State {
         var live: LiveRoom?
@@ -149,7 +149,7 @@ public final class SoraAudioStreaming: HTTP2ServerDelegate, @unchecked Sendable 
         state.withLock { s in
             if s.logLines.count < Self.maxPendingLogLines { s.logLines.append(line) } else { s.droppedLogLines += 1 }
         }
-        warningBus.withLock { $0 }?.post(.warningQueued)
+        warningBus.post(.warningQueued)
     }
 
     // MARK: - HTTP2ServerDelegate (the server's thread)

@@ -26,7 +26,8 @@ public final class WebhookSender: Sendable {
     private let capacity: Int
     private let state = Locked<State>(State())
     private let wake = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let senderThread = Locked<RoomThread?>(nil)
 
     private struct State {
         var queue: [(event: String, body: [UInt8])] = []
@@ -46,9 +47,10 @@ public final class WebhookSender: Sendable {
         self.secret = secret.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         self.capacity = max(1, capacity)
         self.retry = retry
-        RoomThread.start("roomtap.webhook") { [self] in
-            loop()
-            finished.signal()
+        senderThread.withLock { thread in
+            thread = RoomThread.start("roomtap.webhook") { [self] in
+                loop()
+            }
         }
     }
 
@@ -121,7 +123,7 @@ public final class WebhookSender: Sendable {
             $0.closed = true
         }
         wake.signal()
-        finished.wait()
+        senderThread.withLock { $0 }?.join()
     }
 
     /// The hex HMAC-SHA256 of `body` under `secret`: what `X-Roomtap-Signature` carries after `sha256=`.

@@ -45,9 +45,10 @@ public final class RoomJoin: @unchecked Sendable {
     private let adapter: any JoinAdapter
     private let state = Locked(State())
     /// Told ``RoomBus/Event/warningQueued`` when a warning or the failure is queued.
-    private let warningBus = Locked<RoomBus?>(nil)
+    private let warningBus = RoomBusLink()
     private let stopping = Atomic<Bool>(false)
-    private let supervisorDone = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let supervisorThread = Locked<RoomThread?>(nil)
 
     private struct State {
         var publishers: [JoinedPublisher] = []
@@ -84,16 +85,17 @@ public final class RoomJoin: @unchecked Sendable {
             return s.publishers
         }
         for publisher in present { makeTrack(for: publisher, in: live) }
-        RoomThread.start("roomtap.join") { [self] in
-            adapter.supervise(self)
-            supervisorDone.signal()
+        supervisorThread.withLock { thread in
+            thread = RoomThread.start("roomtap.join") { [self] in
+                adapter.supervise(self)
+            }
         }
     }
 
     /// Hangs up every connection and leaves the room. Idempotent.
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if state.withLock({ $0.supervising }) { supervisorDone.wait() }
+        if state.withLock({ $0.supervising }) { supervisorThread.withLock { $0 }?.join() }
         adapter.close(self)
         for publisher in publishers { publisher.connection?.close() }
         for connection in state.withLock({ $0.published }) { connection.close() }
@@ -159,7 +161,7 @@ public final class RoomJoin: @unchecked Sendable {
     /// Posts ``RoomBus/Event/warningQueued`` to `bus` whenever a warning or the failure is
     /// queued, so that its drainer takes them (``takeWarnings()``, ``failure``) when they come
     /// rather than by polling. Any thread; the last bus given wins.
-    public func postWarnings(to bus: RoomBus) { warningBus.withLock { $0 = bus } }
+    public func postWarnings(to bus: RoomBus) { warningBus.connect(bus) }
 
     // MARK: - For the adapters
 
@@ -167,12 +169,12 @@ public final class RoomJoin: @unchecked Sendable {
 
     func fail(_ line: String) {
         state.withLock { $0.failure = $0.failure ?? line }
-        warningBus.withLock { $0 }?.post(.warningQueued)
+        warningBus.post(.warningQueued)
     }
 
     func warn(_ line: String) {
         state.withLock { if $0.warnings.count < 100 { $0.warnings.append(line) } }
-        warningBus.withLock { $0 }?.post(.warningQueued)
+        warningBus.post(.warningQueued)
     }
 
     /// The publisher named `display` (a returning one: the same), or a new one.

@@ -71,6 +71,37 @@ struct RoomJSONCurrentTests {
     }
 
     /// `repair DIR` of a directory without room.json (an older recording) repairs the WAVs and says so.
+    /// A speaker who joins is in room.json as their file opens (the room's bus says so at once),
+    /// not at the next refresh: with `--quiet` no progress line wakes the recorder, and the
+    /// speaker starts 4 s in, after the first reception check (3 s), so without the bus the file
+    /// would be unlisted until the refresh at 10 s, about 6 s later.
+    @Test func aNewSpeakerIsInRoomJSONAsTheirFileOpens() throws {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: 300 * 960, seed: 11), to: address, ssrc: 0x5EED_0002)
+        let name = "ssrc-" + String(sender.ssrc, radix: 16)
+        let wav = out.appendingPathComponent("\(name).wav").path
+        let recorder = try CLIRunner.start(
+            ["record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet"])
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: RealTimeClock.monotonicNow() + 4_000_000_000)
+        let opened = waitUntil(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: wav) }
+        #expect(opened, "the speaker's file opens")
+        let listed = waitUntil(timeout: .seconds(4), every: .milliseconds(20)) {
+            let tracks = (try? roomJSON(out))?["tracks"] as? [[String: Any]] ?? []
+            return tracks.contains { $0["file"] as? String == "\(name).wav" }
+        }
+        #expect(listed, "room.json lists \(name).wav within 4 s of its file opening (the refresh is every 10 s)")
+        _ = sender.wait()
+        recorder.signal(SIGTERM)
+        let outcome = recorder.wait(timeout: 30)
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let tracks = try #require(try roomJSON(out)["tracks"] as? [[String: Any]])
+        #expect(tracks.map { $0["file"] as? String } == ["\(name).wav"])
+    }
+
     @Test func repairOfADirectoryWithoutRoomJSONRepairsTheWAVsOnly() throws {
         let out = try temporaryDirectory()
         try roomtap(["record", "--file", "carol=\(sample("carol"))", "--out", out.path, "--quiet"], expect: 0)

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapSync
 import RoomTapTestSupport
 import Testing
 
@@ -19,14 +20,48 @@ import Testing
 
     @Test func theClockPostsItsStopOnceAsItsLastAct() {
         let room = Room(clock: VirtualClock())
-        room.addTrack(name: "a", source: RampSource(length: 100 * 480))
+        let track = room.addTrack(name: "a", source: RampSource(length: 100 * 480))
         room.start()
         let events = drain(room.bus, until: .clockStopped)
-        #expect(events == [.clockStopped])
+        #expect(events == [.trackAdded(track.id), .clockStopped])
         #expect(!room.isRunning, "the clock had stopped when it said so")
         #expect(room.position == 100 * 480)
         room.waitUntilFinished()
-        #expect(room.bus.next(waitingAtMost: 0.05) == nil, "said once")
+        #expect(room.bus.next(waitingAtMost: 0.05) == .trackRemoved(track.id), "the room's end removes it")
+        #expect(room.bus.next(waitingAtMost: 0.05) == nil, "each said once")
+    }
+
+    @Test func tracksAddedAndRemovedArePostedAfterTheirHandlersRan() {
+        let handled = Locked<[String]>([])
+        let room = Room(
+            clock: VirtualClock(),
+            events: RoomEvents(
+                onTrackAdded: { track in handled.withLock { $0.append("added \(track.name)") } },
+                onTrackRemoved: { track in handled.withLock { $0.append("removed \(track.name)") } }))
+        let a = room.addTrack(name: "a", source: RampSource(length: 4_800))
+        #expect(room.bus.next(waitingAtMost: 0) == .trackAdded(a.id))
+        #expect(handled.withLock { $0 } == ["added a"], "posted once the handler had run")
+        let b = room.addTrack(name: "b", source: RampSource(length: 4_800))
+        room.removeTrack(a)
+        #expect(room.bus.next(waitingAtMost: 0) == .trackAdded(b.id))
+        #expect(room.bus.next(waitingAtMost: 0) == .trackRemoved(a.id))
+        #expect(handled.withLock { $0 } == ["added a", "added b", "removed a"])
+        #expect(room.bus.next(waitingAtMost: 0) == nil)
+    }
+
+    @Test func aLinkPostsNowhereUntilConnectedThenToItsLastBus() {
+        let link = RoomBusLink()
+        let first = RoomBus(capacity: 4)
+        let second = RoomBus(capacity: 4)
+        link.post(.warningQueued)  // before any room: dropped, not queued anywhere
+        link.connect(first)
+        link.post(.controlChanged)
+        link.connect(second)
+        link.post(.sinkFailed)
+        #expect(first.next(waitingAtMost: 0) == .controlChanged)
+        #expect(first.next(waitingAtMost: 0) == nil)
+        #expect(second.next(waitingAtMost: 0) == .sinkFailed)
+        #expect(second.next(waitingAtMost: 0) == nil)
     }
 
     @Test func aStoppedLiveRoomSaysSoToo() {

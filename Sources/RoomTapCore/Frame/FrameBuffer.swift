@@ -8,7 +8,7 @@ package final class FrameBuffer {
     /// 1 or 2.
     public let channels: Int
     // Confined to one thread at a time, written every frame: exclusivity is not checked at run
-    // time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    // time (`@exclusivity(unchecked)`, see docs/notes/offline-path.md).
     /// Room-timeline index of the first sample of the frame now held.
     @exclusivity(unchecked) public var roomSample: Int64 = 0
     /// Status of the frame now held.

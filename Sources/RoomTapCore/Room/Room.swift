@@ -146,6 +146,7 @@ public final class Room: Sendable {
         }
         handler?(track)
         publishRouting()
+        bus.post(.trackAdded(track.id))
         return track
     }
 
@@ -297,6 +298,7 @@ public final class Room: Sendable {
         track.removeAllSinks()
         let handler = control.withLock { $0.events.onTrackRemoved }
         handler?(track)
+        bus.post(.trackRemoved(track.id))
     }
 
     // MARK: - The room clock's thread

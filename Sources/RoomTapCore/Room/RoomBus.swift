@@ -18,6 +18,10 @@ public final class RoomBus: Sendable {
         /// The receive thread claimed stream slot `slot` (a new stream on UDP `port`): the control
         /// thread makes its track.
         case streamAppeared(slot: Int, port: UInt16)
+        /// A track joined the room (posted by ``Room`` after its `onTrackAdded` ran).
+        case trackAdded(TrackID)
+        /// A track left the room (posted by ``Room`` after its `onTrackRemoved` ran).
+        case trackRemoved(TrackID)
         /// The room clock has stopped (the room's end, or a stop): posted by the clock's thread
         /// as its last act. The drainer finishes the room.
         case clockStopped
@@ -91,4 +95,20 @@ public final class RoomBus: Sendable {
 
     /// Events refused because the bus was full.
     public var refused: Int { ring.withLock { $0.refused } }
+}
+
+/// Where a component that outlives its room's set-up posts its events: nowhere until
+/// ``connect(_:)`` gives it a room's bus (a join, a streaming server, a control log are made
+/// before the room's supervisor drains). Thread: any; the last bus connected wins; ``post(_:)``
+/// allocates nothing.
+public final class RoomBusLink: Sendable {
+    private let bus = Locked<RoomBus?>(nil)
+
+    public init() {}
+
+    /// Posts to `bus` from now on.
+    public func connect(_ bus: RoomBus) { self.bus.withLock { $0 = bus } }
+
+    /// Posts `event` to the connected bus, if any (see ``RoomBus/post(_:)``).
+    public func post(_ event: RoomBus.Event) { bus.withLock { $0 }?.post(event) }
 }

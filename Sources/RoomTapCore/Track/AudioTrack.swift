@@ -268,7 +268,7 @@ final class TrackRenderState {
     let heard: FrameBuffer
     let recorded: FrameBuffer
     // Touched every frame by the one thread rendering the track: exclusivity is not checked at
-    // run time (`@exclusivity(unchecked)`, see docs/ARCHITECTURE.md, "The offline path at the limit").
+    // run time (`@exclusivity(unchecked)`, see docs/notes/offline-path.md).
     /// What is heard times what is recorded, on the record's time (mixes of the record use it: a
     /// track off the record is not in the recorded mix either).
     @exclusivity(unchecked) var recordMixGain = GainRamp()

@@ -25,7 +25,8 @@ final class LeaseKeeper: @unchecked Sendable {
     private let held = Locked<[String: Held]>([:])
     private let stopping = Locked(false)
     private let presence: @Sendable () -> [(String, String)]
-    private let done = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let leaseThread = Locked<RoomThread?>(nil)
 
     init(
         configuration: WorkerConfiguration, metrics: WorkerMetrics,
@@ -37,16 +38,17 @@ final class LeaseKeeper: @unchecked Sendable {
     }
 
     func start() {
-        RoomThread.start("roomtap.lease") { [self] in
-            run()
-            done.signal()
+        leaseThread.withLock { thread in
+            thread = RoomThread.start("roomtap.lease") { [self] in
+                run()
+            }
         }
     }
 
     /// Stops renewing (a lease not released expires by itself). Waits for the thread.
     func stop() {
         stopping.withLock { $0 = true }
-        done.wait()
+        leaseThread.withLock { $0 }?.join()
     }
 
     func hold(job: String, token: String, entry: String) {

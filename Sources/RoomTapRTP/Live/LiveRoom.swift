@@ -88,7 +88,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         var everyone: [LiveParticipant] = []
     }
     private let stopping = Atomic<Bool>(false)
-    private let controlDone = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let controlThread = Locked<RoomThread?>(nil)
     private let started = Atomic<Bool>(false)
 
     /// Binds every socket (``bind(_:)``) and adds the described participants' tracks to the room.
@@ -167,8 +168,10 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
     /// the control thread (`roomtap.live`). Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        RoomThread.start("roomtap.live") { [self] in
-            controlLoop()
+        controlThread.withLock { thread in
+            thread = RoomThread.start("roomtap.live") { [self] in
+                controlLoop()
+            }
         }
         receiver.start()
     }
@@ -180,7 +183,7 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopping.store(true, ordering: .releasing)
         bus.post(.wake)  // (room for it: one event per slot at most, plus this one; see init)
-        controlDone.wait()
+        controlThread.withLock { $0 }?.join()
     }
 
     // MARK: - RTPReceiverDelegate (the receive thread)
@@ -316,8 +319,8 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
 
     // MARK: - The control thread
 
-    /// Drains the bus (making the tracks of new streams) and, every 250 ms, marks participants
-    /// silent for `leaveAfter` as left.
+    /// Drains the bus (making the tracks of new streams) and marks participants silent for
+    /// `leaveAfter` as left, waking for each when its silence would reach that (no polling).
     private func controlLoop() {
         let leaveAfter = UInt64(options.leaveAfter * 1e9)
         // No polling: it sleeps on the bus until a stream appears, a stop wakes it, or the first
@@ -340,6 +343,5 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
                 makeTrack(slot: slot, port: port)
             }
         }
-        controlDone.signal()
     }
 }

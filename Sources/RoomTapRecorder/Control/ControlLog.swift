@@ -35,20 +35,20 @@ final class ControlLog: Sendable {
     private let recordLag: Double
 
     /// Told ``RoomBus/Event/controlChanged`` after every change.
-    private let changeBus = Locked<RoomBus?>(nil)
+    private let changeBus = RoomBusLink()
 
     init(recordLag: Double = 0) { self.recordLag = recordLag }
 
     /// Posts ``RoomBus/Event/controlChanged`` to `bus` after every change from now on (the
     /// recorder then writes room.json). Any thread; the last bus given wins.
-    func postChanges(to bus: RoomBus) { changeBus.withLock { $0 = bus } }
+    func postChanges(to bus: RoomBus) { changeBus.connect(bus) }
 
     /// Records `change` (its ``Change/recordTime`` filled from the room's record lag).
     func append(_ change: Change) {
         var change = change
         if recordLag > 0 { change.recordTime = ((change.roomTime + recordLag) * 100).rounded() / 100 }
         changes.withLock { $0.append(change) }
-        changeBus.withLock { $0 }?.post(.controlChanged)
+        changeBus.post(.controlChanged)
     }
 
     /// The changes in the order they were made.

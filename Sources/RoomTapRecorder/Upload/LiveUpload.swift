@@ -25,7 +25,8 @@ final class LiveUpload: Sendable {
     >(([], false, false))
     private let counts = Locked<(uploaded: Int, failed: Int, failedInARow: Int, lastError: String?)>((0, 0, 0, nil))
     private let wake = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
+    /// The thread, once started; joined when it is stopped.
+    private let uploadThread = Locked<RoomThread?>(nil)
 
     init(options: RecordUploadOptions, directory: String, configuration: S3Configuration, webhook: WebhookSender?) {
         self.options = options
@@ -33,9 +34,10 @@ final class LiveUpload: Sendable {
         self.client = S3Client(
             configuration: configuration, retry: RetryPolicy(attempts: 4, baseDelay: 0.5, maxDelay: 5))
         self.webhook = webhook
-        RoomThread.start("roomtap.upload") { [self] in
-            uploadLoop()
-            done.signal()
+        uploadThread.withLock { thread in
+            thread = RoomThread.start("roomtap.upload") { [self] in
+                uploadLoop()
+            }
         }
     }
 
@@ -93,7 +95,7 @@ final class LiveUpload: Sendable {
         }) { try? sink.close() }
         pending.withLock { $0.stop = true }
         wake.signal()
-        done.wait()
+        uploadThread.withLock { $0 }?.join()
         webhook?.post(event: "recording.done", body: ["destination": .string(options.destination.description)])
         if options.segmentsOnly {
             // The whole room is someone else's to upload (the fleet's worker): segments that did not
