@@ -101,14 +101,14 @@ public final class RoomBus: Sendable {
 /// ``connect(_:)`` gives it a room's bus (a join, a streaming server, a control log are made
 /// before the room's supervisor drains). Thread: any; the last bus connected wins; ``post(_:)``
 /// allocates nothing.
-public final class RoomBusLink: Sendable {
+package final class RoomBusLink: Sendable {
     private let bus = Locked<RoomBus?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// Posts to `bus` from now on.
-    public func connect(_ bus: RoomBus) { self.bus.withLock { $0 = bus } }
+    package func connect(_ bus: RoomBus) { self.bus.withLock { $0 = bus } }
 
     /// Posts `event` to the connected bus, if any (see ``RoomBus/post(_:)``).
-    public func post(_ event: RoomBus.Event) { bus.withLock { $0 }?.post(event) }
+    package func post(_ event: RoomBus.Event) { bus.withLock { $0 }?.post(event) }
 }
