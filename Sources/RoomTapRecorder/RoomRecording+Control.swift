@@ -10,8 +10,8 @@ extension RoomRecording {
     /// `errors`: the files that failed (and room.json when it could not be written), which the
     /// event lists so that `roomtap stop` reports them.
     func closeControl(finished roomJSON: String?, errors: [RoomReport.Failure] = []) {
-        guard let server = controlServer.withLock({ $0 }) else { return }
-        if let roomJSON, let handler = controlHandler.withLock({ $0 }) {
+        guard let parts = assembled.current, let server = parts.controlServer else { return }
+        if let roomJSON, let handler = parts.controlHandler {
             handler.publish(
                 .object([
                     "event": .string("stopped"), "dir": .string(handler.directory), "room_json": .string(roomJSON),
@@ -35,7 +35,9 @@ extension RoomRecording {
     /// Opens the control socket (docs/CONTROL-PROTOCOL.md) with a handler acting on `room`: the one
     /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
     /// directory (after removing the sockets there that recorders killed with kill -9 left).
-    func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
+    func startControl(
+        room: Room, clock: RealTimeClock?, started: Date
+    ) throws -> (server: ControlServer, handler: RoomControlHandler) {
         let environment = ProcessInfo.processInfo.environment
         if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
             RecorderDirectory.removeStale(environment: environment)
@@ -56,8 +58,7 @@ extension RoomRecording {
         let server = try ControlServer(path: path, handler: handler)
         handler.setPublisher { [weak server] event in server?.publish(event) }
         server.setWatchTicker { handler.levelsEvent() }
-        controlHandler.withLock { $0 = handler }
-        return server
+        return (server, handler)
     }
 
     /// The files failed so far: those the main loop has noted, and those whose writer failed since
@@ -83,12 +84,13 @@ extension RoomRecording {
         if let input = shared.withLock({ $0.inputsBySource[ObjectIdentifier(track.source)] }) {
             return .init(source: "file \(input)", isLive: !track.source.isFinished, lossPercent: nil)
         }
-        if let participant = liveRoom.withLock({ $0 })?.participants.first(where: { $0.track === track }) {
+        let parts = assembled.current
+        if let participant = parts?.live?.participants.first(where: { $0.track === track }) {
             let s = participant.buffer.statistics
             let expected = s.packets + s.lost
             // The SSRC in the one form names use (SSRCTrackName: ssrc-4d2), which the verbs take.
             let ssrc = participant.ssrc.map { SSRCTrackName.name($0) + " " } ?? ""
-            let joined = roomJoin.withLock { $0 }?.publishers.first { $0.stream?.participant === participant }
+            let joined = parts?.join?.publishers.first { $0.stream?.participant === participant }
             return .init(
                 source: joined.map { "webrtc \($0.publisherID)" } ?? "\(ssrc)port \(participant.port)",
                 isLive: !participant.hasLeft,
@@ -97,7 +99,7 @@ extension RoomRecording {
         if track.role == .speakerFromMicrophone {
             return .init(source: "mic \(plan.options.mic ?? "default")", isLive: true)
         }
-        if track.role == .agentVoice, let agent = roomAgent.withLock({ $0 }) {
+        if track.role == .agentVoice, let agent = parts?.agent {
             return .init(source: "agent \(agent.options.model)", isLive: true, lossPercent: nil)
         }
         return .init(source: "other", isLive: !track.source.isFinished, lossPercent: nil)

@@ -7,13 +7,14 @@ import RoomTapSync
 /// (`roomtap.http`). Requests go to the control socket's handler; its events go to the page's
 /// streams as well as to the socket's watchers. Nothing here runs on, or waits for, the clock.
 extension RoomRecording {
-    /// Binds `address` and serves until ``stopLivePage()``; prints `roomtap: live page on
-    /// http://ADDR/`. Needs the control handler (``startControl(room:clock:started:)`` first).
-    /// Throws one line (address taken, no token for an address other than loopback).
-    func startLivePage(address: String, room: Room, clock: RealTimeClock?, started: Date) throws {
-        guard let handler = controlHandler.withLock({ $0 }) else {
-            throw RuntimeError(description: "--http needs the recorder's control handler; this is a bug")
-        }
+    /// Binds `address` and serves until the server is stopped; prints `roomtap: live page on
+    /// http://ADDR/`. Requests go to the control socket's `handler`; its events to the page's
+    /// streams and to `control`'s watchers. Throws one line (address taken, no token for an
+    /// address other than loopback).
+    func startLivePage(
+        address: String, handler: RoomControlHandler, control: ControlServer?, room: Room, clock: RealTimeClock?,
+        started: Date
+    ) throws -> HTTPServer {
         let token = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
         let page = Locked<LivePage?>(nil)
         let server = try HTTPServer(address: address, option: "--http") { request in
@@ -27,18 +28,17 @@ extension RoomRecording {
                 metrics: { [self] in metricsText(room: room, clock: clock, started: started) })
         }
         server.setTicker(interval: LivePage.levelsInterval) { LivePage.chunk(handler.levelsEvent()) }
-        let control = controlServer.withLock { $0 }
         handler.setPublisher { [weak control, weak server] event in
             control?.publish(event)
             if let server, server.hasStreams { server.publish(LivePage.chunk(event)) }
         }
         server.start()
-        liveServer.withLock { $0 = server }
         let note = token == nil ? "" : " (token required: open /?token=...)"
         StandardStreams.error("roomtap: live page on http://\(server.address)/\(note)\n")
+        return server
     }
 
     /// Stops the page's server after the last events (`stopped`) went out as far as the sockets
     /// take them. Idempotent; any thread.
-    func stopLivePage() { liveServer.withLock { $0 }?.stop() }
+    func stopLivePage() { assembled.current?.liveServer?.stop() }
 }

@@ -8,7 +8,7 @@ import RoomTap
 extension RoomRecording {
     /// Binds `address` and serves until ``stopMetrics()``; prints `roomtap: metrics on
     /// http://ADDR/metrics` when a port 0 was asked. Throws a one-line reason (address taken).
-    func startMetrics(address: String, room: Room, clock: RealTimeClock?, started: Date) throws {
+    func startMetrics(address: String, room: Room, clock: RealTimeClock?, started: Date) throws -> MetricsServer {
         let server = try MetricsServer(address: address) { [self] request in
             switch request.path {
             case "/metrics":
@@ -18,12 +18,12 @@ extension RoomRecording {
             }
         }
         server.start()
-        metricsServer.withLock { $0 = server }
         if address.hasSuffix(":0") { StandardStreams.error("roomtap: metrics on http://\(server.address)/metrics\n") }
+        return server
     }
 
     /// Stops the endpoint. Idempotent; any thread.
-    func stopMetrics() { metricsServer.withLock { $0 }?.stop() }
+    func stopMetrics() { assembled.current?.metricsServer?.stop() }
 
     /// The exposition text: the room (tracks, seconds, late ticks, dropped frames, bytes written),
     /// each network participant (packets received, lost, late, concealed; jitter), the uploads.
@@ -45,7 +45,7 @@ extension RoomRecording {
             if stat(path, &info) == 0 { bytes += Int(info.st_size) }
         }
         out.metric("roomtap_written_bytes", "gauge", "Bytes of the room's files on disk now.", [], bytes)
-        let participants = liveRoom.withLock { $0 }?.participants ?? []
+        let participants = assembled.current?.live?.participants ?? []
         let families: [(String, String, (JitterStatistics) -> Int)] = [
             ("roomtap_packets_received_total", "RTP packets received, by track.", { $0.packets }),
             ("roomtap_packets_lost_total", "RTP packets lost (never arrived), by track.", { $0.lost }),

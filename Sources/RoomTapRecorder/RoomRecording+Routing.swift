@@ -10,10 +10,14 @@ import RoomTapSync
 /// Thread: the room's event handlers, on the thread that adds or removes the track (the control
 /// side: the CLI's main thread, the live room's control thread, a join's thread).
 extension RoomRecording {
+    /// Routes a track that joined: its file (by role), the mix, the agent, the speakers'
+    /// transcription, `--play`, the control socket's `track_added`. `parts`: the room's parts made
+    /// before its tracks (``assembleParts(room:clock:startTime:)``).
     func attachSink(
-        to track: AudioTrack, options: WAVWriter.Options, policy: OverflowPolicy, failureBus: RoomBus
+        to track: AudioTrack, parts: RoomParts, options: WAVWriter.Options, policy: OverflowPolicy,
+        failureBus: RoomBus
     ) {
-        let agent = roomAgent.withLock { $0 }
+        let agent = parts.agent
         let path: String = shared.withLock { s in
             switch track.role {
             case .mix: return s.mixer == nil ? s.mixPath ?? "" : ""
@@ -31,13 +35,13 @@ extension RoomRecording {
         }
         if track.role == .mix, let mixer = track.mixer { shared.withLock { $0.mixer = mixer } }
         agent?.trackAdded(track)
-        roomTranscriber.withLock { $0 }?.trackAdded(track)
-        if let player = playback.withLock({ $0 }),
+        parts.transcriber?.trackAdded(track)
+        if let player = parts.playback,
             plan.options.playTrack.map({ track.name == $0 && !track.isDerived }) ?? (track.role == .mix)
         {
             track.addSink(player, tap: .heard)
         }
-        if let handler = controlHandler.withLock({ $0 }) {
+        if let handler = parts.controlHandler {
             handler.publish(.object(["event": .string("track_added"), "track": handler.describe(track)]))
         }
         guard !path.isEmpty else { return }
@@ -77,15 +81,18 @@ extension RoomRecording {
         noteReportDue()
     }
 
-    func closeSink(of track: AudioTrack) {
+    /// Finishes the file of a track that left and keeps its outcome for room.json; the control
+    /// socket's `track_removed`.
+    func closeSink(of track: AudioTrack, parts: RoomParts) {
         liveUpload?.detach(track)
-        if let handler = controlHandler.withLock({ $0 }) {
+        if let handler = parts.controlHandler {
             handler.publish(.object(["event": .string("track_removed"), "track": .string(track.name)]))
         }
         guard let sink = shared.withLock({ $0.sinks.removeValue(forKey: track.id) }) else { return }
         var closeError: String?
         do { try sink.close() } catch { closeError = "\(error)" }
-        let live = liveRoom.withLock { $0 }?.participants.first { $0.track === track }
+        // The live room is the last part made: looked up in the finished parts.
+        let live = assembled.current?.live?.participants.first { $0.track === track }
         let outcome = TrackOutcome(
             track: track, path: sink.path, source: track.source as? OggOpusFileSource, live: live,
             samplesWritten: sink.samplesWritten, droppedFrames: sink.droppedFrames,
@@ -101,7 +108,4 @@ extension RoomRecording {
         }
         noteReportDue()
     }
-
-    /// Set-up failed before the clock started: close what was opened and delete the files this
-    /// run created, so nothing is left half-made.
 }

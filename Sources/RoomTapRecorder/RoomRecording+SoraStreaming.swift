@@ -5,24 +5,24 @@ import RoomTap
 /// (RoomTapSora): each Sora connection's `POST /speech` request a track of the live room.
 extension RoomRecording {
     /// Binds the HTTP/2 listener before DIR is touched (an address in use costs nothing). Nothing
-    /// to do without the option. Throws the one line. Main thread.
-    func bindSoraStreaming() throws(SoraAudioStreaming.SetupError) {
-        guard let address = plan.options.soraStreaming else { return }
+    /// to do without the option (nil). Throws the one line. The room's thread.
+    func bindSoraStreaming() throws(SoraAudioStreaming.SetupError) -> SoraAudioStreaming? {
+        guard let address = plan.options.soraStreaming else { return nil }
         // The room file's `sora` names, then --sora-name (which wins for an id given in both).
         let names = (plan.description?.soraNames ?? [:]).merging(plan.options.soraNames) { $1 }
         let server = try SoraAudioStreaming(
             options: .init(
                 listen: address, names: names, tlsCertificate: plan.options.soraTLS?.certificate,
                 tlsKey: plan.options.soraTLS?.key, results: plan.options.transcribe != nil))
-        soraStreaming.withLock { $0 = server }
+        return server
     }
 
-    /// Starts taking requests into `live`; says where when port 0 was asked (like `--listen`).
-    /// With `--transcribe`, each speaker's transcript line also goes to the response of the
-    /// connection the speaker is.
-    func attachSoraStreaming(to live: LiveRoom) {
-        guard let server = soraStreaming.withLock({ $0 }) else { return }
-        if plan.options.transcribe != nil, let transcript = transcript.withLock({ $0 }) {
+    /// Starts `server` taking requests into `live` (nothing without one); says where when port 0
+    /// was asked (like `--listen`). With `--transcribe`, each speaker's line in `transcript` also
+    /// goes to the response of the connection the speaker is.
+    func attachSoraStreaming(_ server: SoraAudioStreaming?, transcript: TranscriptWriter?, to live: LiveRoom) {
+        guard let server else { return }
+        if plan.options.transcribe != nil, let transcript {
             transcript.observe { [weak server] entry in
                 server?.postResult(
                     track: entry.speaker, text: entry.text, start: Double(entry.startSample) / 48_000,
@@ -35,13 +35,10 @@ extension RoomRecording {
         }
     }
 
-    /// What went wrong with requests since the last call, as warnings. Main thread.
-    func printSoraStreamingWarnings() {
-        for line in soraStreaming.withLock({ $0 })?.takeLogLines() ?? [] { CommandDispatch.printWarning(line) }
+    /// What went wrong with `server`'s requests since the last call, as warnings. The supervisor.
+    func printSoraStreamingWarnings(_ server: SoraAudioStreaming?) {
+        for line in server?.takeLogLines() ?? [] { CommandDispatch.printWarning(line) }
     }
-
-    /// Stops taking requests (open ones end, their tracks go silent). Idempotent.
-    func stopSoraStreaming() { soraStreaming.withLock { $0 }?.stop() }
 }
 
 extension RoomReport {

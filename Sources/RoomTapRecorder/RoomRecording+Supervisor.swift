@@ -7,6 +7,7 @@ struct SupervisedRoom {
     let room: Room
     let live: LiveRoom?
     let join: RoomJoin?
+    let soraStreaming: SoraAudioStreaming?
     let progress: ProgressReporter
     /// Samples a network room's record runs behind its reception (0: none).
     let drain: Int64
@@ -41,7 +42,7 @@ extension RoomRecording {
         let room = s.room
         let options = plan.options
         s.join?.postWarnings(to: room.bus)
-        soraStreaming.withLock { $0 }?.postLogLines(to: room.bus)
+        s.soraStreaming?.postLogLines(to: room.bus)
         var lastReport = ContinuousClock.now
         var reception = SupervisedRoom.Reception()
         var joinFailed = false
@@ -57,7 +58,7 @@ extension RoomRecording {
                     shared.withLock { $0.errors.append(.init(file: nil, error: failure)) }
                     s.stop()
                 }
-                printSoraStreamingWarnings()
+                printSoraStreamingWarnings(s.soraStreaming)
             case .controlChanged, .trackAdded, .trackRemoved: noteReportDue()
             case .clockStopped, .streamAppeared, .wake: break
             }
@@ -66,7 +67,7 @@ extension RoomRecording {
             s.progress.update(room.position, tracks: room.tracks.count { !$0.isDerived })
             if s.drain > 0, s.isInterrupted() || room.position >= s.receiveUntil ?? .max {
                 s.join?.stop()
-                stopSoraStreaming()
+                s.soraStreaming?.stop()
                 s.live?.stop()  // draining: nothing more is received
                 reception.end = reception.end ?? min(room.position, s.receiveUntil ?? .max)
             }

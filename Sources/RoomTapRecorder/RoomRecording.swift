@@ -121,26 +121,8 @@ final class RoomRecording: Sendable {
     }
 
     let shared: Locked<Shared>
-    let liveRoom = Locked<LiveRoom?>(nil)
-    /// `--join`/`--whep`: the room joined over WebRTC.
-    let roomJoin = Locked<RoomJoin?>(nil)
-    /// `--sora-audio-streaming`: the HTTP/2 receiver of Sora's audio streaming.
-    let soraStreaming = Locked<SoraAudioStreaming?>(nil)
-    let controlHandler = Locked<RoomControlHandler?>(nil)
-    let playback = Locked<ALSAPlayback?>(nil)
-    let roomAgent = Locked<RoomAgent?>(nil)
-    /// --transcribe: every speaker's own transcription session.
-    let roomTranscriber = Locked<RoomTranscriber?>(nil)
-    /// transcript.jsonl (--agent, --transcribe), shared by the agent and the speakers' sessions.
-    let transcript = Locked<TranscriptWriter?>(nil)
-    let controlServer = Locked<ControlServer?>(nil)
-    /// The network's sockets, bound before DIR is touched; closed by ``abandon(_:)`` (closing is
-    /// idempotent, so also once the live room owns them).
-    private let boundSockets = Locked<[UDPSocket]>([])
-    /// `--metrics`: the recorder's Prometheus endpoint (RoomRecording+Metrics.swift).
-    let metricsServer = Locked<MetricsServer?>(nil)
-    /// `--http`: the live page's server (RoomRecording+Live.swift).
-    let liveServer = Locked<HTTPServer?>(nil)
+    /// The room's parts once assembled (``RoomParts``), for what was made before them.
+    let assembled = AssembledParts()
     /// Every control change, for room.json.
     let controlLog: ControlLog
     /// Set when a second stop (Ctrl-C again) ended the room without draining the record delay;
@@ -214,191 +196,30 @@ final class RoomRecording: Sendable {
             // tracks), the speakers need not render in step: each in chunks, on whichever thread is
             // free. The files are the same.
             chunkTicks: realTimeClock == nil && options.control == nil ? Self.offlineChunkTicks : 1)
-        let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         controlLog.postChanges(to: room.bus)
+        // The parts that take no track (cleaned up on a failure), then the tracks, routed by the
+        // handlers as they join, then the live room; published once the room is whole.
+        var parts = try assembleParts(room: room, clock: realTimeClock, startTime: startTime)
+        let policy: OverflowPolicy = realTimeClock == nil ? .wait : .drop
         room.setEvents(
             RoomEvents(
-                onTrackAdded: { [self, bus = room.bus] track in
-                    attachSink(to: track, options: writerOptions, policy: policy, failureBus: bus)
+                onTrackAdded: { [self, parts, bus = room.bus] track in
+                    attachSink(to: track, parts: parts, options: writerOptions, policy: policy, failureBus: bus)
                 },
-                onTrackRemoved: { [self] track in closeSink(of: track) }))
-
-        // The control socket before any file: a second recorder on the same socket fails here,
-        // having created nothing.
-        if options.usesRealTimeClock || options.control != nil {
-            do {
-                let server = try startControl(room: room, clock: realTimeClock, started: startTime)
-                controlServer.withLock { $0 = server }
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        if let address = options.http {
-            do { try startLivePage(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        if let address = options.metrics, address != options.http {
-            do { try startMetrics(address: address, room: room, clock: realTimeClock, started: startTime) } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        // The mix first, so that every track added later (files now, live participants whenever
-        // they appear) joins it in onTrackAdded.
-        if let device = options.play {
-            do {
-                // With --realtime-priority N the device thread runs at N - 1, like the receive
-                // thread: below the clock, above everything that does I/O.
-                let player = try ALSAPlayback(
-                    device: device, channels: options.channels, realtimePriority: priority.map { max(1, $0 - 1) })
-                playback.withLock { $0 = player }
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        var microphone: ALSACapture?
-        if let device = options.mic {
-            do {
-                microphone = try ALSACapture(device: device, channels: options.channels)
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        // The network's ports are bound before DIR is touched: a port in use must not cost the
-        // earlier recording that --force would replace.
-        var liveOptions: LiveRoom.Options?
-        var sockets: [UDPSocket]?
-        if options.hasNetwork, realTimeClock != nil {
-            var o = LiveRoom.Options()
-            o.listen = options.listen
-            o.description = plan.description
-            o.maxTracks = options.maxTracks
-            o.jitterMilliseconds = options.jitterMilliseconds
-            o.jitterMaxMilliseconds = options.jitterMaxMilliseconds
-            o.jitterFixed = options.jitterFixed
-            o.recordDelayMilliseconds = options.recordDelayMilliseconds
-            o.livePlayout = options.hasLiveConsumer
-            o.channels = options.channels
-            o.leaveAfter = options.leaveAfter
-            o.allow = options.allow
-            o.discover = options.discover
-            liveOptions = o
-            do {
-                sockets = try LiveRoom.bind(o)
-                boundSockets.withLock { $0 = sockets ?? [] }
-            } catch {
-                microphone?.close()
-                abandon(room)
-                throw RuntimeError(description: error.description)
-            }
-        }
-        // A room joined over WebRTC is joined before DIR is touched, like the ports.
-        do { try connectJoin() } catch {
-            microphone?.close()
-            abandon(room)
-            throw RuntimeError(description: error.description)
-        }
-        do { try bindSoraStreaming() } catch {
-            microphone?.close()
-            abandon(room)
-            throw RuntimeError(description: error.description)
-        }
-        // The control socket, the ports, --play and --mic are open (the plan checked the API key):
-        // only now are DIR made and, with --force, the earlier recording removed, just before the
-        // first file.
-        do { try plan.prepareOutputs() } catch {
-            microphone?.close()
-            abandon(room)
+                onTrackRemoved: { [self, parts] track in closeSink(of: track, parts: parts) }))
+        do { try addTracks(to: &parts) } catch {
+            abandon(parts)
             throw error
         }
-        if let transcriptPath = plan.transcriptPath {
-            do {
-                let writer = try TranscriptWriter(
-                    path: transcriptPath,
-                    recordLagSamples: Int64(options.timing.recordDelayFrames * AudioFrame.samplesPerChannel))
-                shared.withLock { $0.created.append(transcriptPath) }
-                transcript.withLock { $0 = writer }
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-        }
-        // Per-speaker transcription before any speaker: each track added from now on (files now,
-        // live participants whenever they appear) gets a session in the add-track handler.
-        if let transcribeOptions = options.transcribe, let writer = transcript.withLock({ $0 }) {
-            do {
-                let transcriber = try RoomTranscriber(
-                    options: transcribeOptions, transcript: writer, environment: ProcessInfo.processInfo.environment)
-                roomTranscriber.withLock { $0 = transcriber }
-                for track in room.tracks { transcriber.trackAdded(track) }
-            } catch {
-                abandon(room)
-                throw error
-            }
-        }
-        if options.needsMix {
-            shared.withLock { $0.mixPath = plan.mixPath }
-            room.addMix(name: "mix", inputs: [], channels: options.channels)
-        }
-        for input in plan.inputs {
-            let source: any FrameSource
-            do { source = try input.frameSource(channels: options.channels) } catch {
-                abandon(room)
-                throw RuntimeError(description: "\(error)")
-            }
-            shared.withLock {
-                $0.pathsBySource[ObjectIdentifier(source)] = input.wavPath
-                $0.inputsBySource[ObjectIdentifier(source)] = input.spec.path
-            }
-            room.addTrack(name: input.spec.name, source: source, role: .speakerFromFile)
-        }
-        if let microphone { room.addTrack(name: options.micName, source: microphone, role: .speakerFromMicrophone) }
-        if let agentOptions = options.agent, let writer = transcript.withLock({ $0 }) {
-            do {
-                let published = try publishAgentVoice(agentOptions)
-                let agent = try RoomAgent(
-                    options: agentOptions, transcript: writer, environment: ProcessInfo.processInfo.environment,
-                    humanLines: options.transcribe == nil, publish: published)
-                roomAgent.withLock { $0 = agent }
-                let handler = controlHandler.withLock { $0 }
-                handler?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
-                agent.tools.setHandler(handler)
-                agent.attach(to: room, humans: room.tracks.filter(\.role.isSpeaker))
-            } catch {
-                abandon(room)
-                throw error
-            }
-        }
-        if let sockets, let liveOptions, let realTimeClock {
-            do {
-                let live = try LiveRoom(room: room, clock: realTimeClock, options: liveOptions, sockets: sockets)
-                liveRoom.withLock { $0 = live }
-                roomJoin.withLock { $0 }?.attach(to: live)
-                attachSoraStreaming(to: live)
-            } catch {
-                abandon(room)
-                throw RuntimeError(description: error.description)
-            }
-        }
-        if let firstError = shared.withLock({ $0.errors.first }) {
-            abandon(room)
-            throw RuntimeError(description: firstError.error)
-        }
+        assembled.publish(parts)
         // A network room's record runs `drain` behind what arrives: at a stop (--duration, a
         // signal) reception ends and the room runs that much longer, so no file loses the audio
         // it was still waiting to place.
         let drain = options.drainSamples
         let receiveUntil = options.duration.map { Int64(($0 * 48_000).rounded()) }
         if let receiveUntil { room.stop(atSample: receiveUntil + drain) }
-        let server = controlServer.withLock { $0 }
-
         let interrupted = Atomic<Bool>(false)
-        let handler = controlHandler.withLock { $0 }
+        let handler = parts.controlHandler
         // SIGINT, SIGTERM and the control socket's `stop` stop the room alike: the first drains
         // what is still arriving (the record delay). Only a second Ctrl-C (SIGINT: a person at the
         // terminal) ends the room at once; SIGTERM and `stop` always drain, however often they
@@ -434,14 +255,10 @@ final class RoomRecording: Sendable {
         let expected =
             options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
         let progress = ProgressReporter(total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil)
-        let agent = roomAgent.withLock { $0 }
-        let live = liveRoom.withLock { $0 }
-        let join = roomJoin.withLock { $0 }
+        let (microphone, agent, live, join) = (parts.microphone, parts.agent, parts.live, parts.join)
         let roomJSON = RoomJSONWriter(path: plan.roomJSONPath)
-        let currentReport = { (state: RoomReport.State) in
-            self.report(
-                state: state, room: room, startTime: startTime, clock: realTimeClock, live: live, agent: agent,
-                interrupted: interrupted.load(ordering: .relaxed), controls: server != nil)
+        let currentReport = { [parts] (state: RoomReport.State) in
+            self.report(state: state, parts: parts, interrupted: interrupted.load(ordering: .relaxed))
         }
         room.start()
         microphone?.start()
@@ -449,11 +266,9 @@ final class RoomRecording: Sendable {
         live?.start()
         // room.json as the clock starts: from now on DIR says which file is whose. A room that cannot have it does not record.
         do { try roomJSON.write(currentReport(.recording), overwrite: options.force) } catch {
-            live?.stop()
-            microphone?.close()
             agent?.stop()
             for source in signals { source.cancel() }
-            abandon(room)
+            abandon(parts)
             throw error
         }
         // Port 0 asked the kernel for a port: say which one, once, before anything arrives (the fleet's
@@ -465,21 +280,22 @@ final class RoomRecording: Sendable {
         }
         let reception = supervise(
             SupervisedRoom(
-                room: room, live: live, join: join, progress: progress, drain: drain, receiveUntil: receiveUntil,
+                room: room, live: live, join: join, soraStreaming: parts.soraStreaming, progress: progress,
+                drain: drain, receiveUntil: receiveUntil,
                 roomJSON: roomJSON, isInterrupted: { interrupted.load(ordering: .relaxed) },
                 currentReport: { currentReport(.recording) }, stop: { stopRoom(false) }))
         handler?.noteStopping()
         join?.stop()
-        stopSoraStreaming()
-        printSoraStreamingWarnings()
+        parts.soraStreaming?.stop()
+        printSoraStreamingWarnings(parts.soraStreaming)
         live?.stop()
         microphone?.close()
         agent?.stop()
         room.waitUntilFinished()
         // Every speaker's last words: their sessions finish side by side (bounded), then the
         // transcript is complete.
-        roomTranscriber.withLock { $0 }?.finish()
-        transcript.withLock { $0 }?.close()
+        parts.transcriber?.finish()
+        parts.transcript?.close()
         // The control socket stays open until the recording is written (``closeControl(finished:)``),
         // so that `roomtap stop` hears when it is done.
         if let live, !reception.checked {
@@ -487,7 +303,7 @@ final class RoomRecording: Sendable {
             let received = reception.end ?? min(room.position, receiveUntil ?? .max)
             warnNothingReceived(live, seconds: Double(received) / 48_000)
         }
-        if let player = playback.withLock({ $0 }) {
+        if let player = parts.playback {
             do { try player.close() } catch {
                 shared.withLock { $0.errors.append(.init(file: nil, error: "\(error)")) }
             }
@@ -562,10 +378,8 @@ final class RoomRecording: Sendable {
 
     /// The report as things stand: the tracks that have left with their final figures, the
     /// tracks still in the room with their figures so far. Main thread (not the clock's).
-    private func report(
-        state: RoomReport.State, room: Room, startTime: Date, clock: RealTimeClock?, live: LiveRoom?,
-        agent: RoomAgent?, interrupted: Bool, controls: Bool
-    ) -> RoomReport {
+    private func report(state: RoomReport.State, parts: RoomParts, interrupted: Bool) -> RoomReport {
+        let (room, live) = (parts.room, parts.live)
         let participants = Dictionary(
             (live?.participants ?? []).map { (ObjectIdentifier($0.track), $0) }, uniquingKeysWith: { a, _ in a })
         let s = shared.withLock { $0 }
@@ -578,19 +392,20 @@ final class RoomRecording: Sendable {
                     live: participants[ObjectIdentifier(track)], samplesWritten: sink.samplesWritten,
                     droppedFrames: sink.droppedFrames))
         }
-        let playback = self.playback.withLock { $0 }.map { player in
+        let playback = parts.playback.map { player in
             RoomReport.Playback(
                 device: plan.options.play ?? "default", track: plan.options.playTrack ?? "mix",
                 underruns: player.underruns, droppedFrames: player.dropped)
         }
         var report = RoomReport.make(
-            plan: plan, state: state, startTime: startTime, roomSamples: room.position,
-            outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: clock, live: live,
-            controls: controls ? controlLog.all : nil, playback: playback, agent: agent?.report, errors: s.errors)
-        report.join = roomJoin.withLock { $0 }.map(RoomReport.JoinReport.init)
-        report.soraAudioStreaming = soraStreaming.withLock { $0 }.map(RoomReport.SoraStreamingReport.init)
-        report.transcription = roomTranscriber.withLock { $0 }?.report(roomSeconds: Double(room.position) / 48_000)
-        report.transcriptLines = transcript.withLock { $0 }?.lineCount
+            plan: plan, state: state, startTime: parts.startTime, roomSamples: room.position,
+            outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: parts.clock, live: live,
+            controls: parts.controlServer != nil ? controlLog.all : nil, playback: playback,
+            agent: parts.agent?.report, errors: s.errors)
+        report.join = parts.join.map(RoomReport.JoinReport.init)
+        report.soraAudioStreaming = parts.soraStreaming.map(RoomReport.SoraStreamingReport.init)
+        report.transcription = parts.transcriber?.report(roomSeconds: Double(room.position) / 48_000)
+        report.transcriptLines = parts.transcript?.lineCount
         if stoppedAtOnce.load(ordering: .relaxed) { report.stoppedAtOnce = true }
         return report
     }
@@ -651,22 +466,6 @@ final class RoomRecording: Sendable {
             CommandDispatch.printWarning(warning)
             shared.withLock { $0.liveWarnings.append(warning) }
         }
-    }
-
-    private func abandon(_ room: Room) {
-        controlHandler.withLock { $0 }?.noteStopping()  // no track command waits for a set-up that ended
-        roomTranscriber.withLock { $0 }?.finish(timeout: .zero)
-        transcript.withLock { $0 }?.close()
-        controlServer.withLock { $0 }?.stop()
-        stopMetrics()
-        stopLivePage()
-        roomJoin.withLock { $0 }?.stop()
-        stopSoraStreaming()
-        liveRoom.withLock { $0 }?.stop()
-        for socket in boundSockets.withLock({ $0 }) { socket.close() }
-        room.stop()
-        room.waitUntilFinished()
-        for path in shared.withLock({ $0.created }) { unlink(path) }
     }
 }
 
