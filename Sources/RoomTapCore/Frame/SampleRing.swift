@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Synchronization
 
 /// A lock-free single-producer single-consumer ring of interleaved Int16 samples, allocated once:
@@ -8,15 +11,24 @@ import Synchronization
 /// the last sample written) and ``readPosition`` (after the last sample read, dropped as oldest or
 /// discarded). The producer owns the write position; the read position is advanced by the consumer
 /// and, under ``OverflowPolicy/dropOldest(keeping:)``, by the producer when it drops, both with
-/// compare-and-exchange, so a read that raced a drop notices it and retries (the seqlock pattern):
-/// the consumer only keeps samples whose read position it managed to advance itself.
+/// compare-and-exchange: the consumer only keeps samples whose read position it advanced itself.
+///
+/// No sample is ever read while it is written. Under `.dropNewest` the producer writes only slots
+/// the consumer has released. Under `.dropOldest` a drop lets the producer overwrite samples the
+/// consumer may be copying, so the two meet as in Dekker's algorithm (sequentially consistent
+/// atomics): the consumer announces the position it copies from, then checks that no drop moved
+/// the read position; the producer moves it, then checks for a copy in progress and, only then,
+/// waits for that copy (a few hundred samples: well under a microsecond, yielding the CPU) before
+/// it overwrites. At least one of them sees the other, so either the consumer retries before it
+/// copies or the producer waits; ThreadSanitizer has nothing to report.
 ///
 /// Every sample written is eventually read, discarded (``discard(upTo:)``) or counted in
 /// ``droppedSamples``: `read + discarded + dropped == offered` at any quiet moment.
 ///
 /// Thread: `write` from one producer thread; `read(exactly:into:)`, `read(upTo:into:)` and
 /// `discard(upTo:)` from one consumer thread; positions and counters from any thread. Nothing
-/// blocks or allocates after `init`.
+/// allocates after `init`; the consumer never waits, and the producer waits only as described
+/// above (a `.dropOldest` drop that met a copy in progress).
 package final class SampleRing: @unchecked Sendable {
     /// What a write does with samples that do not fit.
     package enum OverflowPolicy: Sendable, Equatable {
@@ -41,6 +53,8 @@ package final class SampleRing: @unchecked Sendable {
     private let head = Atomic<Int>(0)  // the write position; written by the producer
     private let tail = Atomic<Int>(0)  // the read position; consumer, and producer when dropping oldest
     private let dropped = Atomic<Int>(0)
+    /// `.dropOldest`: the read position the consumer is copying from, or -1 (see the type's note).
+    private let copying = Atomic<Int>(-1)
 
     /// Allocates room for `capacity` samples per channel of `channels` interleaved channels.
     package init(capacity: Int, channels: Int = 1, policy: OverflowPolicy) {
@@ -86,9 +100,12 @@ package final class SampleRing: @unchecked Sendable {
             while h + frames - t > capacity {
                 let newTail = h + frames - max(frames, keeping)
                 let (exchanged, original) = tail.compareExchange(
-                    expected: t, desired: newTail, ordering: .acquiringAndReleasing)
+                    expected: t, desired: newTail, ordering: .sequentiallyConsistent)
                 if exchanged {
                     dropped.add(newTail - t, ordering: .relaxed)
+                    // The dropped slots may be under the consumer's copy: let it finish (it will
+                    // find the read position moved and discard what it copied).
+                    while copying.load(ordering: .sequentiallyConsistent) >= 0 { sched_yield() }
                     break
                 }
                 t = original
@@ -110,7 +127,7 @@ package final class SampleRing: @unchecked Sendable {
         while true {
             let t = tail.load(ordering: .acquiring)
             guard head.load(ordering: .acquiring) - t >= frames else { return false }
-            copy(from: t, frames: frames, to: destination)
+            guard copy(from: t, frames: frames, to: destination) else { continue }
             if tail.compareExchange(expected: t, desired: t + frames, ordering: .acquiringAndReleasing).exchanged {
                 return true
             }
@@ -124,7 +141,7 @@ package final class SampleRing: @unchecked Sendable {
             let t = tail.load(ordering: .acquiring)
             let n = min(frames, head.load(ordering: .acquiring) - t)
             guard n > 0 else { return 0 }
-            copy(from: t, frames: n, to: destination)
+            guard copy(from: t, frames: n, to: destination) else { continue }
             if tail.compareExchange(expected: t, desired: t + n, ordering: .acquiringAndReleasing).exchanged {
                 return n
             }
@@ -153,10 +170,23 @@ package final class SampleRing: @unchecked Sendable {
         if first < frames { storage.update(from: source + first * channels, count: (frames - first) * channels) }
     }
 
-    private func copy(from position: Int, frames: Int, to destination: UnsafeMutablePointer<Int16>) {
+    /// Copies `frames` samples per channel from read position `position` (the consumer's) to
+    /// `destination`; false, copying nothing, when a drop has moved the read position since the
+    /// consumer read it (`.dropOldest`: see the type's note). Consumer only.
+    private func copy(from position: Int, frames: Int, to destination: UnsafeMutablePointer<Int16>) -> Bool {
+        let guarded = policy != .dropNewest
+        if guarded {
+            copying.store(position, ordering: .sequentiallyConsistent)
+            guard tail.load(ordering: .sequentiallyConsistent) == position else {
+                copying.store(-1, ordering: .releasing)
+                return false
+            }
+        }
         let start = position % capacity
         let first = min(frames, capacity - start)
         destination.update(from: storage + start * channels, count: first * channels)
         if first < frames { (destination + first * channels).update(from: storage, count: (frames - first) * channels) }
+        if guarded { copying.store(-1, ordering: .releasing) }
+        return true
     }
 }
