@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// A lock-free single-producer single-consumer ring of interleaved Int16 samples, allocated once:
 /// the hand-over of audio between a thread that produces it at its own pace (an ALSA capture
