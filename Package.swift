@@ -160,7 +160,11 @@ let package = Package(
             swiftSettings: strict),
         // Benchmarks (make bench) and fuzz entry points (make fuzz).
         .executableTarget(
-            name: "roomtap-bench", dependencies: ["RoomTapSync", "RoomTap", "RoomTapTestSupport", "COpus"],
+            name: "roomtap-bench",
+            dependencies: [
+                "RoomTapSync", "RoomTap", "RoomTapTestSupport", "RoomTapMediaTestSupport", "RoomTapRTPTestSupport",
+                "RoomTapAgentTestSupport", "COpus",
+            ],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
         // The yardstick of `make bench`: the smallest one-thread program for the offline job.
         .executableTarget(
@@ -184,15 +188,33 @@ let package = Package(
             path: "Fuzz/roomtap-fuzz",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
-        // Test support: fakes and builders shared by the tests (Ogg Opus writer, sine source,
-        // collecting sink, RTP senders, CLI runner, ALSA file-plugin config, WebSocket and fake
-        // Realtime servers).
+        // Test support, in layers, so a test target builds only what it tests (docs/ARCHITECTURE.md,
+        // "Test support"); a layer depends on the core layer and the product targets it fakes, never
+        // on another layer. The core: temporary directories, waitUntil, child processes, free ports,
+        // loopback TCP, test signals, synthetic sources, collecting and slow sinks.
+        .target(name: "RoomTapTestSupport", dependencies: ["RoomTapSync", "RoomTapCore"], swiftSettings: strict),
+        // Media files and devices: the Ogg Opus writer and dumps, reference decode, WAV fixtures,
+        // ALSA's file plugin.
         .target(
-            name: "RoomTapTestSupport",
-            dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapWebSocket", "RoomTapStorage", "RoomTapJSON", "COpus", "COgg", "CALSA",
-                "CSRTP",
-            ],
+            name: "RoomTapMediaTestSupport",
+            dependencies: ["RoomTapTestSupport", "RoomTapSinks", "COpus", "COgg", "CALSA"], swiftSettings: strict),
+        // RTP: packet builders, the paced test sender (impairments, SRTP), source-bound sockets,
+        // Janus recordings, reference decode of what was sent.
+        .target(
+            name: "RoomTapRTPTestSupport",
+            dependencies: ["RoomTapTestSupport", "RoomTapSync", "RoomTapRTP", "COpus", "CSRTP"],
+            swiftSettings: strict),
+        // The agent's far ends: WebSocket and CONNECT/TLS test servers, the fake Realtime server, the
+        // fake OpenAI HTTP server of the pipeline agent.
+        .target(
+            name: "RoomTapAgentTestSupport",
+            dependencies: ["RoomTapTestSupport", "RoomTapSync", "RoomTapJSON", "RoomTapWebSocket", "RoomTapAgent"],
+            swiftSettings: strict),
+        // The command line and the services it talks to: the CLI runner, Redis, S3 (SeaweedFS), the
+        // fault proxy, the webhook receiver, Janus, TURN and the aiortc peers.
+        .target(
+            name: "RoomTapCLITestSupport",
+            dependencies: ["RoomTapTestSupport", "RoomTapSync", "RoomTapFleet", "RoomTapStorage"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],
@@ -202,71 +224,91 @@ let package = Package(
         .testTarget(
             name: "RealTimePathTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "CAllocationCounter", "RoomTapFuzzing",
+                "RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
+                "CAllocationCounter", "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapIngestTests",
-            dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapIngest", "RoomTapTestSupport"],
+            dependencies: [
+                "RoomTapSync", "RoomTapCore", "RoomTapIngest", "RoomTapTestSupport", "RoomTapMediaTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapRTPTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "COpus", "RoomTapFuzzing",
+                "RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
+                "COpus", "RoomTapFuzzing",
             ],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "RoomTapSinksTests",
-            dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapTestSupport"],
+            dependencies: [
+                "RoomTapSync", "RoomTapFiles", "RoomTapCore", "RoomTapSinks", "RoomTapTestSupport",
+                "RoomTapMediaTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapFleetTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing",
+                "RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport",
+                "RoomTapMediaTestSupport", "RoomTapCLITestSupport", "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport", "RoomTapFuzzing",
+                "RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport",
+                "RoomTapMediaTestSupport", "RoomTapRTPTestSupport", "RoomTapAgentTestSupport", "RoomTapCLITestSupport",
+                "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         // The recorder as a library, in the test's process (no roomtap child).
         .testTarget(
-            name: "RoomTapRecorderTests", dependencies: ["RoomTap", "RoomTapRecorder", "RoomTapTestSupport"],
+            name: "RoomTapRecorderTests",
+            dependencies: ["RoomTap", "RoomTapRecorder", "RoomTapTestSupport", "RoomTapMediaTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",
             dependencies: ["RoomTapSync", "RoomTapControl", "RoomTapTestSupport", "RoomTapJSON", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapALSATests", dependencies: ["RoomTapCore", "RoomTapALSA", "RoomTapTestSupport"],
+            name: "RoomTapALSATests",
+            dependencies: ["RoomTapCore", "RoomTapALSA", "RoomTapTestSupport", "RoomTapMediaTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapWebSocketTests", dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport"],
+            name: "RoomTapWebSocketTests",
+            dependencies: ["RoomTapSync", "RoomTapWebSocket", "RoomTapTestSupport", "RoomTapAgentTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "RoomTapStorageTests", dependencies: ["RoomTapStorage", "RoomTapTestSupport"],
+            name: "RoomTapStorageTests",
+            dependencies: ["RoomTapStorage", "RoomTapTestSupport", "RoomTapCLITestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapWebRTCTests",
             dependencies: [
-                "RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport", "RoomTapFuzzing",
+                "RoomTapSync", "RoomTapJSON", "RoomTapRTP", "RoomTapWebRTC", "RoomTapTestSupport",
+                "RoomTapRTPTestSupport", "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapSoraTests",
-            dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapTestSupport", "RoomTapFuzzing"],
+            dependencies: ["RoomTapSync", "RoomTapSora", "RoomTapRTP", "RoomTapFuzzing"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapAgentTests",
             dependencies: [
                 "RoomTapSync", "RoomTapCore", "RoomTapAgent", "RoomTapWebSocket", "RoomTapTestSupport",
+                "RoomTapAgentTestSupport",
                 "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         // The WebRTC test peers (Tests/Interop/webrtc/, aiortc) against a real Janus and each other.
         // Real WebRTC peers (Janus, aiortc) against their harness and against `roomtap record --join/--whep`.
-        .testTarget(name: "RoomTapWebRTCPeerTests", dependencies: ["RoomTapTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RoomTapWebRTCPeerTests",
+            dependencies: [
+                "RoomTapTestSupport", "RoomTapMediaTestSupport", "RoomTapAgentTestSupport", "RoomTapCLITestSupport",
+            ], swiftSettings: strict),
     ]
 )

@@ -1,7 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapAgentTestSupport
 import RoomTapSync
-import RoomTapTestSupport
 
 /// The agent path under measurement (`make bench`): a live room (real-time clock) whose one track
 /// is a 10 ms tone burst every 100 ms, an agent hearing it and streaming to a local WebSocket

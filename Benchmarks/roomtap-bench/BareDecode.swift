@@ -1,6 +1,6 @@
 import COpus
 import Foundation
-import RoomTapTestSupport
+import RoomTapMediaTestSupport
 
 /// The limit: libopus decoding the same packets into a buffer, nothing else. The packets are read
 /// from the files (with libogg) before the timed part.

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 
 /// The "exact live" figures: three speakers sent in the same instant to one `roomtap record

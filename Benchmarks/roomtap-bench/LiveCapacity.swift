@@ -1,5 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapMediaTestSupport
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Synchronization
 

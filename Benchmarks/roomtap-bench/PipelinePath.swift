@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapAgentTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 

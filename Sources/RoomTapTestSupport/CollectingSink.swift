@@ -1,4 +1,4 @@
-public import RoomTap
+public import RoomTapCore
 import RoomTapSync
 
 /// A sink that keeps everything it is given: every frame's room sample, status, channel count and

@@ -1,4 +1,4 @@
-public import RoomTap
+public import RoomTapCore
 
 /// Builds ``AudioFrame``s from sample arrays and hands them to sinks and consumers, as the room
 /// clock would.

@@ -1,5 +1,5 @@
 import Dispatch
-public import RoomTap
+public import RoomTapCore
 
 /// Wraps a source and parks the room clock inside `render` of frame `gateFrame` until
 /// ``release()``: a test can then change sinks or tracks at a known point of the timeline.

@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapCore
 
 /// The real-time priority the live tests give the threads a deployment would (the room clock,
 /// its render helpers and receive thread, the test senders), when this machine permits SCHED_FIFO

@@ -1,5 +1,5 @@
 import Foundation
-public import RoomTap
+public import RoomTapCore
 import RoomTapSync
 
 /// A ``FrameConsumer`` for ``QueuedSink`` tests: records what it consumes, and can be slow

@@ -1,4 +1,4 @@
-public import RoomTap
+public import RoomTapCore
 
 /// A deliberately slow queued sink: a ``QueuedSink`` whose ``RecordingConsumer`` sleeps `delay`
 /// per frame, to show that a slow sink costs the room clock nothing (under `.drop`).

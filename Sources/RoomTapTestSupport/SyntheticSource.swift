@@ -1,4 +1,4 @@
-public import RoomTap
+public import RoomTapCore
 import Synchronization
 
 /// Base of the deterministic test sources (``SineSource``, ``ConstantSource``, ``RampSource``): a

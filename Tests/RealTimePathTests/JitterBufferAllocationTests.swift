@@ -1,5 +1,6 @@
 import CAllocationCounter
 import RoomTap
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

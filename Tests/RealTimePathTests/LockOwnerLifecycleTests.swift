@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapRTPTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Synchronization

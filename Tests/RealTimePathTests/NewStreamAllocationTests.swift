@@ -2,6 +2,7 @@ import CAllocationCounter
 import Foundation
 import RoomTap
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Synchronization
 import Testing

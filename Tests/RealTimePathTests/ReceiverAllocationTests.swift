@@ -1,6 +1,7 @@
 import CAllocationCounter
 import Foundation
 import RoomTap
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Synchronization
 import Testing

@@ -2,7 +2,7 @@ import CAllocationCounter
 import RoomTap
 import RoomTapFuzzing
 import RoomTapRTP
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 extension AllocationCounting {

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapALSA
 import RoomTapCore
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapAgent
+import RoomTapAgentTestSupport
 import RoomTapCore
 import RoomTapTestSupport
 import Synchronization

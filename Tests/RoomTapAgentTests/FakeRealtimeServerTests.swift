@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapAgentTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapAgent
+import RoomTapAgentTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Testing

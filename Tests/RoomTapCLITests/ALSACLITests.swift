@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// `record --play` and `--mic` through the real CLI, without a sound card: ALSA's `file` plugin

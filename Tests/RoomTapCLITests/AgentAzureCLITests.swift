@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
 import Testing
 
 /// `record --agent` on Azure OpenAI: the resource key from AZURE_OPENAI_API_KEY in the `api-key`

@@ -1,5 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
 import Testing
 
 /// The agent's session options on the command line: what is sent, and one line and exit 64 for

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
 import Testing
 
 /// The agent's built-in room tools through the real CLI: the stand-in's model calls a function,

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapCLITestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Testing

@@ -1,6 +1,8 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 /// Runs ffmpeg (quiet) and requires it to succeed.

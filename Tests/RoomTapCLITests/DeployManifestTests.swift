@@ -1,5 +1,5 @@
 import Foundation
-import RoomTapTestSupport
+import RoomTapCLITestSupport
 import Testing
 
 /// deploy/: the systemd unit and the Kubernetes manifests say what the program does: every flag

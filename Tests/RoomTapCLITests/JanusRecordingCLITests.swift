@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 /// The Janus fixtures beside the checkout (`../shared/fixtures/janus-mjr/`: three publishers of one

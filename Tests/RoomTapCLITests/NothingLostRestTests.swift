@@ -1,5 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
+import RoomTapRTPTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Testing

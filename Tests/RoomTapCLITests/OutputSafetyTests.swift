@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// `record` never writes through a link, never overwrites one of its inputs, leaves the disk as

@@ -1,5 +1,8 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

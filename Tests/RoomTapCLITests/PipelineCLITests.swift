@@ -1,6 +1,8 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// `record --agent-pipeline` through the real CLI: the speakers' own transcription sessions (the

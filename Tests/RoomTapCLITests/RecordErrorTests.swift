@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// Bad input: one clear line on stderr, exit status 1, and nothing on disk damaged or half-made.

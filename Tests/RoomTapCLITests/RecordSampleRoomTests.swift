@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// `roomtap record` on the bundled sample room, checked for files, lengths, alignment and content.

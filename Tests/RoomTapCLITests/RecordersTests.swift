@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// Samples/RecordEveryone: the Sora documentation's example (a WAV sink attached on add-track,

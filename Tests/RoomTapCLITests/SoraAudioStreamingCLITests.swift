@@ -1,5 +1,8 @@
 import Foundation
 import RoomTap
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
+import RoomTapRTPTestSupport
 import RoomTapSora
 import RoomTapTestSupport
 import Testing

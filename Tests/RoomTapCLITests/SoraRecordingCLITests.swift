@@ -1,7 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
 import RoomTapStorage
-import RoomTapTestSupport
 import Testing
 
 /// `roomtap record --sora-recording DIR`: folders in the shape Sora's recorder writes, built here

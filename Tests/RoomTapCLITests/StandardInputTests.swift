@@ -1,5 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

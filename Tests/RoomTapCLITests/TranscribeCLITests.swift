@@ -1,6 +1,8 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 /// `record --transcribe` through the real CLI against the stand-in's transcription sessions: one

@@ -1,7 +1,7 @@
 import Foundation
 import RoomTap
+import RoomTapCLITestSupport
 import RoomTapStorage
-import RoomTapTestSupport
 import Testing
 
 /// room.json's `upload` and `roomtap status DIR`: what of a recording is uploaded, pending, failed.

@@ -1,6 +1,6 @@
 import Foundation
 import RoomTap
-import RoomTapTestSupport
+import RoomTapCLITestSupport
 import Testing
 
 /// `roomtap view DIR`: the review page, written by the CLI and driven in real headless Chromium

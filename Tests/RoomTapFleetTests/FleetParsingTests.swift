@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapCLITestSupport
 import RoomTapFleet
 import RoomTapTestSupport
 import Testing

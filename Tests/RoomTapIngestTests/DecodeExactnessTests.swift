@@ -1,5 +1,6 @@
 import RoomTapCore
 import RoomTapIngest
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

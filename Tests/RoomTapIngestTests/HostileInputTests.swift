@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapCore
 import RoomTapIngest
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import RoomTapIngest
-import RoomTapTestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 @Suite("OpusHead and OpusTags parsing (RFC 7845 §5)")

@@ -1,6 +1,6 @@
 import RoomTapCore
 import RoomTapIngest
-import RoomTapTestSupport
+import RoomTapMediaTestSupport
 import Testing
 
 @Suite("The sample room's files (Samples/room)")

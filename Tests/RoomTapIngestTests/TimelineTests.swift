@@ -1,5 +1,6 @@
 import RoomTapCore
 import RoomTapIngest
+import RoomTapMediaTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import RoomTapCore
 import RoomTapFuzzing
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import RoomTapCore
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

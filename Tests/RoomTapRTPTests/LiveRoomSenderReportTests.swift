@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapCore
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import COpus
 import Foundation
 import RoomTap
+import RoomTapRTPTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import Testing

@@ -1,5 +1,5 @@
 import RoomTapRTP
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 
 /// Sends `bytes` to `address` from a fresh socket.
 func send(_ bytes: [UInt8], to address: ListenAddress) {

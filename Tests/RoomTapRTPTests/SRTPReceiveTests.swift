@@ -1,6 +1,7 @@
 import Foundation
 import RoomTapFuzzing
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

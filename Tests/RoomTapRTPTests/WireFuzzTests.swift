@@ -1,5 +1,6 @@
 import RoomTapFuzzing
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import RoomTapRTP
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 @Suite("Wire: RTP header extensions (RFC 8285) and audio level (RFC 6464)")

@@ -1,5 +1,5 @@
 import RoomTapRTP
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 @Suite("Wire: RTCP (RFC 3550 §6) and RTP/RTCP demultiplexing (RFC 5761 §4)")

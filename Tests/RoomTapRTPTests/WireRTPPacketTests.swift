@@ -1,5 +1,5 @@
 import RoomTapRTP
-import RoomTapTestSupport
+import RoomTapRTPTestSupport
 import Testing
 
 @Suite("Wire: RTP packet (RFC 3550 §5.1)")

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapMediaTestSupport
 import RoomTapRecorder
 import RoomTapTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RoomTapCore
+import RoomTapMediaTestSupport
 import RoomTapSinks
 import RoomTapTestSupport
 import Testing

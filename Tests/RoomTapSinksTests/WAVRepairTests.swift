@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapMediaTestSupport
 import RoomTapSinks
 import RoomTapTestSupport
 import Testing

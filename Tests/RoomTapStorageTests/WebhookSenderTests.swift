@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapCLITestSupport
 import RoomTapStorage
 import RoomTapTestSupport
 import Testing

@@ -1,4 +1,6 @@
 import Foundation
+import RoomTapAgentTestSupport
+import RoomTapCLITestSupport
 import RoomTapTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapMediaTestSupport
 import RoomTapTestSupport
 import Testing
 

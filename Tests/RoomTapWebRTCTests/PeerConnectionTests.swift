@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapRTP
+import RoomTapRTPTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebRTC

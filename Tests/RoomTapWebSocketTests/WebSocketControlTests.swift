@@ -1,3 +1,4 @@
+import RoomTapAgentTestSupport
 import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing

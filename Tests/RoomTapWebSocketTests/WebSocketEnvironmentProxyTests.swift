@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapAgentTestSupport
 import RoomTapTestSupport
 import RoomTapWebSocket
 import Testing

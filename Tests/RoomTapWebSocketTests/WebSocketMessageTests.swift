@@ -1,3 +1,4 @@
+import RoomTapAgentTestSupport
 import RoomTapSync
 import RoomTapTestSupport
 import RoomTapWebSocket

@@ -1,4 +1,4 @@
-import RoomTapTestSupport
+import RoomTapAgentTestSupport
 import RoomTapWebSocket
 import Testing
 

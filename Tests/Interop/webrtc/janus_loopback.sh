@@ -7,7 +7,7 @@
 # default 60) and JANUS_DEBUG_LEVEL (default 4) change those settings.
 #
 #   bash Tests/Interop/webrtc/janus_loopback.sh [ROOM] [PIN]
-# The same configuration as Sources/RoomTapTestSupport/WebRTC/JanusTestServer.swift.
+# The same configuration as Sources/RoomTapCLITestSupport/WebRTC/JanusTestServer.swift.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 room="${1:-1234}"; pin="${2:-}"

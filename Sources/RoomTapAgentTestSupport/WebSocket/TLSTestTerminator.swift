@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapTestSupport
 
 #if canImport(Glibc)
     import Glibc

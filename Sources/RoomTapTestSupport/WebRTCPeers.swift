@@ -4,10 +4,9 @@ public import Foundation
 /// binary run from anywhere finds them), its `Tests/Interop/webrtc/` scripts and the project's
 /// `.venv` Python (`make venv` installs aiortc there).
 public enum WebRTCPeers {
-    /// The package root: three levels above `Sources/RoomTapTestSupport/WebRTC/`.
+    /// The package root: two levels above `Sources/RoomTapTestSupport/`.
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     /// `Tests/Interop/webrtc/` of the package.
     public static var scripts: URL { packageRoot.appendingPathComponent("Tests/Interop/webrtc") }

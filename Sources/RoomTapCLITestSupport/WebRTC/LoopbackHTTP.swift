@@ -1,4 +1,5 @@
 public import Foundation
+import RoomTapTestSupport
 
 #if canImport(Glibc)
     import Glibc

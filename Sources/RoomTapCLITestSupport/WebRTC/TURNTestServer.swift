@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import RoomTapTestSupport
 
 /// A real TURN server, Debian's coturn (`turnserver`, installed by `make deps`), on 127.0.0.1 and a
 /// reserved free UDP port: UDP only (no TCP, TLS or DTLS listener), long-term credentials with one

@@ -1,5 +1,6 @@
 import CALSA
 import Foundation
+import RoomTapTestSupport
 
 /// An ALSA configuration for tests without a sound card: ALSA's `file` PCM plugin over the `null`
 /// plugin, in a temporary directory.

@@ -1,5 +1,5 @@
 import Foundation
-public import RoomTap
+public import RoomTapRTP
 
 /// A UDP socket sending from a chosen local address (e.g. `127.0.0.2`, any of 127/8 on Linux), so
 /// a test can be a source that `--allow` lets in, or one it does not.

@@ -1,5 +1,5 @@
 import CSRTP
-public import RoomTap
+public import RoomTapRTP
 
 /// The sending side of SRTP for tests (libsrtp2, as a real sender would use it): protects RTP
 /// packets and RTCP compounds with one suite and key, for any SSRC. Each protector keeps its own

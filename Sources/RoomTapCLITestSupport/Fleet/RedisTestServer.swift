@@ -1,6 +1,7 @@
 public import Foundation
 import Glibc
-import RoomTap
+import RoomTapFleet
+import RoomTapTestSupport
 
 /// A real `redis-server` (Debian's, installed by `make deps`) on 127.0.0.1 and a reserved free
 /// port, without persistence, in a scratch directory of its own; stopped by ``stop()`` or when the

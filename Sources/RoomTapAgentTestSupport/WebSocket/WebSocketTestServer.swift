@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapSync
+import RoomTapTestSupport
 import RoomTapWebSocket
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
-public import RoomTap
+public import RoomTapAgent
 import RoomTapSync
+import RoomTapTestSupport
 
 #if canImport(Glibc)
     import Glibc

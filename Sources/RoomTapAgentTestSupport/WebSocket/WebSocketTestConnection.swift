@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapSync
+import RoomTapTestSupport
 
 #if canImport(Glibc)
     import Glibc

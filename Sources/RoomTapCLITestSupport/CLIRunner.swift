@@ -1,5 +1,6 @@
 public import Foundation
 import RoomTapSync
+import RoomTapTestSupport
 
 /// Runs the real `roomtap` executable built next to the tests and captures what it printed.
 ///

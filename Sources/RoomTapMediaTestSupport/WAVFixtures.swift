@@ -1,5 +1,6 @@
 import Foundation
-public import RoomTap
+public import RoomTapSinks
+import RoomTapTestSupport
 
 /// WAV files for tests: write one from samples, copy or cut its bytes, run sox on it.
 public enum WAVFixtures {

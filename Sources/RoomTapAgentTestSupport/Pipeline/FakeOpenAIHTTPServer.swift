@@ -1,6 +1,7 @@
 import Foundation
 public import RoomTapJSON
 import RoomTapSync
+import RoomTapTestSupport
 
 /// A stand-in for the OpenAI HTTP API the pipeline agent uses, on 127.0.0.1 (a port the kernel
 /// picks), as strict as the service where a client can go wrong:

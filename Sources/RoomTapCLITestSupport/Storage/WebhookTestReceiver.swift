@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapSync
+import RoomTapTestSupport
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 (a port the kernel picks) that takes webhook POSTs and
 /// keeps each request's event header, signature header and raw body. The first `failFirst`

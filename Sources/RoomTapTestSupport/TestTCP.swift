@@ -6,14 +6,15 @@ import RoomTapSync
 #endif
 
 /// Blocking IPv4 loopback TCP for the test servers. Any thread.
-enum TestTCP {
+package enum TestTCP {
     /// Why a test server could not start.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
     /// A listening socket on 127.0.0.1:`port` (0: a port the kernel picks; see ``boundPort(_:)``).
-    static func listen(port: UInt16) throws(Failure) -> Int32 {
+    package static func listen(port: UInt16) throws(Failure) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var one: Int32 = 1
@@ -34,7 +35,7 @@ enum TestTCP {
 
     /// A TCP port on 127.0.0.1 for a helper program that must be told its port (socat): one of
     /// `ReservedPorts`, which no other socket will be given while this process lives.
-    static func freePort() throws(Failure) -> UInt16 {
+    package static func freePort() throws(Failure) -> UInt16 {
         guard let port = ReservedPorts.shared.reserve(SOCK_STREAM) else {
             throw Failure(description: "no free TCP port on 127.0.0.1 outside the kernel's ephemeral range")
         }
@@ -43,7 +44,7 @@ enum TestTCP {
 
     /// The port `fd` is bound to (read back with getsockname: a server given port 0 got it from
     /// the kernel, so tests running side by side never share one), or 0.
-    static func boundPort(_ fd: Int32) -> UInt16 {
+    package static func boundPort(_ fd: Int32) -> UInt16 {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let status = withUnsafeMutablePointer(to: &address) {
@@ -53,7 +54,7 @@ enum TestTCP {
     }
 
     /// A connected socket to 127.0.0.1:`port`, or -1.
-    static func connect(port: UInt16) -> Int32 {
+    package static func connect(port: UInt16) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return -1 }
         var address = loopback(port: port)
@@ -70,7 +71,7 @@ enum TestTCP {
     }
 
     /// Accepts one connection; -1 once the listener was shut down.
-    static func accept(_ listener: Int32) -> Int32 {
+    package static func accept(_ listener: Int32) -> Int32 {
         while true {
             let fd = Glibc.accept(listener, nil, nil)
             if fd >= 0 {
@@ -85,7 +86,7 @@ enum TestTCP {
 
     /// Writes all of `bytes`; false when the connection failed.
     @discardableResult
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes {
@@ -103,7 +104,7 @@ enum TestTCP {
     }
 
     /// Reads what is there (blocking); empty at the end of the stream or on an error.
-    static func receive(_ fd: Int32, max: Int = 64 << 10) -> [UInt8] {
+    package static func receive(_ fd: Int32, max: Int = 64 << 10) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
@@ -117,7 +118,7 @@ enum TestTCP {
     /// Reads from `fd` until an HTTP head (through its blank line) has arrived: the head's text and
     /// the bytes that came after it. Nil (and `fd` closed) when the peer ends first or the head
     /// passes `limit` bytes.
-    static func readHead(_ fd: Int32, limit: Int) -> (head: String, rest: [UInt8])? {
+    package static func readHead(_ fd: Int32, limit: Int) -> (head: String, rest: [UInt8])? {
         var buffer: [UInt8] = []
         while true {
             if let end = headEnd(buffer) {
@@ -132,7 +133,7 @@ enum TestTCP {
         }
     }
 
-    static func headEnd(_ bytes: [UInt8]) -> Int? {
+    package static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
         for i in 0...(bytes.count - 4)
         where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
@@ -144,7 +145,7 @@ enum TestTCP {
     /// An HTTP/1.1 request read whole (head, then `Content-Length` bytes of body); header names in
     /// lower case. Nil when the peer ends first (`fd` then closed by ``readHead(_:limit:)`` or left
     /// to the caller).
-    static func readRequest(_ fd: Int32, limit: Int = 64 << 10)
+    package static func readRequest(_ fd: Int32, limit: Int = 64 << 10)
         -> (method: String, path: String, headers: [String: String], body: [UInt8])?
     {
         guard let (head, rest) = readHead(fd, limit: limit) else { return nil }
@@ -169,7 +170,7 @@ enum TestTCP {
     }
 
     /// Starts a detached thread.
-    static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
         RoomThread.start(name, body)
     }
 

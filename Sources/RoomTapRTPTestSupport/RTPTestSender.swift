@@ -1,7 +1,8 @@
 import COpus
 import Foundation
-public import RoomTap
+public import RoomTapRTP
 import RoomTapSync
+import RoomTapTestSupport
 
 /// A test participant: encodes mono 48 kHz PCM into 20 ms Opus packets (libopus, VoIP, in-band
 /// FEC on for 10 % expected loss) and sends them as RTP over UDP to a ``ListenAddress`` (IPv4 or
