@@ -27,7 +27,7 @@ public enum MonotonicClock {
     /// Thread: a value; any.
     public struct Instant: InstantProtocol, Sendable, CustomStringConvertible {
         /// Nanoseconds since the clock's origin (negative only for an instant computed before it).
-        public var signedNanoseconds: Int64
+        public let signedNanoseconds: Int64
 
         /// The instant `nanoseconds` after the clock's origin (a `CLOCK_MONOTONIC` reading in ns,
         /// such as a packet's arrival).
