@@ -2,17 +2,19 @@ public import Dispatch
 
 /// The time a control thread keeps its deadlines on: the live room's leave-after, the control
 /// server's watch ticker. Injected so tests run minutes of those deadlines in milliseconds on a
-/// virtual clock (`VirtualDeadlineClock` in test support), as pion's mock tickers and swift-nio's embedded
-/// loop do; production runs on ``SystemDeadlineClock`` (``MonotonicClock``).
+/// virtual clock (`VirtualDeadlineClock` in test support), as pion's mock tickers and swift-nio's
+/// embedded loop do; production runs on ``SystemDeadlineClock`` (``MonotonicClock``). Instants are
+/// ``MonotonicClock/Instant``s (nanoseconds); a virtual clock starts at the real now by default.
 ///
 /// The agent's `AgentClock` has the same shape (`now`, and `wait(_:until:)` on a semaphore), so
 /// the two can become one.
 ///
-/// A thread waits in one of two ways: on a semaphore (``wait(_:until:)``, a ``RoomBus`` drainer), or
+/// A thread waits in one of two ways: on a semaphore (``wait(_:until:)``: a `RoomBus` drainer), or
 /// in a blocking call of its own such as `poll` (``blockingTime(until:waking:)``, which gives the
 /// call's timeout, and a waker the clock calls when it moves past the deadline without real time).
 ///
 /// Thread: any; the waits block the calling thread (a control thread, never the room clock's).
+/// Reading ``now`` never blocks.
 package protocol DeadlineClock: Sendable {
     /// Now.
     var now: MonotonicClock.Instant { get }
