@@ -155,7 +155,7 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
             fail("ALSA capture on \"\(device)\" failed to start: \(PCMDevice.text(started))", code: started)
             return
         }
-        let began = DispatchTime.now().uptimeNanoseconds
+        let began = MonotonicClock.now
         while !stopping.load(ordering: .acquiring) {
             if paceFastDevices { pace(since: began) }
             var want = pcm.periodFrames
@@ -181,12 +181,12 @@ public final class ALSACapture: FrameSource, @unchecked Sendable {
         }
     }
 
-    /// Sleeps while the samples captured so far are ahead of the wall clock since `began` (once
+    /// Sleeps while the samples captured so far are ahead of the monotonic clock since `began` (once
     /// they have been too far ahead, see ``isPaced``), in steps of at most 20 ms so `close` is
     /// noticed.
-    private func pace(since began: UInt64) {
+    private func pace(since began: MonotonicClock.Instant) {
         while !stopping.load(ordering: .acquiring) {
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+            let elapsed = (MonotonicClock.now - began) / .seconds(1)
             let ahead = Double(captured.load(ordering: .relaxed)) / Double(AudioFrame.sampleRate) - elapsed
             if !pacedFlag.load(ordering: .relaxed) {
                 guard ahead > 0.05 + 0.005 * elapsed else { return }

@@ -1,3 +1,5 @@
+import RoomTapSync
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -62,7 +64,7 @@ public final class ControlClient {
     public func request(
         _ command: String, _ parameters: [String: JSONValue] = [:], timeout: Duration = .seconds(5)
     ) throws(ControlClientError) -> JSONValue {
-        let deadline = monotonicNow() + timeout.nanosecondsClamped
+        let deadline = MonotonicClock.now.nanoseconds + timeout.nanosecondsClamped
         let id = JSONValue.number(Double(nextID))
         nextID += 1
         do {
@@ -89,11 +91,11 @@ public final class ControlClient {
     public func request(
         _ command: ControlCommand, timeout: Duration = .seconds(5), whileStarting: Duration = .zero
     ) throws(ControlClientError) -> JSONValue {
-        let deadline = monotonicNow() + whileStarting.nanosecondsClamped
+        let deadline = MonotonicClock.now.nanoseconds + whileStarting.nanosecondsClamped
         while true {
             do throws(ControlClientError) {
                 return try request(command.name.rawValue, command.parameters, timeout: timeout)
-            } catch .failure(.starting, _) where monotonicNow() < deadline {
+            } catch .failure(.starting, _) where MonotonicClock.now.nanoseconds < deadline {
                 usleep(UInt32(ControlClient.startingRetryInterval.nanosecondsClamped / 1000))
             }
         }
@@ -117,7 +119,7 @@ public final class ControlClient {
     /// connection first throws ``ControlClientError/disconnected(path:)``; `within` passing first
     /// (nil: no limit) throws ``ControlClientError/timeout(command:)`` with command `events`.
     public func events(within: Duration?, onEvent: (JSONValue) -> Bool) throws(ControlClientError) {
-        let deadline = within.map { monotonicNow() + $0.nanosecondsClamped }
+        let deadline = within.map { MonotonicClock.now.nanoseconds + $0.nanosecondsClamped }
         while true {
             let line = try readLine(deadline: deadline, command: "events")
             guard line["event"] != nil else { continue }
@@ -223,7 +225,7 @@ public final class ControlClient {
         while true {
             var timeout: Int32 = -1
             if let deadline {
-                let now = monotonicNow()
+                let now = MonotonicClock.now.nanoseconds
                 guard now < deadline else { throw .timeout(command: command) }
                 timeout = Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
             }

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTapSync
+package import RoomTapSync
 import Synchronization
 
 /// The control socket of a running recorder: a Unix domain stream socket where clients send one
@@ -56,9 +56,18 @@ public final class ControlServer: Sendable {
     /// ``ControlSocketError/inUse(path:)``; anything else at `path` is refused and left alone.
     ///
     /// - Parameter environment: where the default directory is looked up (nil: the process's own).
-    public init(
+    public convenience init(
         path: String, handler: any ControlHandler,
         environment: [String: String]? = nil
+    ) throws(ControlSocketError) {
+        try self.init(path: path, handler: handler, environment: environment, clock: SystemDeadlineClock())
+    }
+
+    /// ``init(path:handler:environment:)`` with the watch ticker's deadlines on `clock` (a virtual
+    /// clock in tests; see ``setWatchTicker(interval:_:)``).
+    package init(
+        path: String, handler: any ControlHandler, environment: [String: String]? = nil,
+        clock: any DeadlineClock
     ) throws(ControlSocketError) {
         let environment = environment ?? ProcessInfo.processInfo.environment
         guard let address = UnixSocket.address(path) else { throw .pathTooLong(path: path) }
@@ -77,7 +86,7 @@ public final class ControlServer: Sendable {
         statistics = Statistics()
         shared = ServerShared(wakeRead: pipeFDs[0], wakeWrite: pipeFDs[1], statistics: statistics)
         let loop = ServerLoop(
-            path: path, identity: identity, listener: listener, handler: handler, shared: shared)
+            path: path, identity: identity, listener: listener, handler: handler, shared: shared, clock: clock)
         let shared = self.shared
         shared.done.enter()
         RoomThread.start("roomtap.control") {
@@ -99,15 +108,18 @@ public final class ControlServer: Sendable {
     }
 
     /// Sets (or with nil, clears) the watch ticker: while at least one client watches, the server
-    /// thread calls `body` every `interval` and publishes what it returns (nil: nothing this time).
-    /// Used for the ~10 Hz `levels` event. `body` must return promptly, like the handler.
+    /// thread calls `body` every `interval` (1 ms at least; monotonic, on the server's clock) and
+    /// publishes what it returns (nil: nothing this time). The first call is `interval` after the
+    /// server sees a watcher; each next one `interval` after the last deadline, or after now when
+    /// the server fell behind by more than an interval (no burst). Nobody watching: no calls, and
+    /// no timer. Used for the ~10 Hz `levels` event. `body` must return promptly, like the handler.
     ///
     /// Thread: any; `body` runs on the server thread.
     public func setWatchTicker(
         interval: Duration = .milliseconds(100), _ body: (@Sendable () -> JSONValue?)?
     ) {
-        let nanoseconds = max(interval.nanosecondsClamped, 1_000_000)
-        shared.ticker.withLock { $0 = body.map { Ticker(intervalNanoseconds: nanoseconds, body: $0) } }
+        let interval = max(interval, .milliseconds(1))
+        shared.ticker.withLock { $0 = body.map { Ticker(interval: interval, body: $0) } }
         shared.wake()
     }
 
@@ -251,12 +263,12 @@ struct SocketIdentity {
 }
 
 struct Ticker {
-    let intervalNanoseconds: UInt64
+    let interval: Duration
     let body: @Sendable () -> JSONValue?
 }
 
 /// State shared between the server's public face (any thread) and its thread.
-final class ServerShared: Sendable {
+final class ServerShared: DeadlineWaker {
     let wakeRead: Int32
     let wakeWrite: Int32
     let statistics: ControlServer.Statistics

@@ -1,3 +1,5 @@
+import RoomTapSync
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -30,14 +32,13 @@ public enum RecorderDirectory {
         let directory = ControlSocketPath.defaultDirectory(environment: environment)
         // Oldest first by when each started: the instant its reply came, less its uptime then (the
         // recorders are asked one after another, so uptimes alone are read at different moments).
-        let clock = ContinuousClock()
-        let origin = clock.now
+        let origin = MonotonicClock.now
         var answered: [(recorder: RunningRecorder, started: Double)] = []
         for name in socketNames(in: directory) {
             let path = directory + "/" + name
             do {
                 let recorder = try hello(at: path, timeout: timeout)
-                let at = origin.duration(to: clock.now)
+                let at = MonotonicClock.now - origin
                 let seconds = Double(at.components.seconds) + Double(at.components.attoseconds) * 1e-18
                 answered.append((recorder, seconds - recorder.uptime))
             } catch .noRecorder(_) {

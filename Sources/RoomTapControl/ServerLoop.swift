@@ -1,10 +1,14 @@
+import RoomTapSync
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
 
-/// The server thread's state and loop. Everything here is confined to that thread.
+/// The server thread's state and loop. Everything here is confined to that thread. The watch
+/// ticker's deadlines are on `clock` (a virtual one in tests); the pause of the listener while out
+/// of descriptors is real time (``MonotonicClock``): it keeps `poll` from spinning.
 final class ServerLoop: @unchecked Sendable {
     /// Bytes read from one client per loop turn at most (also the read buffer's size).
     static let readChunk = 65_536
@@ -18,15 +22,21 @@ final class ServerLoop: @unchecked Sendable {
     private let listener: Int32
     private let handler: any ControlHandler
     private let shared: ServerShared
+    private let clock: any DeadlineClock
     private var clients: [Client] = []
     private var pollFDs: [pollfd] = []
-    private var nextTick: UInt64?
+    /// When the watch ticker runs next, on `clock` (nil while nobody watches).
+    private var nextTick: MonotonicClock.Instant?
     /// While out of descriptors, the listener is left alone until then (else `poll` would spin).
-    private var acceptPausedUntil: UInt64 = 0
+    private var acceptPausedUntil: MonotonicClock.Instant?
     private var reply: [UInt8] = []
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readChunk, alignment: 8)
 
-    init(path: String, identity: SocketIdentity, listener: Int32, handler: any ControlHandler, shared: ServerShared) {
+    init(
+        path: String, identity: SocketIdentity, listener: Int32, handler: any ControlHandler, shared: ServerShared,
+        clock: any DeadlineClock
+    ) {
+        self.clock = clock
         self.path = path
         self.identity = identity
         self.listener = listener
@@ -58,7 +68,7 @@ final class ServerLoop: @unchecked Sendable {
     private func turn() {
         pollFDs.removeAll(keepingCapacity: true)
         pollFDs.append(pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0))
-        let acceptPaused = acceptPausedUntil > 0 && monotonicNow() < acceptPausedUntil
+        let acceptPaused = acceptPausedUntil.map { MonotonicClock.now < $0 } ?? false
         pollFDs.append(pollfd(fd: listener, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
         for client in clients {
             var events: Int32 = 0
@@ -67,15 +77,12 @@ final class ServerLoop: @unchecked Sendable {
             pollFDs.append(pollfd(fd: client.fd, events: Int16(events), revents: 0))
         }
         let ticker = shared.ticker.withLock { $0 }
-        var timeout: Int32 = -1
         if let ticker, shared.watcherCount.load(ordering: .relaxed) > 0 {
-            let now = monotonicNow()
-            let due = nextTick ?? now + ticker.intervalNanoseconds
-            nextTick = due
-            timeout = due <= now ? 0 : Int32(min((due - now + 999_999) / 1_000_000, 1000))
+            nextTick = nextTick ?? clock.now + ticker.interval
         } else {
             nextTick = nil
         }
+        var timeout = Duration.pollMilliseconds(clock.blockingTime(until: nextTick, waking: shared), cap: 1000)
         if acceptPaused { timeout = timeout < 0 ? 100 : min(timeout, 100) }
         let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
         if ready < 0 && errno != EINTR { return }
@@ -115,7 +122,7 @@ final class ServerLoop: @unchecked Sendable {
             guard fd >= 0 else {
                 let code = errno
                 if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
-                    acceptPausedUntil = monotonicNow() + 100_000_000
+                    acceptPausedUntil = MonotonicClock.now + .milliseconds(100)
                 }
                 return
             }
@@ -219,11 +226,11 @@ final class ServerLoop: @unchecked Sendable {
 
     private func tickIfDue(_ ticker: Ticker) {
         guard let due = nextTick else { return }
-        let now = monotonicNow()
+        let now = clock.now
         guard now >= due else { return }
         // The next deadline follows the last one; after a long stall it restarts from now.
-        let next = due + ticker.intervalNanoseconds
-        nextTick = next > now ? next : now + ticker.intervalNanoseconds
+        let next = due + ticker.interval
+        nextTick = next > now ? next : now + ticker.interval
         guard let event = ticker.body() else { return }
         var line: [UInt8] = []
         event.write(to: &line)
@@ -281,13 +288,6 @@ private struct OutputQueue {
         }
         return true
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-func monotonicNow() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
 private func closeDescriptor(_ fd: Int32) {

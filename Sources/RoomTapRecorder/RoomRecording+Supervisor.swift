@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 import Synchronization
 
 /// What the supervisor of a recording watches: the room and its parts, and what it does for them.
@@ -43,7 +44,7 @@ extension RoomRecording {
         let options = plan.options
         s.join?.postWarnings(to: room.bus)
         s.soraStreaming?.postLogLines(to: room.bus)
-        var lastReport = ContinuousClock.now
+        var lastReport = MonotonicClock.now
         var reception = SupervisedRoom.Reception()
         var joinFailed = false
         let progressTick = s.progress.updateInterval
@@ -77,7 +78,7 @@ extension RoomRecording {
                 reception.checked = true
                 warnNothingReceived(live, seconds: Double(Self.nothingReceivedAfter) / 48_000)
             }
-            if takeReportDue() || ContinuousClock.now - lastReport >= Self.reportInterval {
+            if takeReportDue() || MonotonicClock.now - lastReport >= Self.reportInterval {
                 lastReport = .now
                 s.roomJSON.submit(s.currentReport())
             }
@@ -88,7 +89,7 @@ extension RoomRecording {
             // The next thing due at a time, in room time ahead of the clock (1 ms at least).
             var due = lastReport + Self.reportInterval
             if let progressTick { due = min(due, .now + progressTick) }
-            func aheadOfTheClock(_ sample: Int64) -> ContinuousClock.Instant {
+            func aheadOfTheClock(_ sample: Int64) -> MonotonicClock.Instant {
                 .now + .microseconds(max(1_000, (sample - room.position) * 1_000 / 48))
             }
             if s.drain > 0, reception.end == nil, let receiveUntil = s.receiveUntil {

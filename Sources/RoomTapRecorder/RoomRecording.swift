@@ -167,7 +167,7 @@ final class RoomRecording: Sendable {
         // which a small queue (--play's is 8 frames) may not take whole.
         // Recordings with wall-clock times (Janus .mjr) fix when the room started.
         let allowance = options.usesRealTimeClock ? Self.setUpAllowance : 0
-        let origin = RealTimeClock.monotonicNow() + UInt64(allowance * 1e9)
+        let origin = MonotonicClock.now.nanoseconds + UInt64(allowance * 1e9)
         let now = Date().addingTimeInterval(allowance)
         let startTime = options.isLive ? now : plan.recordedStart ?? now
         // A file size limit (ulimit -f) then fails a write with EFBIG, handled like a full disk,

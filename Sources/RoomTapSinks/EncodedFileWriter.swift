@@ -50,7 +50,7 @@ public final class EncodedFileWriter: AudioFileWriter {
     private let silence: UnsafeMutablePointer<Int16>
     private var nextRoomSample: Int64
     private var samplesSinceCheckpoint: Int64 = 0
-    private var lastCheckpoint = ContinuousClock.now
+    private var lastCheckpoint = MonotonicClock.now
     private var finished = false
     private let writtenCounter = Atomic<Int64>(0)
     private let offeredEnd = Atomic<Int64>(.min)
@@ -135,7 +135,7 @@ public final class EncodedFileWriter: AudioFileWriter {
 
     /// Checkpoints the file when a second of wall time has passed since the last one.
     public func drained() throws {
-        guard !finished, samplesSinceCheckpoint > 0, ContinuousClock.now - lastCheckpoint >= .seconds(1) else {
+        guard !finished, samplesSinceCheckpoint > 0, MonotonicClock.now - lastCheckpoint >= .seconds(1) else {
             return
         }
         try checkpoint()

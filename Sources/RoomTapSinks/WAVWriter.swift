@@ -2,6 +2,7 @@ public import Foundation
 import Glibc
 public import RoomTapCore
 import RoomTapFiles
+import RoomTapSync
 import Synchronization
 
 /// Writes a track to a 16-bit PCM WAV file at 48 kHz, crash-safe: RIFF, switching to RF64
@@ -87,7 +88,7 @@ public final class WAVWriter: FrameConsumer {
     @exclusivity(unchecked) private var dataBytesInHeader: Int64 = 0
     @exclusivity(unchecked) private var nextRoomSample: Int64
     @exclusivity(unchecked) private var samplesSinceRefresh: Int64 = 0
-    @exclusivity(unchecked) private var lastRefresh: ContinuousClock.Instant
+    @exclusivity(unchecked) private var lastRefresh: MonotonicClock.Instant
     private let writtenCounter = Atomic<Int64>(0)
     /// End (exclusive room sample) of the last frame offered to the sink, set from the clock's thread.
     private let offeredEnd = Atomic<Int64>(.min)
@@ -174,7 +175,7 @@ public final class WAVWriter: FrameConsumer {
         buffered += 2 * count
         nextRoomSample = frame.roomSample + n
         advance(by: n - Int64(skip))
-        if samplesSinceRefresh >= refreshSamples || ContinuousClock.now - lastRefresh >= refreshDuration {
+        if samplesSinceRefresh >= refreshSamples || MonotonicClock.now - lastRefresh >= refreshDuration {
             try refreshHeader()
         }
     }
@@ -188,7 +189,7 @@ public final class WAVWriter: FrameConsumer {
         case .open: break
         }
         guard buffered > 0 || dataBytesWritten != dataBytesInHeader else { return }
-        if ContinuousClock.now - lastRefresh >= refreshDuration { try refreshHeader() }
+        if MonotonicClock.now - lastRefresh >= refreshDuration { try refreshHeader() }
     }
 
     /// Flushes the buffer, writes the exact final sizes, fsyncs (see ``Options-swift.struct/syncOnFinish``)

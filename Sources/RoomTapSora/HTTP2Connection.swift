@@ -1,6 +1,7 @@
 import CNGHTTP2
 import Glibc
 import RoomTapCore
+import RoomTapSync
 
 /// One client's TCP connection to ``HTTP2Server``: a libnghttp2 server session (framing, HPACK,
 /// SETTINGS, flow control; RFC 9113, https://www.rfc-editor.org/rfc/rfc9113) fed from a
@@ -444,7 +445,7 @@ final class HTTP2Connection {
         if id > 0, endStream, nghttp2_session_get_stream_remote_close(session, id) == 0,
             let stream = connection(user).streams[id]
         {
-            stream.resetAt = RealTimeClock.monotonicNow() + resetGraceNanos
+            stream.resetAt = MonotonicClock.now.nanoseconds + resetGraceNanos
         }
         return 0
     }

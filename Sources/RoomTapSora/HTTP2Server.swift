@@ -142,7 +142,7 @@ package final class HTTP2Server: @unchecked Sendable {
             for c in connections {
                 fds.append(pollfd(fd: c.fd, events: Int16(POLLIN) | (c.wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
             }
-            let now = RealTimeClock.monotonicNow()
+            let now = MonotonicClock.now.nanoseconds
             let wake = connections.compactMap(\.nextWake).min()
             let timeout: Int32 =
                 wake.map { $0 <= now ? 0 : Int32(min(1_000, ($0 - now + 999_999) / 1_000_000)) } ?? 1_000
@@ -159,7 +159,7 @@ package final class HTTP2Server: @unchecked Sendable {
                 if fds[i + 2].revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 { c.readAvailable() }
                 if fds[i + 2].revents & Int16(POLLOUT) != 0 { c.flush() }
             }
-            let served = RealTimeClock.monotonicNow()
+            let served = MonotonicClock.now.nanoseconds
             for c in connections { c.service(now: served) }
             connections.removeAll { $0.isClosed }
         }

@@ -100,8 +100,8 @@ public final class WebhookSender: Sendable {
     /// Returns true when nothing is left.
     @discardableResult
     public func flush(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let deadline = MonotonicClock.now + .seconds(timeout)
+        while MonotonicClock.now < deadline {
             if state.withLock({ $0.queue.isEmpty && !$0.sending }) { return true }
             usleep(5_000)
         }

@@ -54,11 +54,9 @@ package final class Latch: @unchecked Sendable {
 
     /// Waits until the latch is open or `timeoutMilliseconds` passed (monotonic); true when open.
     package func wait(timeoutMilliseconds: Int) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let nanoseconds = Int(deadline.tv_nsec) + (max(0, timeoutMilliseconds) % 1000) * 1_000_000
-        deadline.tv_sec += max(0, timeoutMilliseconds) / 1000 + nanoseconds / 1_000_000_000
-        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        // The condition variable waits on CLOCK_MONOTONIC, the one clock (MonotonicClock).
+        let end = (MonotonicClock.now + .milliseconds(max(0, timeoutMilliseconds))).signedNanoseconds
+        var deadline = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while !isOpen {

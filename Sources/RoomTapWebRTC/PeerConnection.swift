@@ -57,7 +57,7 @@ public final class PeerConnection: @unchecked Sendable {
     // Anywhere:
     private let state = Locked<State>(.new)
     private let changed = DispatchSemaphore(value: 0)
-    private let createdAt = monotonicNanoseconds()
+    private let createdAt = MonotonicClock.now.nanoseconds
     private let connectedAt = Locked<UInt64?>(nil)
     /// The counters, bumped per packet on the ICE and sending threads without a lock.
     private let cells = CounterCells()
@@ -256,7 +256,7 @@ public final class PeerConnection: @unchecked Sendable {
     /// Waits until DTLS is up (or failed, or `timeout` seconds passed: then ICE or DTLS is named as
     /// the part that did not finish). Throws the failure.
     public func waitUntilConnected(timeout: Double) throws(WebRTCError) {
-        let deadline = DispatchTime.now() + timeout
+        let deadline = MonotonicClock.now + .seconds(timeout)
         while true {
             switch currentState {
             case .connected: return
@@ -264,7 +264,7 @@ public final class PeerConnection: @unchecked Sendable {
             case .closed: throw .ice("the connection was closed before it was up")
             case .new, .connecting: break
             }
-            if changed.wait(timeout: deadline) == .timedOut {
+            if changed.wait(timeout: deadline.dispatchTime) == .timedOut {
                 let iceUp = context.sync { self.dtls?.isConnected == false && self.iceConnected } ?? false
                 throw iceUp
                     ? .dtls("the DTLS handshake did not finish within \(Int(timeout)) s")
@@ -450,7 +450,7 @@ public final class PeerConnection: @unchecked Sendable {
                 fail(.dtls("libsrtp2 refused the keys DTLS negotiated (\(keys.suite.name))"))
                 return
             }
-            connectedAt.withLock { $0 = monotonicNanoseconds() }
+            connectedAt.withLock { $0 = MonotonicClock.now.nanoseconds }
             state.withLock { $0 = .connected }
             changed.signal()
         case .failed(let message):
@@ -472,7 +472,7 @@ public final class PeerConnection: @unchecked Sendable {
         guard let srtpOut, !streams.isEmpty, let agent else { return }
         var packet: [UInt8] = []
         packet.reserveCapacity(512)
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.now.nanoseconds
         let count = min(streams.count, 31)
         packet += [0x80 | UInt8(count), RTCPPacket.receiverReport, 0, UInt8(1 + 6 * count)]
         append(localSSRC, to: &packet)

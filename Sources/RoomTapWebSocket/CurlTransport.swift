@@ -1,4 +1,5 @@
 import CCurl
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -122,9 +123,9 @@ final class CurlTransport {
 
     /// Waits until the socket is readable (or writable with `forWriting`) or `deadline` passed;
     /// false on timeout or when the connect was cancelled (checked every 50 ms).
-    func wait(forWriting: Bool = false, until deadline: ContinuousClock.Instant) -> Bool {
+    func wait(forWriting: Bool = false, until deadline: MonotonicClock.Instant) -> Bool {
         while true {
-            let remaining = ContinuousClock.now.duration(to: deadline)
+            let remaining = MonotonicClock.now.duration(to: deadline)
             if remaining <= .zero { return false }
             var entry = pollfd(fd: socket, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
             if cancellation.isCancelled() { return false }

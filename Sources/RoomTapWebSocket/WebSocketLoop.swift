@@ -1,5 +1,6 @@
 import CCurl
 import CWslay
+import RoomTapSync
 
 #if canImport(Glibc)
     import Glibc
@@ -26,12 +27,12 @@ final class WebSocketLoop: @unchecked Sendable {
     private var pending: [UInt8]
     private var pendingOffset = 0
     private var ioFailure: String?
-    private var lastReceive = ContinuousClock.now
-    private var pingSentAt: ContinuousClock.Instant?
+    private var lastReceive = MonotonicClock.now
+    private var pingSentAt: MonotonicClock.Instant?
     /// The application's close request, taken from the outbox, waiting for queued data to drain.
     private var closeWaiting: (code: UInt16, reason: String)?
     private var closeQueued = false
-    private var closeDeadline: ContinuousClock.Instant?
+    private var closeDeadline: MonotonicClock.Instant?
     private var peerClose: (code: UInt16, reason: String)?
 
     private init(client: WebSocketClient, transport: CurlTransport, url: WebSocketURL, pending: [UInt8], wake: Int32) {
@@ -59,7 +60,7 @@ final class WebSocketLoop: @unchecked Sendable {
                     .handshake, "the value of header '\(header.name)' contains a line break (not sent)")
             }
         }
-        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let deadline = MonotonicClock.now + configuration.connectTimeout
         // close() while connecting ends the connect within 50 ms instead of at the timeout.
         let cancellation = CurlTransport.Cancellation { [client] in client.state.withLock { $0.closeRequest != nil } }
         let transport = try CurlTransport.connect(to: url, configuration: configuration, cancellation: cancellation)
@@ -110,7 +111,7 @@ final class WebSocketLoop: @unchecked Sendable {
     /// Writes the upgrade request and reads the response head; returns the bytes after it.
     private static func handshake(
         transport: CurlTransport, url: WebSocketURL, configuration: WebSocketConfiguration,
-        deadline: ContinuousClock.Instant
+        deadline: MonotonicClock.Instant
     ) throws(WebSocketError) -> [UInt8] {
         let key = WebSocketHandshake.makeKey()
         let request = WebSocketHandshake.request(url: url, key: key, headers: configuration.headers)
@@ -167,7 +168,7 @@ final class WebSocketLoop: @unchecked Sendable {
 
     /// Reads what is there (waiting up to `deadline`) and appends it; false at the end of stream.
     private static func read(
-        _ transport: CurlTransport, into buffer: inout [UInt8], until deadline: ContinuousClock.Instant,
+        _ transport: CurlTransport, into buffer: inout [UInt8], until deadline: MonotonicClock.Instant,
         url: WebSocketURL
     ) throws(WebSocketError) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
@@ -192,11 +193,11 @@ final class WebSocketLoop: @unchecked Sendable {
     /// The start of a refusal's body (up to 200 bytes; waits at most 1 s more for it).
     private static func readBody(
         _ transport: CurlTransport, buffer: [UInt8], from start: Int, response: WebSocketHandshake.Response,
-        deadline: ContinuousClock.Instant, url: WebSocketURL
+        deadline: MonotonicClock.Instant, url: WebSocketURL
     ) -> [UInt8] {
         var buffer = buffer
         let wanted = min(200, Int(response.value("Content-Length") ?? "") ?? 200)
-        let bodyDeadline = min(deadline, ContinuousClock.now + .seconds(1))
+        let bodyDeadline = min(deadline, MonotonicClock.now + .seconds(1))
         while buffer.count - start < wanted {
             guard (try? read(transport, into: &buffer, until: bodyDeadline, url: url)) == true else { break }
         }
@@ -327,7 +328,7 @@ final class WebSocketLoop: @unchecked Sendable {
         if wslay_event_recv(context) != 0 { return failure(context) }
         while true {
             takeOutgoing(context)
-            let now = ContinuousClock.now
+            let now = MonotonicClock.now
             if let closeWaiting, !closeQueued, wslay_event_get_queued_msg_count(context) == 0 {
                 var reason = Array(closeWaiting.reason.utf8)
                 if reason.count > 123 {
@@ -358,13 +359,13 @@ final class WebSocketLoop: @unchecked Sendable {
                 return (1006, "the peer did not answer the close frame within \(configuration.closeTimeout)")
             }
 
-            var wakeAt: ContinuousClock.Instant?
+            var wakeAt: MonotonicClock.Instant?
             if let interval = configuration.pingInterval, closeWaiting == nil {
                 wakeAt = pingSentAt.map { $0 + configuration.pongTimeout } ?? lastReceive + interval
             }
             if let closeDeadline { wakeAt = wakeAt.map { min($0, closeDeadline) } ?? closeDeadline }
             var timeout =
-                wakeAt.map { Int32(clamping: max(0, ContinuousClock.now.duration(to: $0).milliseconds)) } ?? -1
+                wakeAt.map { Int32(clamping: max(0, MonotonicClock.now.duration(to: $0).milliseconds)) } ?? -1
             if hasWorkWithoutIO(context) { timeout = 0 }
             var events: Int16 = 0
             if wslay_event_want_read(context) != 0 { events |= Int16(POLLIN) }

@@ -99,50 +99,64 @@ import Testing
         #expect(numbers == numbers.sorted() && Set(numbers).count == 3)
     }
 
-    @Test func tickerRunsAboutTenTimesASecondOnlyWhileWatched() throws {
-        let server = try ControlServer(path: path, handler: TestHandler())
+    /// The watch ticker on virtual time: no call and no timer while nobody watches (a minute
+    /// passes); with a watcher, one call per interval, at the interval and not a nanosecond before;
+    /// a stall of ten intervals brings one call, not ten; the watcher gone, no call again.
+    @Test func tickerTicksAtTheIntervalOnlyWhileWatched() throws {
+        let clock = VirtualDeadlineClock()
+        let server = try ControlServer(path: path, handler: TestHandler(), clock: clock)
         defer { server.stop() }
         let calls = Atomic<Int>(0)
         server.setWatchTicker(interval: .milliseconds(100)) {
             let n = calls.add(1, ordering: .relaxed).newValue
             return ["event": "levels", "room_time": .number(Double(n) / 10), "tracks": []]
         }
-        // The server loop runs (a client's pings answered) for 0.3 s, three ticker intervals, with
-        // nobody watching: the ticker never runs.
-        #expect(Self.serverAnswers(at: path, for: .milliseconds(300)))
-        #expect(calls.load(ordering: .relaxed) == 0)
-
         let watcher = try #require(RawConnection(path: path))
-        watcher.send("{\"id\":1,\"cmd\":\"watch\"}\n")
-        #expect(watcher.readLine() == #"{"id":1,"ok":true,"result":{"watching":true}}"#)
-        var levels = 0
-        let end = Date().addingTimeInterval(1)
-        while Date() < end, let line = watcher.readLine(timeout: end.timeIntervalSinceNow) {
-            if line.hasPrefix(#"{"event":"levels""#) { levels += 1 }
-        }
-        #expect(levels >= 5)
-        #expect(levels <= 15)
+        clock.advance(by: .seconds(60))
+        #expect(Self.levelsBeforeReply(on: watcher, id: 1) == 0, "nobody watches: no call")
+        #expect(calls.load(ordering: .relaxed) == 0 && clock.waiters == 0, "and no timer")
 
-        // The watcher leaves: the ticker stops.
+        watcher.send("{\"id\":2,\"cmd\":\"watch\"}\n")
+        #expect(watcher.readLine() == #"{"id":2,"ok":true,"result":{"watching":true}}"#)
+        let start = clock.now
+        for n in 1...5 {
+            let due = start + .milliseconds(100 * n)
+            #expect(waitUntil { clock.nextDeadline == due }, "tick \(n) is due an interval after the last")
+            clock.advance(to: due - .nanoseconds(1))
+            #expect(Self.levelsBeforeReply(on: watcher, id: 10 + n) == 0, "not before the interval")
+            clock.advance(by: .nanoseconds(1))
+            #expect(watcher.readLine()?.hasPrefix(#"{"event":"levels""#) == true, "tick \(n) at the interval")
+            #expect(calls.load(ordering: .relaxed) == n)
+        }
+
+        // A stall of ten intervals: one call, and the next an interval after it.
+        #expect(waitUntil { clock.nextDeadline == start + .milliseconds(600) })
+        clock.advance(by: .seconds(1))
+        #expect(watcher.readLine()?.hasPrefix(#"{"event":"levels""#) == true)
+        #expect(waitUntil { clock.nextDeadline == clock.now + .milliseconds(100) })
+        #expect(Self.levelsBeforeReply(on: watcher, id: 20) == 0)
+        #expect(calls.load(ordering: .relaxed) == 6)
+
+        // The watcher leaves: the timer goes, and a minute brings no call.
         shutdown(watcher.fd, Int32(SHUT_RDWR))
-        #expect(waitUntil(timeout: .seconds(30)) { server.statistics.clientsConnected == 0 })
-        let stopped = calls.load(ordering: .relaxed)
-        #expect(Self.serverAnswers(at: path, for: .milliseconds(300)))
-        #expect(calls.load(ordering: .relaxed) == stopped)
+        #expect(waitUntil { server.statistics.clientsConnected == 0 })
+        #expect(waitUntil { clock.waiters == 0 })
+        clock.advance(by: .seconds(60))
+        let bystander = try #require(RawConnection(path: path))
+        #expect(Self.levelsBeforeReply(on: bystander, id: 30) == 0)
+        #expect(calls.load(ordering: .relaxed) == 6)
     }
 
-    /// Pings the server at `path` over one connection, one after another, until `span` has passed
-    /// (the server loop provably ran through that span, however loaded the machine); false if a
-    /// ping went unanswered.
-    static func serverAnswers(at path: String, for span: Duration) -> Bool {
-        guard let client = RawConnection(path: path) else { return false }
-        let end = ContinuousClock.now + span
-        var id = 100
-        repeat {
-            id += 1
-            client.send("{\"id\":\(id),\"cmd\":\"ping\"}\n")
-            guard client.readLine(timeout: 30)?.contains("\"id\":\(id)") == true else { return false }
-        } while ContinuousClock.now < end
-        return true
+    /// Pings the server over `connection` and reads up to the reply: the `levels` events that came
+    /// before it (the server loop provably ran after whatever the test did before); -1 when the
+    /// reply did not come.
+    static func levelsBeforeReply(on connection: RawConnection, id: Int) -> Int {
+        connection.send("{\"id\":\(id),\"cmd\":\"ping\"}\n")
+        var levels = 0
+        while let line = connection.readLine(timeout: 30) {
+            if line.contains("\"id\":\(id)") { return levels }
+            if line.hasPrefix(#"{"event":"levels""#) { levels += 1 }
+        }
+        return -1
     }
 }

@@ -10,8 +10,8 @@ import Testing
     /// Everything the bus yields within `seconds`, until `last` (included) or the bound.
     private func drain(_ bus: RoomBus, until last: RoomBus.Event, seconds: Double = 30) -> [RoomBus.Event] {
         var events: [RoomBus.Event] = []
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline, let event = bus.next(until: deadline) {
+        let deadline = MonotonicClock.now + .seconds(seconds)
+        while MonotonicClock.now < deadline, let event = bus.next(until: deadline) {
             events.append(event)
             if event == last { break }
         }

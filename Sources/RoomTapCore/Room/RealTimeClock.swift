@@ -1,3 +1,4 @@
+import RoomTapSync
 import Synchronization
 
 #if canImport(Glibc)
@@ -45,12 +46,10 @@ public final class RealTimeClock: RoomClock {
 
     public var isRealTime: Bool { true }
 
-    /// Now, on `CLOCK_MONOTONIC`, in nanoseconds.
-    public static func monotonicNow() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    /// Now, on `CLOCK_MONOTONIC`, in nanoseconds: ``MonotonicClock/now`` (the one monotonic clock)
+    /// as the room counts it. One `clock_gettime`: the clock's thread reads it every tick (it
+    /// never blocks, allocates or logs). Any thread.
+    public static func monotonicNow() -> UInt64 { MonotonicClock.now.nanoseconds }
 
     /// Monotonic nanoseconds of frame 0 (fixing it now if nothing has yet). Idempotent.
     public var startInstant: UInt64 {

@@ -1,5 +1,5 @@
 import Dispatch
-import RoomTapSync
+public import RoomTapSync
 
 /// The room's bus: a bounded queue of events posted by the threads that must never run a
 /// handler (the receive thread, the room clock, the sinks' writers, the control socket, a join's
@@ -74,8 +74,13 @@ public final class RoomBus: Sendable {
 
     /// The next event, waiting up to `seconds` for one; nil when none came. Control thread.
     public func next(waitingAtMost seconds: Double) -> Event? {
-        guard posted.wait(timeout: .now() + seconds) == .success else { return nil }
-        return ring.withLock { r -> Event? in
+        guard posted.wait(timeout: .now() + max(0, seconds)) == .success else { return nil }
+        return take()
+    }
+
+    /// The event at the head of the ring, once the drainer has taken its signal.
+    private func take() -> Event? {
+        ring.withLock { r -> Event? in
             guard r.count > 0 else { return nil }
             defer {
                 r.head = (r.head + 1) % capacity
@@ -85,12 +90,17 @@ public final class RoomBus: Sendable {
         }
     }
 
-    /// The next event, waiting until `deadline` at most; nil when none came by then. Control
-    /// thread.
-    public func next(until deadline: ContinuousClock.Instant) -> Event? {
-        let now = ContinuousClock.now
-        let left = deadline > now ? (deadline - now) / .seconds(1) : 0
-        return next(waitingAtMost: left)
+    /// The next event, waiting until `deadline` (``MonotonicClock``) at most; nil when none came
+    /// by then. Control thread.
+    public func next(until deadline: MonotonicClock.Instant) -> Event? {
+        next(until: deadline, on: SystemDeadlineClock())
+    }
+
+    /// The next event, waiting until `deadline` on `clock` at most (a virtual clock in tests); nil
+    /// when none came by then. Control thread.
+    package func next(until deadline: MonotonicClock.Instant, on clock: any DeadlineClock) -> Event? {
+        guard clock.wait(posted, until: deadline) else { return nil }
+        return take()
     }
 
     /// Events refused because the bus was full.

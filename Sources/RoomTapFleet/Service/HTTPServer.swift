@@ -315,7 +315,7 @@ private final class HTTPServerLoop {
     private func turn() {
         pollFDs.removeAll(keepingCapacity: true)
         pollFDs.append(pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0))
-        let now = Self.now()
+        let now = MonotonicClock.now.nanoseconds
         let acceptPaused = acceptPausedUntil > now
         pollFDs.append(pollfd(fd: shared.listener, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
         var timeout: Int32 = 1000  // request deadlines are checked at least once a second
@@ -345,7 +345,7 @@ private final class HTTPServerLoop {
             let client = clients[index]
             if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { receive(client) }
             if revents & Int32(POLLHUP | POLLERR) != 0 && client.inputClosed { client.failed = true }
-            let now = Self.now()
+            let now = MonotonicClock.now.nanoseconds
             if !client.answered && !client.failed && now > client.deadline {
                 shared.statistics.timedOutCount.add(1, ordering: .relaxed)
                 answer(client, HTTPServer.Response(status: 408, type: "text/plain", body: "request timeout\n"))
@@ -370,13 +370,13 @@ private final class HTTPServerLoop {
             }
             guard fd >= 0 else {
                 if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
-                    acceptPausedUntil = Self.now() + 100_000_000
+                    acceptPausedUntil = MonotonicClock.now.nanoseconds + 100_000_000
                 }
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            let deadline = Self.now() + UInt64(HTTPServer.requestTimeout * 1e9)
+            let deadline = MonotonicClock.now.nanoseconds + UInt64(HTTPServer.requestTimeout * 1e9)
             let client = HTTPClient(fd: fd, peer: Self.dotted(peer.sin_addr), deadline: deadline)
             guard clients.count < HTTPServer.maxClients else {
                 shared.statistics.rejectedCount.add(1, ordering: .relaxed)
@@ -475,17 +475,11 @@ private final class HTTPServerLoop {
 
     private func tickIfDue(_ interval: UInt64, _ body: @Sendable () -> String?) {
         guard let due = nextTick else { return }
-        let now = Self.now()
+        let now = MonotonicClock.now.nanoseconds
         guard now >= due else { return }
         let next = due + interval
         nextTick = next > now ? next : now + interval
         if let chunk = body() { fanOut(Array(chunk.utf8)) }
-    }
-
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     static func dotted(_ address: in_addr) -> String {

@@ -15,7 +15,7 @@ final class LeaseKeeper: @unchecked Sendable {
     struct Held: Sendable {
         var token: String
         var entry: String
-        var renewed: ContinuousClock.Instant
+        var renewed: MonotonicClock.Instant
         var cancelRequested = false
         var lost = false
     }
@@ -63,9 +63,9 @@ final class LeaseKeeper: @unchecked Sendable {
         let connection = RedisConnection(configuration.redis, timeout: max(0.5, configuration.leaseSeconds / 4))
         let store = JobStore(connection: connection, keys: configuration.keys)
         let interval = configuration.leaseSeconds / 4
-        var next = ContinuousClock.now
+        var next = MonotonicClock.now
         while !stopping.withLock({ $0 }) {
-            let now = ContinuousClock.now
+            let now = MonotonicClock.now
             if now < next {
                 Thread.sleep(forTimeInterval: min(0.05, (next - now) / .seconds(1)))
                 continue

@@ -141,9 +141,9 @@ public final class Worker: @unchecked Sendable {
         notifier.notify("READY=1\nSTATUS=taking work (capacity \(configuration.capacity) tracks)")
         onReady(server?.address)
         log("taking work from \(configuration.redis) (capacity \(configuration.capacity) tracks)")
-        var lastJanitor = ContinuousClock.now - .seconds(3600)
-        var lastWatchdog = ContinuousClock.now
-        var pauseReadsUntil = ContinuousClock.now
+        var lastJanitor = MonotonicClock.now - .seconds(3600)
+        var lastWatchdog = MonotonicClock.now
+        var pauseReadsUntil = MonotonicClock.now
         while !stopping.load(ordering: .relaxed) {
             if draining.load(ordering: .relaxed) && !metrics.draining.load(ordering: .relaxed) {
                 metrics.draining.store(true, ordering: .relaxed)
@@ -152,7 +152,7 @@ public final class Worker: @unchecked Sendable {
             }
             superviseRooms(store)
             if isDraining && rooms.isEmpty && finishing.withLock({ $0.isEmpty }) { break }
-            let now = ContinuousClock.now
+            let now = MonotonicClock.now
             if let interval = notifier.watchdogInterval, now - lastWatchdog >= .milliseconds(Int(interval * 1000)) {
                 notifier.notify("WATCHDOG=1")
                 lastWatchdog = now
@@ -202,7 +202,7 @@ public final class Worker: @unchecked Sendable {
     // MARK: - Claiming
 
     private func consider(
-        _ delivery: JobStore.Delivery, store: JobStore, reclaimed: Bool, pauseReads: inout ContinuousClock.Instant
+        _ delivery: JobStore.Delivery, store: JobStore, reclaimed: Bool, pauseReads: inout MonotonicClock.Instant
     ) throws(RedisError) {
         guard !delivery.job.isEmpty else { return try store.acknowledge(entry: delivery.entry) }
         // Ours already (the janitor found our own entry), recording or finishing.
@@ -328,7 +328,7 @@ public final class Worker: @unchecked Sendable {
             guard var room = rooms[id] else { continue }
             let lease = leases.state(of: id)
             let expired =
-                lease.map { ContinuousClock.now - $0.renewed > .milliseconds(Int(configuration.leaseSeconds * 1000)) }
+                lease.map { MonotonicClock.now - $0.renewed > .milliseconds(Int(configuration.leaseSeconds * 1000)) }
                 ?? true
             if !room.lost, !room.handedOver, lease?.lost == true || expired {
                 room.lost = true

@@ -1,7 +1,7 @@
 import CLinuxNet
 import Foundation
 public import RoomTapCore
-import RoomTapSync
+package import RoomTapSync
 import Synchronization
 
 /// A live room: UDP sockets, the receive thread, the routing of streams to tracks, and a jitter
@@ -45,6 +45,9 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
         public var channels = 1
         /// Seconds without packets after which a participant is marked as left.
         public var leaveAfter: Double = 5
+        /// The clock of the control thread's leave deadlines: the real one (``MonotonicClock``, the
+        /// clock of packet arrivals), or a virtual one in tests, whose packets then arrive on it.
+        package var deadlineClock: any DeadlineClock = SystemDeadlineClock()
         /// Who may send, besides the description's `allow` (either list lets a source in); both
         /// empty: anyone. Others are dropped and counted per socket before parsing.
         public var allow: [SourcePrefix] = []
@@ -319,27 +322,30 @@ public final class LiveRoom: RTPReceiverDelegate, @unchecked Sendable {
 
     // MARK: - The control thread
 
-    /// Drains the bus (making the tracks of new streams) and marks participants silent for
-    /// `leaveAfter` as left, waking for each when its silence would reach that (no polling).
+    /// Drains the bus (making the tracks of new streams) and marks a participant as left once it
+    /// has been silent for `leaveAfter` (its last packet's arrival plus `leaveAfter`, to the
+    /// nanosecond, on ``Options/deadlineClock``), waking for each when its silence would reach that
+    /// (no polling).
     private func controlLoop() {
+        let clock = options.deadlineClock
         let leaveAfter = UInt64(options.leaveAfter * 1e9)
         // No polling: it sleeps on the bus until a stream appears, a stop wakes it, or the first
         // moment a present participant will have been silent for `leaveAfter` (checked again
         // then: packets may have come since), `leaveAfter` at most.
         while !stopping.load(ordering: .acquiring) {
-            let now = RealTimeClock.monotonicNow()
+            let now = clock.now.nanoseconds
             var due = now &+ leaveAfter
             for participant in participants where !participant.hasLeft {
                 let last = participant.buffer.lastArrival
                 guard last > 0 else { continue }
-                if now > last && now - last > leaveAfter {
+                if now >= last && now - last >= leaveAfter {
                     participant.leave()
                 } else {
-                    due = min(due, last &+ leaveAfter &+ 1)
+                    due = min(due, last &+ leaveAfter)
                 }
             }
-            let wait = due > now ? Double(due - now) / 1e9 : 0
-            if case .streamAppeared(let slot, let port) = bus.next(waitingAtMost: wait) {
+            let deadline = MonotonicClock.Instant(nanoseconds: due)
+            if case .streamAppeared(let slot, let port) = bus.next(until: deadline, on: clock) {
                 makeTrack(slot: slot, port: port)
             }
         }

@@ -272,13 +272,6 @@ public final class RTPReceiver: Sendable {
     }
 }
 
-/// CLOCK_MONOTONIC, in nanoseconds.
-public func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 /// The receive thread's preallocated memory: the `recvmmsg` batch (``RTPReceiver/batchSize``
 /// buffers of ``RTPReceiver/maxDatagram`` bytes and their headers, set up once) and the arrays
 /// `epoll_wait` reports into.

@@ -51,7 +51,7 @@ final class RoomControlHandler: ControlHandler {
     private let agentStatus = Locked<(@Sendable () -> JSONValue)?>(nil)
     private let stopAction = Locked<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
-    private let startedMonotonic = ContinuousClock.now
+    private let startedMonotonic = MonotonicClock.now
     /// Opened once the room is set up (or given up): until then track commands answer `starting`.
     private let setUp = SetUpGate()
 
@@ -327,7 +327,7 @@ final class RoomControlHandler: ControlHandler {
     }
 
     private func helloObject() -> JSONValue {
-        let uptime = ContinuousClock.now - startedMonotonic
+        let uptime = MonotonicClock.now - startedMonotonic
         let seconds = Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
         return .object([
             "roomtap": .string(CommandDispatch.version), "pid": .number(Double(getpid())), "dir": .string(directory),

@@ -1,5 +1,6 @@
 import Foundation
 import RoomTap
+import RoomTapSync
 
 /// `roomtap view DIR [--force] [--open]`: writes DIR/index.html, the review page of a recording
 /// (``ViewPage``: lanes with levels and talk spans, controls, gaps, the transcript, playback of
@@ -39,13 +40,13 @@ enum ViewCommand {
                     description: "\(output) already exists and roomtap did not write it; pass --force to overwrite it")
             }
         }
-        let started = Date()
+        let started = MonotonicClock.now
         let model = ViewModel.make(directory: directory, room: room)
         let page = ViewPage.render(try model.scriptJSON(), title: model.title)
         try RoomReport.writeAtomically(Data(page.utf8), to: output, overwrite: true)
         let speakers = model.lanes.filter { $0.kind == "speaker" }.count
         let others = model.lanes.filter { $0.kind != "speaker" }.map(\.name)
-        let seconds = Date().timeIntervalSince(started)
+        let seconds = (MonotonicClock.now - started) / .seconds(1)
         print(
             "\(output): \(speakers) speaker lane(s)" + others.map { ", \($0)" }.joined()
                 + ", \(model.transcript.count) transcript line(s), \(page.utf8.count / 1024) KiB, "

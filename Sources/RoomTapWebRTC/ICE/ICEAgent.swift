@@ -115,7 +115,7 @@ final class ICEAgent: @unchecked Sendable {
                 let agent = Unmanaged<ICEAgent>.fromOpaque(data!).takeUnretainedValue()
                 guard let bytes, length > 0 else { return }
                 agent.onReceive?(
-                    UnsafeMutableRawBufferPointer(start: bytes, count: Int(length)), monotonicNanoseconds())
+                    UnsafeMutableRawBufferPointer(start: bytes, count: Int(length)), MonotonicClock.now.nanoseconds)
             }, me)
         guard nice_agent_gather_candidates(ptr, streamID) != 0 else {
             throw WebRTCError.ice("libnice could not gather local candidates (no usable network interface?)")

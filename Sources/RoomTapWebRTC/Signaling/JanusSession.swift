@@ -35,7 +35,7 @@ package final class JanusSession: @unchecked Sendable {
     private let mailbox = Locked<[UInt64: [Event]]>([:])
     private let arrived = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
-    private let lastKeepalive = Locked(Date())
+    private let lastKeepalive = Locked(MonotonicClock.now)
     private let pollFailure = Locked<String?>(nil)
     private let transactionCounter = Atomic<Int>(0)
 
@@ -88,7 +88,7 @@ package final class JanusSession: @unchecked Sendable {
     /// The next event on `handle`, waiting at most `timeout` seconds (nil: none came). Throws when
     /// the long poll failed (the server went away or dropped the session).
     public func nextEvent(handle: UInt64, timeout: Double) throws(WebRTCError) -> Event? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.now + .seconds(timeout)
         while true {
             if let event = mailbox.withLock({ box -> Event? in
                 guard var queue = box[handle], !queue.isEmpty else { return nil }
@@ -99,7 +99,7 @@ package final class JanusSession: @unchecked Sendable {
                 return event
             }
             if let failure = pollFailure.withLock({ $0 }) { throw .signaling(failure) }
-            let left = deadline.timeIntervalSinceNow
+            let left = deadline.secondsFromNow
             if left <= 0 { return nil }
             _ = arrived.wait(timeout: .now() + min(left, 0.5))
         }
@@ -135,7 +135,7 @@ package final class JanusSession: @unchecked Sendable {
         var request = body.objectValue ?? [:]
         request["transaction"] = .string("t\(transactionCounter.add(1, ordering: .relaxed).newValue)")
         let url = base + "/\(id)" + (handle.map { "/\($0)" } ?? "")
-        lastKeepalive.withLock { $0 = Date() }
+        lastKeepalive.withLock { $0 = MonotonicClock.now }
         return try Self.post(url, .object(request), server: base)
     }
 
@@ -175,7 +175,7 @@ package final class JanusSession: @unchecked Sendable {
     private func pollLoop() {
         var failures = 0
         while !stopped.load(ordering: .acquiring) {
-            if lastKeepalive.withLock({ $0.timeIntervalSinceNow < -25 }) {
+            if lastKeepalive.withLock({ MonotonicClock.now - $0 > .seconds(25) }) {
                 _ = try? post(["janus": "keepalive"])
             }
             let transfer = HTTPTransfer(

@@ -22,7 +22,7 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         var publisher: JoinedPublisher
         var display: String
         var attempts = 0
-        var retryAt: Date?
+        var retryAt: MonotonicClock.Instant?
     }
 
     init(_ target: JanusVideoRoomTarget) { self.target = target }
@@ -91,12 +91,12 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
             handle: watcher,
             ["request": "publish", "audio": true, "video": false, "data": false, "display": .string(display)],
             jsep: ("offer", offer))
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.now + .seconds(timeout)
         var answer: String?
         var others: [JanusSession.Event] = []
         defer { session.putBack(others, handle: watcher) }  // publishers who came meanwhile
-        while answer == nil, deadline.timeIntervalSinceNow > 0 {
-            guard let event = try session.nextEvent(handle: watcher, timeout: deadline.timeIntervalSinceNow) else {
+        while answer == nil, deadline.secondsFromNow > 0 {
+            guard let event = try session.nextEvent(handle: watcher, timeout: deadline.secondsFromNow) else {
                 break
             }
             try JanusSession.checkPluginError(event.data, server: session.base)
@@ -144,7 +144,7 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
     /// A subscriber handle for `feed`, Janus's offer answered, DTLS up.
     private func connectSubscriber(feed: String, publisher: JoinedPublisher, join: RoomJoin) throws(WebRTCError) {
         guard let session else { return }
-        let started = Date()
+        let started = MonotonicClock.now
         let handle = try session.attach()
         subscriptions.withLock { $0[feed]?.handle = handle }
         do throws(WebRTCError) {
@@ -164,7 +164,7 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
                 connection.close()
                 throw error
             }
-            publisher.use(connection, publisherID: feed, setUpSeconds: -started.timeIntervalSinceNow)
+            publisher.use(connection, publisherID: feed, setUpSeconds: -started.secondsFromNow)
             subscriptions.withLock { $0[feed]?.attempts = 0 }
         } catch {
             session.detach(handle: handle)
@@ -183,7 +183,7 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         default: healthy = false
         }
         if healthy && subscription.handle != nil { return }
-        let now = Date()
+        let now = MonotonicClock.now
         if let retryAt = subscription.retryAt {
             guard now >= retryAt else { return }
         } else {
@@ -191,7 +191,7 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
             let delay = reconnectDelay(attempt: attempts)
             subscriptions.withLock {
                 $0[feed]?.attempts = attempts
-                $0[feed]?.retryAt = now.addingTimeInterval(delay)
+                $0[feed]?.retryAt = now + .seconds(delay)
             }
             join.warn(
                 "roomtap: the connection to \(subscription.publisher.name) broke; subscribing again in \(String(format: "%.1f", delay)) s"
@@ -215,9 +215,9 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
         if let sync = try session.message(handle: handle, body) {
             if sync["videoroom"]?.stringValue == expecting { return sync }
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while deadline.timeIntervalSinceNow > 0 {
-            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else {
+        let deadline = MonotonicClock.now + .seconds(timeout)
+        while deadline.secondsFromNow > 0 {
+            guard let event = try session.nextEvent(handle: handle, timeout: deadline.secondsFromNow) else {
                 break
             }
             try JanusSession.checkPluginError(event.data, server: session.base)
@@ -233,9 +233,9 @@ package final class JanusVideoRoomJoin: JoinAdapter, @unchecked Sendable {
     ) throws(WebRTCError) -> (JSONValue, String) {
         guard let session else { throw .signaling("no Janus session") }
         try session.message(handle: handle, body)
-        let deadline = Date().addingTimeInterval(timeout)
-        while deadline.timeIntervalSinceNow > 0 {
-            guard let event = try session.nextEvent(handle: handle, timeout: deadline.timeIntervalSinceNow) else {
+        let deadline = MonotonicClock.now + .seconds(timeout)
+        while deadline.secondsFromNow > 0 {
+            guard let event = try session.nextEvent(handle: handle, timeout: deadline.secondsFromNow) else {
                 break
             }
             try JanusSession.checkPluginError(event.data, server: session.base)

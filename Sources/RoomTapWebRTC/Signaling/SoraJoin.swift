@@ -66,7 +66,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         var connectionID: String
         var ssrcs: [UInt32]
         var publisher: JoinedPublisher?
-        var seenAt: Date
+        var seenAt: MonotonicClock.Instant
     }
 
     /// What the join saw, for room.json.
@@ -157,8 +157,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
                 }
                 let delay = reconnectDelay(attempt: failures)
                 join.warn("roomtap: warning: \(why); reconnecting in \(String(format: "%.1f", delay)) s")
-                let until = Date().addingTimeInterval(delay)
-                while Date() < until, !join.isStopping { Thread.sleep(forTimeInterval: 0.05) }
+                let until = MonotonicClock.now + .seconds(delay)
+                while MonotonicClock.now < until, !join.isStopping { Thread.sleep(forTimeInterval: 0.05) }
                 if join.isStopping { return }
                 state.withLock { $0.reconnects += 1 }
                 url = target.signalingURL
@@ -211,9 +211,9 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         var early: [SoraMessage] = []
         while offer == nil {
             try open(join)
-            let deadline = Date().addingTimeInterval(join.options.connectTimeout)
+            let deadline = MonotonicClock.now + .seconds(join.options.connectTimeout)
             waiting: while true {
-                guard let item = next(timeout: deadline.timeIntervalSinceNow) else {
+                guard let item = next(timeout: deadline.secondsFromNow) else {
                     throw .signaling("Sora at \(url) sent no offer within \(Int(join.options.connectTimeout)) s")
                 }
                 switch item {
@@ -233,8 +233,8 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
                     join.warn(
                         "roomtap: warning: Sora at \(url) closed the signaling WebSocket before its offer (\(why)); "
                             + "connecting again in \(String(format: "%.1f", delay)) s")
-                    let until = Date().addingTimeInterval(delay)
-                    while Date() < until, !join.isStopping { Thread.sleep(forTimeInterval: 0.05) }
+                    let until = MonotonicClock.now + .seconds(delay)
+                    while MonotonicClock.now < until, !join.isStopping { Thread.sleep(forTimeInterval: 0.05) }
                     if join.isStopping { throw .signaling("the recording stopped before Sora's offer") }
                     break waiting
                 case .malformed(let line):
@@ -278,9 +278,9 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         try connection.waitUntilConnected(timeout: join.options.connectTimeout)
         // The SDKs count themselves connected once their own connection.created has come too: it
         // names who was there before us.
-        let deadline = Date().addingTimeInterval(min(5, join.options.connectTimeout))
-        while !state.withLock({ $0.ownCreated }), Date() < deadline {
-            guard let item = next(timeout: deadline.timeIntervalSinceNow) else { break }
+        let deadline = MonotonicClock.now + .seconds(min(5, join.options.connectTimeout))
+        while !state.withLock({ $0.ownCreated }), MonotonicClock.now < deadline {
+            guard let item = next(timeout: deadline.secondsFromNow) else { break }
             switch item {
             case .closed(let code, let reason):
                 throw .signaling("Sora at \(url) closed the connection: \(Self.describe(code: code, reason: reason))")
@@ -337,7 +337,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
             for stream in gone { s.streams[stream.connectionID] = nil }
             for (id, ssrcs) in offered {
                 if s.streams[id] == nil {
-                    s.streams[id] = Stream(connectionID: id, ssrcs: ssrcs, publisher: nil, seenAt: Date())
+                    s.streams[id] = Stream(connectionID: id, ssrcs: ssrcs, publisher: nil, seenAt: MonotonicClock.now)
                 } else {
                     s.streams[id]?.ssrcs = ssrcs
                 }
@@ -357,12 +357,12 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
 
     /// Names and tracks for the streams that have waited for their notify (or `force`: now).
     private func resolvePending(_ join: RoomJoin, force: Bool = false) {
-        let now = Date()
+        let now = MonotonicClock.now
         let ready = state.withLock { s -> [(Stream, SoraMessage.Connection?)] in
             s.streams.values.filter { stream in
                 stream.publisher == nil
                     && (force || s.known[stream.connectionID] != nil
-                        || now.timeIntervalSince(stream.seenAt) >= Self.nameGrace)
+                        || now - stream.seenAt >= .seconds(Self.nameGrace))
             }.map { ($0, s.known[$0.connectionID]) }
         }
         for (stream, known) in ready {
@@ -467,7 +467,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
     /// The next event of the current WebSocket (those of an older one, which can be queued after
     /// ``open(_:)`` cleared the inbox, are dropped), or nil after `timeout` seconds.
     private func next(timeout: Double) -> Incoming? {
-        let deadline = DispatchTime.now() + max(0, timeout)
+        let deadline = MonotonicClock.now + .seconds(max(0, timeout))
         let mine = generation
         func take() -> Incoming? {
             inbox.withLock { queue in
@@ -480,7 +480,7 @@ package final class SoraJoin: JoinAdapter, @unchecked Sendable {
         }
         while true {
             if let item = take() { return item }
-            if arrived.wait(timeout: deadline) == .timedOut { return take() }
+            if arrived.wait(timeout: deadline.dispatchTime) == .timedOut { return take() }
         }
     }
 

@@ -37,7 +37,7 @@ final class SoraPublish: @unchecked Sendable {
     {
         var url = target.signalingURL
         var redirected = false
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.now + .seconds(timeout)
         var offer: SoraMessage.Offer?
         for _ in 0...3 where offer == nil {
             try open(
@@ -78,7 +78,7 @@ final class SoraPublish: @unchecked Sendable {
         let client = socket.withLock { $0.client }
         client?.send(text: SoraMessage.answer(answer, re: false))
         for candidate in connection.localCandidates { client?.send(text: SoraMessage.candidate(candidate)) }
-        try connection.waitUntilConnected(timeout: max(1, deadline.timeIntervalSinceNow))
+        try connection.waitUntilConnected(timeout: max(1, (deadline - MonotonicClock.now) / .seconds(1)))
         return (try? WebRTCSessionDescription.parse(offer.sdp).audioSection().1.opusPayloadType) ?? 111
     }
 
@@ -144,11 +144,10 @@ final class SoraPublish: @unchecked Sendable {
         if queued { arrived.signal() }
     }
 
-    private func next(until deadline: Date) -> WebSocketEvent? {
+    private func next(until deadline: MonotonicClock.Instant) -> WebSocketEvent? {
         while true {
             if let event = socket.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) { return event }
-            let wait = DispatchTime.now() + max(0, deadline.timeIntervalSinceNow)
-            if arrived.wait(timeout: wait) == .timedOut {
+            if arrived.wait(timeout: deadline.dispatchTime) == .timedOut {
                 return socket.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
             }
         }

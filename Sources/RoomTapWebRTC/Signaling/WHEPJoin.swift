@@ -31,7 +31,7 @@ package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
         var publisher: JoinedPublisher
         var location: String?
         var attempts = 0
-        var retryAt: Date?
+        var retryAt: MonotonicClock.Instant?
     }
 
     init(_ targets: [WHEPTarget], token: String?) {
@@ -70,7 +70,7 @@ package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
 
     private func open(index: Int, join: RoomJoin) throws(WebRTCError) {
         let session = sessions.withLock { $0[index] }
-        let started = Date()
+        let started = MonotonicClock.now
         let connection = join.makeConnection(for: session.publisher)
         do throws(WebRTCError) {
             let offer = try connection.makeOffer()
@@ -94,7 +94,7 @@ package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
             sessions.withLock { $0[index].location = nil }
             throw error
         }
-        session.publisher.use(connection, publisherID: session.target.url, setUpSeconds: -started.timeIntervalSinceNow)
+        session.publisher.use(connection, publisherID: session.target.url, setUpSeconds: -started.secondsFromNow)
         sessions.withLock { $0[index].attempts = 0 }
     }
 
@@ -104,13 +104,13 @@ package final class WHEPJoin: JoinAdapter, @unchecked Sendable {
         case .connected?, .connecting?, .new?: return
         default: break
         }
-        let now = Date()
+        let now = MonotonicClock.now
         guard let retryAt = session.retryAt else {
             let attempts = session.attempts + 1
             let delay = reconnectDelay(attempt: attempts)
             sessions.withLock {
                 $0[index].attempts = attempts
-                $0[index].retryAt = now.addingTimeInterval(delay)
+                $0[index].retryAt = now + .seconds(delay)
             }
             session.publisher.left()
             if let location = session.location { delete(location) }
