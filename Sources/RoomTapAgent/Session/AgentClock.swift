@@ -3,7 +3,8 @@ import RoomTapSync
 
 /// The time the agent's timers run on: backoff, the floor between connection attempts, the
 /// rollover before a session's end, the quick-end check, the patience of a rollover's move and the
-/// supervisor's polling. Injected (``RealtimeAgentConfiguration/clock``) so tests run minutes of
+/// playout of the agent's lines; the supervisor sleeps on it until the session reducer's next
+/// deadline (``AgentSession/nextDeadline``). Injected (``RealtimeAgentConfiguration/clock``) so tests run minutes of
 /// those timers in milliseconds (``ManualAgentClock``), as pion's mock tickers and swift-nio's
 /// embedded loop do; production runs on ``SystemAgentClock``.
 ///
