@@ -48,7 +48,8 @@ struct AgentSessionReducerTests {
             var actions = feed(.server(.responseCreated(responseID: response), generation: 1))
             let pcm = [Int16](repeating: 100, count: samples)
             actions += feed(
-                .server(.outputAudioDelta(responseID: response, itemID: item, contentIndex: 0, pcm: pcm), generation: 1))
+                .server(.outputAudioDelta(responseID: response, itemID: item, contentIndex: 0, pcm: pcm), generation: 1)
+            )
             voice.writePosition += Int64(2 * samples)  // the shell pushed it, resampled
             actions += feed(.server(.outputAudioDone(responseID: response, itemID: item), generation: 1))
             actions += feed(.server(.outputAudioTranscriptDone(itemID: item, transcript: "Soup."), generation: 1))
@@ -76,7 +77,10 @@ struct AgentSessionReducerTests {
         #expect(h.session.nextDeadline == nil, "nothing timed while the upgrade blocks")
         let actions = h.feed(.connected(generation: 1))
         #expect(actions == [.send(.sessionUpdate(h.session.settings), eventID: "rt_1", on: 1)])
-        #expect(h.session.isConnected && !h.session.isOpeningSession && h.session.counts.sessionsOpened == 1)
+        #expect(h.session.isConnected && h.session.counts.sessionsOpened == 1)
+        #expect(h.session.isOpeningSession, "until the session answers its set-up")
+        _ = h.feed(.server(.sessionUpdated, generation: 1))
+        #expect(!h.session.isOpeningSession)
         #expect(h.session.nextDeadline == h.t + .seconds(55 * 60), "the rollover, nothing sooner: no polling")
         #expect(h.feed(.start).isEmpty, "start is idempotent")
     }
@@ -215,7 +219,9 @@ struct AgentSessionReducerTests {
         let first = h.feed(.server(.functionCall(responseID: "r1", call: call), generation: 1))
         #expect(first == [.runTool(call, generation: 1)])
         let again = h.feed(
-            .server(.responseDone(responseID: "r1", status: "completed", statusDetails: nil, functionCalls: [call]), generation: 1))
+            .server(
+                .responseDone(responseID: "r1", status: "completed", statusDetails: nil, functionCalls: [call]),
+                generation: 1))
         #expect(again.isEmpty, "taken up once by call_id")
         let answered = h.feed(.toolFinished(call, RealtimeToolResult(output: "{}"), generation: 1))
         #expect(Self.sends(answered) == [.functionCallOutput(callID: "call_1", output: "{}"), .responseCreate])
@@ -242,7 +248,8 @@ struct AgentSessionReducerTests {
     func anAccountErrorEndsTheAgentAndClosesItsSession(code: String) {
         var h = Harness()
         h.connect()
-        let actions = h.feed(.server(.error(RealtimeError(type: "invalid_request_error", code: code, message: "no")), generation: 1))
+        let actions = h.feed(
+            .server(.error(RealtimeError(type: "invalid_request_error", code: code, message: "no")), generation: 1))
         #expect(actions.contains(.close(generation: 1)) && Self.logs(actions).count == 1)
         #expect(h.session.status == .failed && h.session.isDone && h.session.nextDeadline == nil)
     }
@@ -252,7 +259,9 @@ struct AgentSessionReducerTests {
         h.connect()
         h.advance(.seconds(30))
         let actions = h.feed(
-            .server(.error(RealtimeError(type: "invalid_request_error", code: "session_expired", message: "")), generation: 1))
+            .server(
+                .error(RealtimeError(type: "invalid_request_error", code: "session_expired", message: "")),
+                generation: 1))
         #expect(actions.contains(.close(generation: 1)) && Self.logs(actions).count == 1)
         #expect(!h.session.isConnected && h.session.nextDeadline == h.t, "a new session at once")
         #expect(h.feed(.timer) == [.open(generation: 2)])

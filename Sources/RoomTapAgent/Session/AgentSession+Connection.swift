@@ -51,6 +51,7 @@ extension AgentSession {
         let all = [current, connecting, incoming?.generation].compactMap { $0 } + retiring.map(\.generation)
         current = nil
         connecting = nil
+        settingUp = nil
         incoming = nil
         retiring = []
         previous = nil
@@ -129,6 +130,7 @@ extension AgentSession {
         rollingOver = false
         connecting = nil
         current = g
+        settingUp = g
         status = .connected
         clock = SessionClock()
         turns.reset()
@@ -237,6 +239,7 @@ extension AgentSession {
         }
         // The session in use is gone: no audio goes anywhere until the next one.
         current = nil
+        settingUp = nil
         previous = nil
         if let incoming {
             actions.append(.close(generation: incoming.generation))
@@ -310,7 +313,9 @@ extension AgentSession {
         guard let incoming else { return [] }
         self.incoming = nil
         rolloverAt = now.instant + .seconds(10)
-        return [.log("could not move to a new session yet; trying again in 10 s"), .close(generation: incoming.generation)]
+        return [
+            .log("could not move to a new session yet; trying again in 10 s"), .close(generation: incoming.generation),
+        ]
     }
 
     /// Moves to the incoming session when it is ready and the moment is quiet (a reply the old

@@ -29,6 +29,7 @@ extension AgentSession {
             }
             return []
         case .sessionUpdated:
+            if settingUp == g { settingUp = nil }
             guard incoming else { return [] }
             self.incoming?.ready = true
             if case .settingUp = self.incoming?.phase { return incomingSettled() }
@@ -170,6 +171,7 @@ extension AgentSession {
                 + "session keeps its previous settings"
             sessionWarning = warning
             counts.errors += 1
+            if !incoming { settingUp = nil }
             var actions: [AgentAction] = [.log(warning)]
             if incoming {
                 self.incoming?.ready = true
@@ -181,7 +183,8 @@ extension AgentSession {
             return []
         }
         if error.code == "session_expired" {
-            let line = AgentAction.log("the session reached its maximum duration (session_expired); moving to a new one")
+            let line = AgentAction.log(
+                "the session reached its maximum duration (session_expired); moving to a new one")
             guard !incoming, current != nil else { return [line] }
             if let incoming = self.incoming, case .moving = incoming.phase, incoming.ready, !incoming.closed {
                 var actions = [line, AgentAction.close(generation: current!)]

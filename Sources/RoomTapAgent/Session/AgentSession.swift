@@ -39,6 +39,9 @@ package struct AgentSession {
     package internal(set) var current: Int?
     /// A first connection or a reconnect being opened (the supervisor blocks in its upgrade).
     var connecting: Int?
+    /// The session in use until it answered its set-up (`session.updated`, or an error naming
+    /// the update): a virtual-time driver holds time still meanwhile.
+    var settingUp: Int?
     /// The connecting session closed before its upgrade was reported.
     var connectingClosed: (code: Int, reason: String)?
     /// A rollover's next session.
@@ -123,9 +126,10 @@ package struct AgentSession {
     package var isConnected: Bool { status == .connected && current != nil }
     /// Nothing more will happen but ``SessionInput/finish`` (stopped or failed).
     package var isDone: Bool { stopRequested || fatal }
-    /// A session is being opened: an upgrade in flight, or a rollover's new session not yet set up.
+    /// A session is being opened: an upgrade in flight, a new session in use that has not
+    /// answered its `session.update` yet, or a rollover's new session not yet set up.
     package var isOpeningSession: Bool {
-        if connecting != nil { return true }
+        if connecting != nil || settingUp != nil { return true }
         guard let incoming else { return false }
         if case .moving = incoming.phase { return false }
         return true

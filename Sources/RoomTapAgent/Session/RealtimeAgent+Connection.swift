@@ -11,10 +11,10 @@ extension RealtimeAgent {
         let clock = configuration.clock
         while true {
             feed(.timer)
-            let (deadline, done) = state.withLock { ($0.session.nextDeadline, $0.session.isDone) }
-            if done { break }
-            // No deadline: only an input can give work (it wakes this thread); an hour is a bound.
-            _ = clock.wait(wake, until: deadline ?? clock.now + .seconds(3_600))
+            if state.withLock({ $0.session.isDone }) { break }
+            // Until the reducer's next deadline as it stands (an input may move it; no deadline:
+            // only an input gives work, and it wakes this thread).
+            _ = clock.wait(wake, untilDeadlineOf: { [weak self] in self?.state.withLock { $0.session.nextDeadline } })
         }
         // The closes decided at the end: give them a second to be answered (a clean close).
         let lives = state.withLock { $0.links.values.map(\.life) }

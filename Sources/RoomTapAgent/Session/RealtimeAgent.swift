@@ -43,6 +43,8 @@ public final class RealtimeAgent: @unchecked Sendable {
         var session: AgentSession
         var links: [Int: Link] = [:]
         var hearing: AudioTrack?
+        /// The clock is held while a session is being opened (``AgentClock/hold(_:by:)``).
+        var holding = false
     }
 
     /// One connection and its close.
@@ -112,7 +114,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// queued.
     public func stop() {
         feed(.stop)
-        wake.signal()
+        configuration.clock.wake(wake)
         if started.load(ordering: .acquiring) {
             finished.wait()
             finished.signal()
@@ -191,9 +193,13 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// Feeds `input` to the reducer under the lock, wakes the supervisor when the reducer wants
     /// it sooner than before (or is done), then does what was decided. `chunk`: the heard audio
     /// of an ``SessionInput/audioChunk(samples:roomSample:)``. Any thread but the room clock's.
+    ///
+    /// The wake is given before the lock is released: a virtual clock (``ManualAgentClock``)
+    /// forgets the supervisor's old deadline before anyone can see the new state, so a driver
+    /// never moves time to a deadline that no longer stands.
     func feed(_ input: SessionInput, chunk: UnsafeBufferPointer<Int16>? = nil) {
         let now = observe()
-        let (actions, sooner) = state.withLock { s -> ([(AgentAction, RealtimeConnection?)], Bool) in
+        let actions = state.withLock { s -> [(AgentAction, RealtimeConnection?)] in
             let before = s.session.nextDeadline
             let wasDone = s.session.isDone
             let decided = s.session.handle(input, now: now)
@@ -209,10 +215,15 @@ public final class RealtimeAgent: @unchecked Sendable {
             default: break
             }
             let after = s.session.nextDeadline
-            let sooner = (s.session.isDone && !wasDone) || after.map { a in before.map { a < $0 } ?? true } ?? false
-            return (resolved, sooner)
+            if s.session.isOpeningSession != s.holding {
+                s.holding = s.session.isOpeningSession
+                configuration.clock.hold(s.holding, by: wake)
+            }
+            if (s.session.isDone && !wasDone) || after.map({ a in before.map { a < $0 } ?? true }) ?? false {
+                configuration.clock.wake(wake)
+            }
+            return resolved
         }
-        if sooner { wake.signal() }
         perform(actions, chunk: chunk)
     }
 
