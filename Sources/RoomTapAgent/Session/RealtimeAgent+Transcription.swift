@@ -26,18 +26,24 @@ extension RealtimeAgent {
         let silence = configuration.transcription?.vadSilenceDurationMs ?? 500
         let commitAt = start + .milliseconds(silence + 300)
         var committed = false
-        while ContinuousClock.now < deadline {
+        state.withLock { $0.finishing = true }
+        while true {
             let (connected, talking, pending) = state.withLock { s in
                 (s.session.isConnected, s.session.turns.humanTalking, s.session.pendingTranscriptions)
             }
-            guard connected else { break }
             let now = ContinuousClock.now
+            guard connected, now < deadline else { break }
             if pending == 0 && (!talking || committed) && now >= settled { break }
             if talking && !committed && now >= commitAt {
                 committed = true
                 feed(.commitAudio)
             }
-            Thread.sleep(forTimeInterval: 0.01)  // the server's events arrive on its connection's thread
+            // Until the next input (the server's events arrive on its connection's thread) or the
+            // next moment above, whichever is first: no polling.
+            var next = deadline
+            if now < settled { next = min(next, settled) }
+            if talking && !committed { next = min(next, commitAt) }
+            _ = inputs.wait(timeout: .now() + .nanoseconds(Int(min((next - now).nanosecondsClamped, UInt64(Int.max)))))
         }
         stop()
     }

@@ -45,6 +45,8 @@ public final class RealtimeAgent: @unchecked Sendable {
         var hearing: AudioTrack?
         /// The clock is held while a session is being opened (``AgentClock/hold(_:by:)``).
         var holding = false
+        /// ``finishTranscription(timeout:)`` waits for inputs (`inputs` is signalled after each).
+        var finishing = false
     }
 
     /// One connection and its close.
@@ -71,6 +73,8 @@ public final class RealtimeAgent: @unchecked Sendable {
     let toolQueue = DispatchQueue(label: "roomtap.agent.tools", attributes: .concurrent)
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
+    /// Signalled after each input while ``finishTranscription(timeout:)`` waits.
+    let inputs = DispatchSemaphore(value: 0)
 
     /// Creates the agent (no connection yet). Throws only if libsoxr cannot be set up.
     public init(configuration: RealtimeAgentConfiguration) throws {
@@ -199,7 +203,7 @@ public final class RealtimeAgent: @unchecked Sendable {
     /// never moves time to a deadline that no longer stands.
     func feed(_ input: SessionInput, chunk: UnsafeBufferPointer<Int16>? = nil) {
         let now = observe()
-        let actions = state.withLock { s -> [(AgentAction, RealtimeConnection?)] in
+        let (actions, finishing) = state.withLock { s -> ([(AgentAction, RealtimeConnection?)], Bool) in
             let before = s.session.nextDeadline
             let wasDone = s.session.isDone
             let decided = s.session.handle(input, now: now)
@@ -222,8 +226,9 @@ public final class RealtimeAgent: @unchecked Sendable {
             if (s.session.isDone && !wasDone) || after.map({ a in before.map { a < $0 } ?? true }) ?? false {
                 configuration.clock.wake(wake)
             }
-            return resolved
+            return (resolved, s.finishing)
         }
+        if finishing { inputs.signal() }
         perform(actions, chunk: chunk)
     }
 
