@@ -389,6 +389,32 @@ struct AgentSessionReducerTests {
         #expect(h.session.current == 1 && h.session.nextDeadline == h.t + .seconds(10))
     }
 
+    @Test func aSessionThatExpiresWhileItsSuccessorWaitsForAQuietMomentMovesAtOnce() {
+        var h = Harness { $0.sessionLifetime = .seconds(10) }
+        h.connect()
+        #expect(h.fireNextDeadline() == [.open(generation: 2)])
+        _ = h.feed(.connected(generation: 2))
+        _ = h.feed(.server(.responseCreated(responseID: "r1"), generation: 1))
+        _ = h.feed(.server(.sessionUpdated, generation: 2))
+        #expect(h.session.current == 1, "a reply is in progress: the move waits")
+        #expect(h.session.nextDeadline == h.t + .seconds(30), "no sooner than its patience: no polling")
+        let expired = RealtimeError(type: "invalid_request_error", code: "session_expired", message: "")
+        let actions = h.feed(.server(.error(expired), generation: 1))
+        #expect(
+            actions.contains(.close(generation: 1)) && !actions.contains { if case .open = $0 { true } else { false } })
+        #expect(h.session.current == 2 && h.session.counts.rollovers == 1 && h.session.isConnected)
+    }
+
+    @Test func aNewSessionIsOpeningUntilItAnswersItsSetUp() {
+        var h = Harness()
+        h.connect()
+        #expect(h.session.isOpeningSession)
+        let refused = RealtimeError(type: "invalid_request_error", code: "invalid_value", message: "", eventID: "rt_1")
+        let actions = h.feed(.server(.error(refused), generation: 1))
+        #expect(Self.logs(actions).count == 1 && h.session.sessionWarning != nil)
+        #expect(!h.session.isOpeningSession, "a refused update is an answer too")
+    }
+
     // MARK: Stop
 
     @Test func stopClosesEverySessionAndWantsNoMoreTime() {
