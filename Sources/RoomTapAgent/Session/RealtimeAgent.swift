@@ -223,7 +223,12 @@ public final class RealtimeAgent: @unchecked Sendable {
                 s.holding = s.session.isOpeningSession
                 configuration.clock.hold(s.holding, by: wake)
             }
-            if (s.session.isDone && !wasDone) || after.map({ a in before.map { a < $0 } ?? true }) ?? false {
+            // Sooner by more than a tick: the playout deadlines move by up to 10 ms with each input
+            // as the voice plays (a wake for those would be a poll); a virtual clock reads the
+            // deadline live anyway.
+            if (s.session.isDone && !wasDone)
+                || after.map({ a in before.map { a < $0 - .milliseconds(10) } ?? true }) ?? false
+            {
                 configuration.clock.wake(wake)
             }
             return (resolved, s.finishing)
