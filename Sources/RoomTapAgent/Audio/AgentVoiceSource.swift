@@ -9,21 +9,19 @@ import Synchronization
 /// (bounded, `.dropNewest`: what does not fit is counted in ``overflowSamples``); the room clock
 /// reads it in ``render``.
 /// Positions are absolute sample counts since creation: ``writePosition`` (pushed) and
-/// ``playPosition`` (played out, or skipped by a flush). ``flush()`` (barge-in) makes the clock
-/// side skip everything queued at its next tick, so playback stops within one frame.
+/// ``playPosition`` (played out, or skipped by a flush). ``flush()`` (barge-in) skips everything
+/// queued at once, from the writer's side, without waiting for a tick: the next frame is silent
+/// (or the audio pushed after the flush).
 ///
-/// Thread: `render` and `isFinished` on the room clock's thread; `push`, `flush` and
-/// ``roomSample(atPosition:)`` on one writer thread (the agent's session); the counters anywhere.
+/// Thread: `render` and `isFinished` on the room clock's thread; `push`, `markComplete` and
+/// `flush` on one writer at a time (the agent's session, under its voice lock); the positions,
+/// ``roomSample(atPosition:)`` and the counters anywhere.
 public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     public let channels = 1
     /// Ring capacity in samples (48 kHz).
     public let capacity: Int
 
     private let ring: SampleRing
-    private let flushTarget = Atomic<Int64>(0)
-    private let flushRequest = Atomic<UInt64>(0)
-    private let flushApplied = Atomic<UInt64>(0)
-    private let stoppedAt = Atomic<Int64>(0)
     private let lastRoomSample = Atomic<Int64>(-480)
     // Anchors: (ring position, room sample) where playback (re)started after an underrun or flush.
     private static let anchorCapacity = 1_024
@@ -34,7 +32,8 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     /// Audio gathered before playback (re)starts, unless the writer marked it complete (48 kHz samples).
     public let prebufferSamples: Int
     // Room clock's thread only:
-    private var seenFlush: UInt64 = 0
+    /// The ring's read position after the last render: a flush moved it since when it differs.
+    private var lastRead: Int64 = 0
     private var previousFull = false
     private var playing = false
 
@@ -83,21 +82,17 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     /// Writer only.
     public func markComplete() { complete.store(Int64(ring.writePosition), ordering: .releasing) }
 
-    /// Barge-in: drops everything queued. The clock side stops at its next tick; this waits for
-    /// that (at most `timeoutMilliseconds`, for a clock that is not running) and returns the play
-    /// position where playback stopped (samples really played are those before it). Writer only.
+    /// Barge-in: drops everything queued, at once, and returns the play position where playback
+    /// stopped (the samples before it were taken by the clock and play; none after it will). The
+    /// ring's read position moves by compare-and-exchange, so a render racing the flush keeps only
+    /// what it took before it (the seqlock pattern of ``SampleRing``); nothing waits for the clock.
+    /// Idempotent (a second flush with nothing pushed since skips nothing). Writer only; never
+    /// blocks, does not allocate.
     @discardableResult
-    public func flush(timeoutMilliseconds: Int = 50) -> Int64 {
-        let target = Int64(ring.writePosition)
-        flushTarget.store(target, ordering: .releasing)
-        let request = flushRequest.add(1, ordering: .acquiringAndReleasing).newValue
-        var waited = 0
-        while flushApplied.load(ordering: .acquiring) < request && waited < timeoutMilliseconds * 10 {
-            usleep(100)
-            waited += 1
-        }
-        if flushApplied.load(ordering: .acquiring) >= request { return stoppedAt.load(ordering: .acquiring) }
-        return playPosition
+    public func flush() -> Int64 {
+        let target = ring.writePosition
+        let skipped = ring.discard(upTo: target)
+        return Int64(target - skipped)
     }
 
     /// The room sample at which ring position `position` plays (played already: when it did;
@@ -117,17 +112,9 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     }
 
     public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
-        var r = Int64(ring.readPosition)
-        let request = flushRequest.load(ordering: .acquiring)
-        var restarted = false
-        if request != seenFlush {
-            seenFlush = request
-            stoppedAt.store(r, ordering: .releasing)
-            ring.discard(upTo: Int(flushTarget.load(ordering: .acquiring)))
-            r = Int64(ring.readPosition)
-            flushApplied.store(request, ordering: .releasing)
-            restarted = true
-        }
+        let r = Int64(ring.readPosition)
+        // A flush skipped ahead since the last tick: what plays next starts a new anchor.
+        let restarted = r != lastRead
         let w = Int64(ring.writePosition)
         var available = Int(w - r)
         if !playing {
@@ -137,22 +124,23 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
                 available = 0
             }
         }
-        let n = min(AudioFrame.samplesPerChannel, available)
-        if n < AudioFrame.samplesPerChannel { playing = false }
         let out = samples.baseAddress!
+        // A flush racing this read takes the rest away: only what was taken plays.
+        let n = available > 0 ? ring.read(upTo: min(AudioFrame.samplesPerChannel, available), into: out) : 0
+        if n < AudioFrame.samplesPerChannel { playing = false }
+        let after = Int64(ring.readPosition)
         if n > 0 {
-            if restarted || !previousFull {
+            if restarted || !previousFull || after - Int64(n) != r {
                 let slot = anchorCount.load(ordering: .relaxed)
-                anchorPositions[slot % Self.anchorCapacity] = r
+                anchorPositions[slot % Self.anchorCapacity] = after - Int64(n)
                 anchorRooms[slot % Self.anchorCapacity] = roomSample
                 anchorCount.store(slot + 1, ordering: .releasing)
             }
-            // The clock is the only reader and `n` are waiting: this takes them.
-            _ = ring.read(exactly: n, into: out)
         }
         if n < AudioFrame.samplesPerChannel {
             (out + n).update(repeating: 0, count: AudioFrame.samplesPerChannel - n)
         }
+        lastRead = after
         previousFull = n == AudioFrame.samplesPerChannel
         lastRoomSample.store(roomSample, ordering: .releasing)
         return n > 0 ? .normal : .silence

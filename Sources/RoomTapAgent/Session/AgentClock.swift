@@ -3,7 +3,8 @@ import RoomTapSync
 
 /// The time the agent's timers run on: backoff, the floor between connection attempts, the
 /// rollover before a session's end, the quick-end check, the patience of a rollover's move and the
-/// supervisor's polling. Injected (``RealtimeAgentConfiguration/clock``) so tests run minutes of
+/// playout of the agent's lines; the supervisor sleeps on it until the session reducer's next
+/// deadline (``AgentSession/nextDeadline``). Injected (``RealtimeAgentConfiguration/clock``) so tests run minutes of
 /// those timers in milliseconds (``ManualAgentClock``), as pion's mock tickers and swift-nio's
 /// embedded loop do; production runs on ``SystemAgentClock``.
 ///
@@ -16,6 +17,36 @@ public protocol AgentClock: Sendable {
     /// Waits until `deadline` or until `wake` is signalled, whichever is first; true when
     /// signalled (the signal is taken).
     func wait(_ wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool
+    /// Waits until the deadline `deadline` gives (read again as time moves; nil: none) or until
+    /// `wake` is signalled, whichever is first; true when signalled. The supervisor of a session
+    /// waits on the session's current next deadline this way, so a virtual clock never moves
+    /// time to a deadline that an input on another thread has just replaced.
+    func wait(
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+    ) -> Bool
+    /// While `held`, the owner of `wake` has work in flight in wall time (a session being
+    /// opened or set up): a virtual clock does not move to a deadline meanwhile. Idempotent. Any
+    /// thread (the agent calls it under its lock).
+    func hold(_ held: Bool, by wake: DispatchSemaphore)
+    /// Wakes the thread waiting on `wake` (or the next to wait on it): the deadline it waits for
+    /// no longer stands. A virtual clock stops counting that deadline at once, so a driver never
+    /// moves time to it. Idempotent in effect (an extra wake costs one more look). Any thread.
+    func wake(_ wake: DispatchSemaphore)
+}
+
+extension AgentClock {
+    /// Signals `wake` (the wall clock has nothing to forget).
+    public func wake(_ wake: DispatchSemaphore) { wake.signal() }
+
+    /// Nothing: the wall clock moves anyway.
+    public func hold(_ held: Bool, by wake: DispatchSemaphore) {}
+
+    /// Reads the deadline once (an input that moves it signals `wake`); no deadline: an hour.
+    public func wait(
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+    ) -> Bool {
+        wait(wake, until: deadline() ?? now + .seconds(3_600))
+    }
 }
 
 /// The wall clock (the default).
@@ -40,14 +71,22 @@ public struct SystemAgentClock: AgentClock {
 package final class ManualAgentClock: AgentClock {
     private struct State {
         var offset: Duration = .zero
-        var deadlines: [Int: ContinuousClock.Instant] = [:]
+        /// What each waiter waits for (read outside the lock: it may take the waiter's own lock).
+        var deadlines: [Int: @Sendable () -> ContinuousClock.Instant?] = [:]
+        /// The semaphore each waiter waits on.
+        var semaphores: [Int: ObjectIdentifier] = [:]
+        /// Semaphores woken while nobody waited on them: their next wait returns at once.
+        var pendingWakes: Set<ObjectIdentifier> = []
+        /// Owners with work in flight in wall time: time stands.
+        var holders: Set<ObjectIdentifier> = []
+        /// Bumped by every wake and hold: a deadline read before a change is not moved to.
+        var changes = 0
         var nextWaiter = 0
     }
 
     private let origin = ContinuousClock.now
     private let unixOrigin: Double
     private let state = Locked(State())
-    private let moved = DispatchSemaphore(value: 0)
 
     /// A clock at `unixTime` (default: the wall clock's now) that does not move by itself.
     public init(unixTime: Double = Date().timeIntervalSince1970) { unixOrigin = unixTime }
@@ -63,23 +102,69 @@ package final class ManualAgentClock: AgentClock {
     /// Waits in virtual time: returns when signalled or once the clock has been moved past
     /// `deadline`. Between moves it waits in real time for either (a millisecond at a time).
     public func wait(_ wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
-        let id = state.withLock { s -> Int in
+        wait(wake, untilDeadlineOf: { deadline })
+    }
+
+    /// Waits in virtual time until the deadline `deadline` gives now (nil: none) is passed, or
+    /// `wake` is signalled. After a ``wake(_:)`` of `wake` that no wait took yet, returns at once
+    /// without counting as a waiter.
+    public func wait(
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+    ) -> Bool {
+        let key = ObjectIdentifier(wake)
+        let registered = state.withLock { s -> Int? in
+            // A wake that came before this wait: the deadline read before it no longer stands.
+            if s.pendingWakes.remove(key) != nil { return nil }
             s.nextWaiter += 1
             s.deadlines[s.nextWaiter] = deadline
+            s.semaphores[s.nextWaiter] = key
             return s.nextWaiter
         }
-        defer { _ = state.withLock { $0.deadlines.removeValue(forKey: id) } }
-        while now < deadline {
+        guard let id = registered else { return true }
+        defer {
+            state.withLock { s in
+                s.deadlines[id] = nil
+                s.semaphores[id] = nil
+            }
+        }
+        while deadline().map({ now < $0 }) ?? true {
             if wake.wait(timeout: .now() + .milliseconds(1)) == .success { return true }
         }
         return false
     }
 
+    /// Forgets the threads waiting on `wake` as waiters, then signals it: a driver that moves
+    /// time to the next deadline never moves it to one that no longer stands.
+    public func wake(_ wake: DispatchSemaphore) {
+        let key = ObjectIdentifier(wake)
+        state.withLock { s in
+            let waiting = s.semaphores.filter { $0.value == key }.map(\.key)
+            for id in waiting {
+                s.deadlines[id] = nil
+                s.semaphores[id] = nil
+            }
+            if waiting.isEmpty { s.pendingWakes.insert(key) }
+            s.changes += 1
+        }
+        wake.signal()
+    }
+
+    public func hold(_ held: Bool, by wake: DispatchSemaphore) {
+        let key = ObjectIdentifier(wake)
+        state.withLock { s in
+            if held { s.holders.insert(key) } else { s.holders.remove(key) }
+            s.changes += 1
+        }
+    }
+
     /// Threads waiting on the clock now.
     public var waiters: Int { state.withLock { $0.deadlines.count } }
 
-    /// The earliest deadline a thread waits for, if any.
-    public var nextDeadline: ContinuousClock.Instant? { state.withLock { $0.deadlines.values.min() } }
+    /// The earliest deadline a thread waits for, if any (each read now).
+    public var nextDeadline: ContinuousClock.Instant? {
+        let readers = state.withLock { Array($0.deadlines.values) }
+        return readers.compactMap { $0() }.min()
+    }
 
     /// Moves virtual time forward by `duration`.
     public func advance(by duration: Duration) {
@@ -87,12 +172,21 @@ package final class ManualAgentClock: AgentClock {
         state.withLock { $0.offset += duration }
     }
 
-    /// Moves virtual time to the earliest deadline waited for (nothing when none is ahead).
+    /// Moves virtual time to the earliest deadline waited for, as it stands now (nothing when
+    /// none is ahead, or while an owner holds time: ``hold(_:by:)``). A deadline that changed
+    /// while it was read is read again.
     public func advanceToNextDeadline() {
-        state.withLock { s in
-            guard let next = s.deadlines.values.min() else { return }
-            let target = next - origin
-            if target > s.offset { s.offset = target }
+        while true {
+            let changes = state.withLock { $0.changes }
+            guard let next = nextDeadline else { return }
+            let done = state.withLock { s -> Bool in
+                guard s.changes == changes else { return false }
+                guard s.holders.isEmpty else { return true }
+                let target = next - origin
+                if target > s.offset { s.offset = target }
+                return true
+            }
+            if done { return }
         }
     }
 }

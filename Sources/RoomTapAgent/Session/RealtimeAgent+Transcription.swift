@@ -8,16 +8,7 @@ extension RealtimeAgent {
     /// committed, and its room span kept for the `input_audio_buffer.committed` that names its item.
     /// `trailingSilence`: room samples at the end that are the gate's hangover, not speech (the
     /// line ends where the speaker stopped).
-    func endOfTurn(trailingSilence: Int64) {
-        guard let transcription = configuration.transcription, !transcription.serverTurnDetection else { return }
-        let connection = state.withLock { s -> RealtimeConnection? in
-            guard let c = s.connection, s.isConnected, let span = s.clock.takeTurn() else { return nil }
-            s.pendingCommits.append((span.start, max(span.start, span.end - trailingSilence)))
-            if s.pendingCommits.count > 64 { s.pendingCommits.removeFirst() }
-            return c
-        }
-        _ = connection?.send(RealtimeClientEvent.commitAudio.json(eventID: nextEventID()))
-    }
+    func endOfTurn(trailingSilence: Int64) { feed(.endOfTurn(trailingSilence: trailingSilence)) }
 
     /// Sends what the listen sink still holds, lets the server finish the turns it has (a turn cut
     /// off by the end of the room, with no silence after it, is committed with
@@ -35,21 +26,24 @@ extension RealtimeAgent {
         let silence = configuration.transcription?.vadSilenceDurationMs ?? 500
         let commitAt = start + .milliseconds(silence + 300)
         var committed = false
-        while ContinuousClock.now < deadline {
-            let (connection, talking, pending) = state.withLock { s in
-                (
-                    s.isConnected ? s.connection : nil, s.turns.humanTalking,
-                    s.transcript.pendingUtterances + s.pendingCommits.count
-                )
+        state.withLock { $0.finishing = true }
+        while true {
+            let (connected, talking, pending) = state.withLock { s in
+                (s.session.isConnected, s.session.turns.humanTalking, s.session.pendingTranscriptions)
             }
-            guard let connection else { break }
             let now = ContinuousClock.now
+            guard connected, now < deadline else { break }
             if pending == 0 && (!talking || committed) && now >= settled { break }
             if talking && !committed && now >= commitAt {
                 committed = true
-                _ = connection.send(RealtimeClientEvent.commitAudio.json(eventID: nextEventID()))
+                feed(.commitAudio)
             }
-            Thread.sleep(forTimeInterval: 0.01)  // the server's events arrive on its connection's thread
+            // Until the next input (the server's events arrive on its connection's thread) or the
+            // next moment above, whichever is first: no polling.
+            var next = deadline
+            if now < settled { next = min(next, settled) }
+            if talking && !committed { next = min(next, commitAt) }
+            _ = inputs.wait(timeout: .now() + .nanoseconds(Int(min((next - now).nanosecondsClamped, UInt64(Int.max)))))
         }
         stop()
     }

@@ -4,9 +4,9 @@ import RoomTapWebSocket
 /// in its header (`Authorization: Bearer`, or Azure's `api-key`), text events in, text events out.
 ///
 /// Thread: `connect`, `send` and `close` from any thread; the callbacks on the client's thread.
-final class RealtimeConnection: Sendable {
+package final class RealtimeConnection: Sendable {
     /// Why a connection could not be made.
-    enum ConnectError: Error {
+    package enum ConnectError: Error, Equatable, Sendable {
         /// The server refused the credentials (HTTP 401/403 on the upgrade): do not retry.
         case unauthorized(status: Int)
         /// Another HTTP 4xx but 408 and 429 (a wrong path or model, a bad request): retrying the

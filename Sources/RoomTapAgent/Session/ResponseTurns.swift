@@ -9,7 +9,7 @@
 /// `event_id`) is queued again, without making its message twice.
 ///
 /// Thread: a value, kept under the agent's lock.
-struct ResponseTurns {
+package struct ResponseTurns {
     /// A `say` waiting its turn.
     struct Say {
         var text: String
@@ -21,11 +21,11 @@ struct ResponseTurns {
     }
 
     /// A response is in progress (asked for or created, not yet done).
-    private(set) var active = false
+    package private(set) var active = false
     /// The id of the response in progress (empty before `response.created`).
     private(set) var currentID = ""
     /// Someone is talking (`speech_started` without its `speech_stopped` yet).
-    private(set) var humanTalking = false
+    package private(set) var humanTalking = false
     private var cancelled: Set<String> = []
     private var pending: [Say] = []
     /// The `response.create` event ids of says sent, newest last.
@@ -43,7 +43,7 @@ struct ResponseTurns {
     }
 
     /// Says waiting.
-    var waiting: Int { pending.count }
+    package var waiting: Int { pending.count }
 
     mutating func queue(_ text: String) { pending.append(Say(text: text)) }
 

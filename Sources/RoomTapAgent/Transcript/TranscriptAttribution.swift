@@ -151,6 +151,12 @@ package struct TranscriptAttribution {
         return lines
     }
 
+    /// True while a line waits only for its audio to play out (`played`: the voice ring's play
+    /// position): the agent wants to look again when it will have.
+    func waitsForPlayout(played: Int64) -> Bool {
+        items.contains { !$0.written && $0.stoppedAt == nil && $0.audioDone && $0.transcript != nil && played < $0.end }
+    }
+
     // MARK: The humans
 
     mutating func speechStarted(itemID: String, at room: Int64?) {
