@@ -85,9 +85,9 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     /// Barge-in: drops everything queued, at once, and returns the play position where playback
     /// stopped (the samples before it were taken by the clock and play; none after it will). The
     /// ring's read position moves by compare-and-exchange, so a render racing the flush keeps only
-    /// what it took before it (the seqlock pattern of ``SampleRing``); nothing waits for the clock.
-    /// Idempotent (a second flush with nothing pushed since skips nothing). Writer only; never
-    /// blocks, does not allocate.
+    /// what it took before it (``SampleRing/discard(upTo:)``); nothing waits for the clock, only,
+    /// at most, for a render's copy in progress (well under a microsecond). Idempotent (a second
+    /// flush with nothing pushed since skips nothing). Writer only; does not allocate.
     @discardableResult
     public func flush() -> Int64 {
         let target = ring.writePosition

@@ -14,22 +14,22 @@ import Synchronization
 /// and, under ``OverflowPolicy/dropOldest(keeping:)``, by the producer when it drops, both with
 /// compare-and-exchange: the consumer only keeps samples whose read position it advanced itself.
 ///
-/// No sample is ever read while it is written. Under `.dropNewest` the producer writes only slots
-/// the consumer has released. Under `.dropOldest` a drop lets the producer overwrite samples the
-/// consumer may be copying, so the two meet as in Dekker's algorithm (sequentially consistent
-/// atomics): the consumer announces the position it copies from, then checks that no drop moved
-/// the read position; the producer moves it, then checks for a copy in progress and, only then,
-/// waits for that copy (a few hundred samples: well under a microsecond, yielding the CPU) before
-/// it overwrites. At least one of them sees the other, so either the consumer retries before it
-/// copies or the producer waits; ThreadSanitizer has nothing to report.
+/// No sample is ever read while it is written. The producer writes only slots behind the read
+/// position, but it may move that position itself (a `.dropOldest` drop, or a ``discard(upTo:)``
+/// from the producer's side: the agent voice's barge-in) and then overwrite samples the consumer
+/// is copying. So the two meet as in Dekker's algorithm (sequentially consistent atomics): the
+/// consumer announces the position it copies from, then checks that the read position has not
+/// moved; the producer moves it, then checks for a copy in progress and waits for that copy (a few
+/// hundred samples: well under a microsecond, yielding the CPU) before it goes on. At least one of
+/// them sees the other, so either the consumer retries before it copies or the producer waits.
 ///
 /// Every sample written is eventually read, discarded (``discard(upTo:)``) or counted in
 /// ``droppedSamples``: `read + discarded + dropped == offered` at any quiet moment.
 ///
-/// Thread: `write` from one producer thread; `read(exactly:into:)`, `read(upTo:into:)` and
-/// `discard(upTo:)` from one consumer thread; positions and counters from any thread. Nothing
-/// allocates after `init`; the consumer never waits, and the producer waits only as described
-/// above (a `.dropOldest` drop that met a copy in progress).
+/// Thread: `write` from one producer thread; `read(exactly:into:)` and `read(upTo:into:)` from one
+/// consumer thread; `discard(upTo:)` from either of the two; positions and counters from any
+/// thread. Nothing allocates after `init`; the consumer never waits, and the producer waits only
+/// as described above (a drop or discard that met a copy in progress).
 package final class SampleRing: @unchecked Sendable {
     /// What a write does with samples that do not fit.
     package enum OverflowPolicy: Sendable, Equatable {
@@ -54,7 +54,7 @@ package final class SampleRing: @unchecked Sendable {
     private let head = Atomic<Int>(0)  // the write position; written by the producer
     private let tail = Atomic<Int>(0)  // the read position; consumer, and producer when dropping oldest
     private let dropped = Atomic<Int>(0)
-    /// `.dropOldest`: the read position the consumer is copying from, or -1 (see the type's note).
+    /// The read position the consumer is copying from, or -1 (see the type's note).
     private let copying = Atomic<Int>(-1)
 
     /// Allocates room for `capacity` samples per channel of `channels` interleaved channels.
@@ -104,9 +104,7 @@ package final class SampleRing: @unchecked Sendable {
                     expected: t, desired: newTail, ordering: .sequentiallyConsistent)
                 if exchanged {
                     dropped.add(newTail - t, ordering: .relaxed)
-                    // The dropped slots may be under the consumer's copy: let it finish (it will
-                    // find the read position moved and discard what it copied).
-                    while copying.load(ordering: .sequentiallyConsistent) >= 0 { sched_yield() }
+                    waitForCopy()  // the dropped slots may be under the consumer's copy
                     break
                 }
                 t = original
@@ -151,17 +149,27 @@ package final class SampleRing: @unchecked Sendable {
 
     /// Skips every waiting sample before `position` (a read position; clamped to what has been
     /// written) without copying it, e.g. a barge-in's flush; returns how many were skipped (not
-    /// counted as dropped). Idempotent for the same position. Consumer only; does not allocate.
+    /// counted as dropped). Idempotent for the same position. Either side: from the producer's,
+    /// a read racing it keeps only what it took before, and the discard returns once no copy of
+    /// the skipped samples is in progress (so the producer may overwrite them). Does not allocate.
     @discardableResult
     package func discard(upTo position: Int) -> Int {
         while true {
             let t = tail.load(ordering: .acquiring)
             let target = min(position, head.load(ordering: .acquiring))
             guard target > t else { return 0 }
-            if tail.compareExchange(expected: t, desired: target, ordering: .acquiringAndReleasing).exchanged {
+            if tail.compareExchange(expected: t, desired: target, ordering: .sequentiallyConsistent).exchanged {
+                waitForCopy()
                 return target - t
             }
         }
+    }
+
+    /// After the producer moved the read position: waits while the consumer copies (it will find
+    /// the position moved and discard its copy). Returns at once on the consumer's own thread,
+    /// which is never inside a copy when it calls this.
+    private func waitForCopy() {
+        while copying.load(ordering: .sequentiallyConsistent) >= 0 { sched_yield() }
     }
 
     private func copy(from source: UnsafePointer<Int16>, to position: Int, frames: Int) {
@@ -172,22 +180,19 @@ package final class SampleRing: @unchecked Sendable {
     }
 
     /// Copies `frames` samples per channel from read position `position` (the consumer's) to
-    /// `destination`; false, copying nothing, when a drop has moved the read position since the
-    /// consumer read it (`.dropOldest`: see the type's note). Consumer only.
+    /// `destination`; false, copying nothing, when the producer has moved the read position since
+    /// the consumer read it (see the type's note). Consumer only.
     private func copy(from position: Int, frames: Int, to destination: UnsafeMutablePointer<Int16>) -> Bool {
-        let guarded = policy != .dropNewest
-        if guarded {
-            copying.store(position, ordering: .sequentiallyConsistent)
-            guard tail.load(ordering: .sequentiallyConsistent) == position else {
-                copying.store(-1, ordering: .releasing)
-                return false
-            }
+        copying.store(position, ordering: .sequentiallyConsistent)
+        guard tail.load(ordering: .sequentiallyConsistent) == position else {
+            copying.store(-1, ordering: .releasing)
+            return false
         }
         let start = position % capacity
         let first = min(frames, capacity - start)
         destination.update(from: storage + start * channels, count: first * channels)
         if first < frames { (destination + first * channels).update(from: storage, count: (frames - first) * channels) }
-        if guarded { copying.store(-1, ordering: .releasing) }
+        copying.store(-1, ordering: .releasing)
         return true
     }
 }
