@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapAgent
+import RoomTapSync
 import Testing
 
 /// The agent's session reducer (``AgentSession``) on its own: inputs in, actions and deadlines
@@ -9,7 +10,7 @@ struct AgentSessionReducerTests {
     /// A reducer, the time and the voice track's positions it is given.
     struct Harness {
         var session: AgentSession
-        var t = ContinuousClock.now
+        var t = MonotonicClock.now
         var unix = 1_700_000_000.0
         var voice = VoicePlayout()
 

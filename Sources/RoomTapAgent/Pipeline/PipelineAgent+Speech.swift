@@ -1,5 +1,6 @@
 import Foundation
 import RoomTapCore
+import RoomTapSync
 
 /// The `roomtap.pipeline.speech` thread: the only writer of ``PipelineAgent/voice``. It speaks the
 /// reply's sentences in order, follows the playout to the end of the reply, and on a barge-in

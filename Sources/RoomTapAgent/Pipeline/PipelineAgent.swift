@@ -34,14 +34,14 @@ public final class PipelineAgent: @unchecked Sendable {
     /// A reply from the decision to answer until its audio has played (or was cut).
     struct Reply {
         var generation: UInt64
-        var turnArrival: ContinuousClock.Instant
-        var answeredAt: ContinuousClock.Instant
+        var turnArrival: MonotonicClock.Instant
+        var answeredAt: MonotonicClock.Instant
         var generated = ""
         var chatDone = false
         /// Spoken sentences: text and ring positions of their audio.
         var spoken: [(text: String, start: Int64, end: Int64)] = []
         var firstPosition: Int64?
-        var firstAudioAt: ContinuousClock.Instant?
+        var firstAudioAt: MonotonicClock.Instant?
         var talkMark: Int
         var leaveAfter = false
     }
@@ -54,7 +54,7 @@ public final class PipelineAgent: @unchecked Sendable {
         var instructions: String
         var names = true
         var pending: [ChatMessage] = []
-        var lastTurnAt: ContinuousClock.Instant?
+        var lastTurnAt: MonotonicClock.Instant?
         var addressed = false
         var reply: Reply?
         var sentences: [Sentence] = []
@@ -218,7 +218,7 @@ public final class PipelineAgent: @unchecked Sendable {
 
     private enum Decision {
         case answer(UInt64, [ChatMessage], Bool)
-        case wait(ContinuousClock.Instant)
+        case wait(MonotonicClock.Instant)
         case exit
     }
 

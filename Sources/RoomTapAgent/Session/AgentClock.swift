@@ -1,5 +1,5 @@
 public import Foundation
-import RoomTapSync
+public import RoomTapSync
 
 /// The time the agent's timers run on: backoff, the floor between connection attempts, the
 /// rollover before a session's end, the quick-end check, the patience of a rollover's move and the
@@ -11,18 +11,18 @@ import RoomTapSync
 /// Thread: any; `wait` blocks the caller (the agent's supervisor thread, never the room clock).
 public protocol AgentClock: Sendable {
     /// Now (monotonic).
-    var now: ContinuousClock.Instant { get }
+    var now: MonotonicClock.Instant { get }
     /// Now as Unix time in seconds (to read a session's `expires_at`).
     var unixTime: Double { get }
     /// Waits until `deadline` or until `wake` is signalled, whichever is first; true when
     /// signalled (the signal is taken).
-    func wait(_ wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool
+    func wait(_ wake: DispatchSemaphore, until deadline: MonotonicClock.Instant) -> Bool
     /// Waits until the deadline `deadline` gives (read again as time moves; nil: none) or until
     /// `wake` is signalled, whichever is first; true when signalled. The supervisor of a session
     /// waits on the session's current next deadline this way, so a virtual clock never moves
     /// time to a deadline that an input on another thread has just replaced.
     func wait(
-        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> MonotonicClock.Instant?
     ) -> Bool
     /// While `held`, the owner of `wake` has work in flight in wall time (a session being
     /// opened or set up): a virtual clock does not move to a deadline meanwhile. Idempotent. Any
@@ -43,7 +43,7 @@ extension AgentClock {
 
     /// Reads the deadline once (an input that moves it signals `wake`); no deadline: an hour.
     public func wait(
-        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> MonotonicClock.Instant?
     ) -> Bool {
         wait(wake, until: deadline() ?? now + .seconds(3_600))
     }
@@ -54,10 +54,10 @@ extension AgentClock {
 /// Thread: a value; any thread.
 public struct SystemAgentClock: AgentClock {
     public init() {}
-    public var now: ContinuousClock.Instant { ContinuousClock.now }
+    public var now: MonotonicClock.Instant { MonotonicClock.now }
     public var unixTime: Double { Date().timeIntervalSince1970 }
-    public func wait(_ wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
-        let left = deadline - ContinuousClock.now
+    public func wait(_ wake: DispatchSemaphore, until deadline: MonotonicClock.Instant) -> Bool {
+        let left = deadline - MonotonicClock.now
         let nanoseconds = left <= .zero ? 0 : left.nanosecondsClamped
         return wake.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, UInt64(Int.max))))) == .success
     }
@@ -72,7 +72,7 @@ package final class ManualAgentClock: AgentClock {
     private struct State {
         var offset: Duration = .zero
         /// What each waiter waits for (read outside the lock: it may take the waiter's own lock).
-        var deadlines: [Int: @Sendable () -> ContinuousClock.Instant?] = [:]
+        var deadlines: [Int: @Sendable () -> MonotonicClock.Instant?] = [:]
         /// The semaphore each waiter waits on.
         var semaphores: [Int: ObjectIdentifier] = [:]
         /// Semaphores woken while nobody waited on them: their next wait returns at once.
@@ -84,14 +84,14 @@ package final class ManualAgentClock: AgentClock {
         var nextWaiter = 0
     }
 
-    private let origin = ContinuousClock.now
+    private let origin = MonotonicClock.now
     private let unixOrigin: Double
     private let state = Locked(State())
 
     /// A clock at `unixTime` (default: the wall clock's now) that does not move by itself.
     public init(unixTime: Double = Date().timeIntervalSince1970) { unixOrigin = unixTime }
 
-    public var now: ContinuousClock.Instant { origin + state.withLock { $0.offset } }
+    public var now: MonotonicClock.Instant { origin + state.withLock { $0.offset } }
     public var unixTime: Double {
         let offset = state.withLock { $0.offset }
         return unixOrigin + Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
@@ -101,7 +101,7 @@ package final class ManualAgentClock: AgentClock {
 
     /// Waits in virtual time: returns when signalled or once the clock has been moved past
     /// `deadline`. Between moves it waits in real time for either (a millisecond at a time).
-    public func wait(_ wake: DispatchSemaphore, until deadline: ContinuousClock.Instant) -> Bool {
+    public func wait(_ wake: DispatchSemaphore, until deadline: MonotonicClock.Instant) -> Bool {
         wait(wake, untilDeadlineOf: { deadline })
     }
 
@@ -109,7 +109,7 @@ package final class ManualAgentClock: AgentClock {
     /// `wake` is signalled. After a ``wake(_:)`` of `wake` that no wait took yet, returns at once
     /// without counting as a waiter.
     public func wait(
-        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> ContinuousClock.Instant?
+        _ wake: DispatchSemaphore, untilDeadlineOf deadline: @escaping @Sendable () -> MonotonicClock.Instant?
     ) -> Bool {
         let key = ObjectIdentifier(wake)
         let registered = state.withLock { s -> Int? in
@@ -161,7 +161,7 @@ package final class ManualAgentClock: AgentClock {
     public var waiters: Int { state.withLock { $0.deadlines.count } }
 
     /// The earliest deadline a thread waits for, if any (each read now).
-    public var nextDeadline: ContinuousClock.Instant? {
+    public var nextDeadline: MonotonicClock.Instant? {
         let readers = state.withLock { Array($0.deadlines.values) }
         return readers.compactMap { $0() }.min()
     }

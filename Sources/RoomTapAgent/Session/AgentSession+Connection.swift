@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 
 /// The connection lifecycle, decided: connect, back off, stop on what will not heal, and replace
 /// a session before the service ends it. No path opens connections faster than a bounded rate.
@@ -98,7 +99,7 @@ extension AgentSession {
     }
 
     /// A first connection or a reconnect.
-    private mutating func attempt(at t: ContinuousClock.Instant) -> [AgentAction] {
+    private mutating func attempt(at t: MonotonicClock.Instant) -> [AgentAction] {
         lastAttempt = t
         retryAt = nil
         lastGeneration += 1

@@ -1,3 +1,5 @@
+package import RoomTapSync
+
 /// The agent's session as a pure reducer: `(input, now) → actions`, and ``nextDeadline``, the
 /// earliest time it wants to be woken. It holds everything the agent decides (the connection
 /// lifecycle, responses and barge-in, the session clock, transcript attribution, the counters)
@@ -47,7 +49,7 @@ package struct AgentSession {
     /// A rollover's next session.
     var incoming: Incoming?
     /// Sessions replaced by a rollover, closed a few seconds later (their late transcriptions count).
-    var retiring: [(generation: Int, at: ContinuousClock.Instant)] = []
+    var retiring: [(generation: Int, at: MonotonicClock.Instant)] = []
     /// The session being retired by a rollover: its late transcriptions still count.
     var previous: (generation: Int, clock: SessionClock)?
 
@@ -58,13 +60,13 @@ package struct AgentSession {
     var everConnected = false
     var rollingOver = false
     var quickEnds = 0
-    var lastAttempt: ContinuousClock.Instant?
+    var lastAttempt: MonotonicClock.Instant?
     /// When the next connection attempt is due (nil: none planned); the floor applies on top.
-    var retryAt: ContinuousClock.Instant?
+    var retryAt: MonotonicClock.Instant?
     /// When to look for a quiet moment to replace the session.
-    var rolloverAt: ContinuousClock.Instant?
+    var rolloverAt: MonotonicClock.Instant?
     /// When the session in use opened, and its life from then to its `expires_at` when given.
-    var sessionOpenedAt: ContinuousClock.Instant?
+    var sessionOpenedAt: MonotonicClock.Instant?
     var sessionLife: Duration?
     /// The `expires_at` of the session being opened, when its greeting came before its upgrade was reported.
     var openingExpiresAt: Int?
@@ -109,9 +111,9 @@ package struct AgentSession {
             /// The upgrade is under way (the supervisor blocks in it).
             case connecting
             /// Set up (`session.update` sent); waits for `session.updated` until then.
-            case settingUp(until: ContinuousClock.Instant)
+            case settingUp(until: MonotonicClock.Instant)
             /// Ready: moves at the first quiet moment, or gives up then.
-            case moving(patience: ContinuousClock.Instant)
+            case moving(patience: MonotonicClock.Instant)
         }
         var generation: Int
         var phase = Phase.connecting
@@ -141,10 +143,10 @@ package struct AgentSession {
     /// (backoff, then the floor after the last attempt), the rollover, a rollover's set-up
     /// deadline or patience, a retired session's close, or when the voice will have played what
     /// a transcript line or the rollover's quiet moment waits for. Nil: only inputs move it.
-    package var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: MonotonicClock.Instant? {
         guard !isDone else { return nil }
-        var deadline: ContinuousClock.Instant?
-        func consider(_ t: ContinuousClock.Instant?) {
+        var deadline: MonotonicClock.Instant?
+        func consider(_ t: MonotonicClock.Instant?) {
             if let t, deadline.map({ t < $0 }) ?? true { deadline = t }
         }
         if current == nil, connecting == nil, let retryAt {
@@ -178,7 +180,7 @@ package struct AgentSession {
     var quiet: Bool { conversationQuiet && !now.voice.isPlaying }
 
     /// When the voice will have played what is queued now, at its 10 ms pace (at least 10 ms on).
-    var playoutCheck: ContinuousClock.Instant {
+    var playoutCheck: MonotonicClock.Instant {
         let queued = max(0, now.voice.writePosition - now.voice.playPosition)
         return now.instant + .milliseconds(max(10, Int(queued / 48) + 1))
     }
@@ -363,13 +365,13 @@ package enum SessionInput {
 /// Thread: a value.
 package struct SessionNow: Sendable, Equatable {
     /// Monotonic now (``AgentClock/now``).
-    package var instant: ContinuousClock.Instant
+    package var instant: MonotonicClock.Instant
     /// Unix time in seconds (to read a session's `expires_at`).
     package var unixTime: Double
     /// The voice track's positions.
     package var voice: VoicePlayout
 
-    package init(instant: ContinuousClock.Instant = .now, unixTime: Double = 0, voice: VoicePlayout = VoicePlayout()) {
+    package init(instant: MonotonicClock.Instant = .now, unixTime: Double = 0, voice: VoicePlayout = VoicePlayout()) {
         self.instant = instant
         self.unixTime = unixTime
         self.voice = voice

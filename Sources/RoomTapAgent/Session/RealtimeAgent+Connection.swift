@@ -18,9 +18,9 @@ extension RealtimeAgent {
         }
         // The closes decided at the end: give them a second to be answered (a clean close).
         let lives = state.withLock { $0.links.values.map(\.life) }
-        let until = ContinuousClock.now + .seconds(1)
+        let until = MonotonicClock.now + .seconds(1)
         for life in lives {
-            let left = until - ContinuousClock.now
+            let left = until - MonotonicClock.now
             guard left > .zero else { break }
             _ = life.wait(seconds: Double(left.nanosecondsClamped) / 1e9)
         }

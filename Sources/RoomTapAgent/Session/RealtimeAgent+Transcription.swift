@@ -1,4 +1,5 @@
 import Foundation
+import RoomTapSync
 
 /// A transcription session's turns (``RealtimeAgentConfiguration/transcription``): committed by
 /// the client when the model takes no turn detection, and at the end nothing a speaker said is
@@ -18,7 +19,7 @@ extension RealtimeAgent {
     public func finishTranscription(timeout: Duration) {
         listenSink.close()  // every frame queued is converted and appended
         endOfTurn(trailingSilence: 0)  // a turn the room's end cut off (client-committed turns)
-        let start = ContinuousClock.now
+        let start = MonotonicClock.now
         let deadline = start + timeout
         // The server's answer to the last appends (speech_started) needs a round trip.
         let settled = start + min(timeout, .milliseconds(500))
@@ -31,7 +32,7 @@ extension RealtimeAgent {
             let (connected, talking, pending) = state.withLock { s in
                 (s.session.isConnected, s.session.turns.humanTalking, s.session.pendingTranscriptions)
             }
-            let now = ContinuousClock.now
+            let now = MonotonicClock.now
             guard connected, now < deadline else { break }
             if pending == 0 && (!talking || committed) && now >= settled { break }
             if talking && !committed && now >= commitAt {

@@ -1,6 +1,6 @@
 import Foundation
 public import RoomTapAgent
-import RoomTapSync
+public import RoomTapSync
 import RoomTapTestSupport
 
 #if canImport(Glibc)
@@ -48,7 +48,7 @@ public final class FakeRealtimeServer: Sendable {
         /// The JSON text.
         public let json: String
         /// When it arrived.
-        public let time: ContinuousClock.Instant
+        public let time: MonotonicClock.Instant
 
         /// The JSON object (parsed anew on each call).
         public var object: [String: Any] {
@@ -63,7 +63,7 @@ public final class FakeRealtimeServer: Sendable {
         var events: [ClientEvent] = []
         var audio: [[Int16]] = []
         var connections: [WebSocketTestConnection] = []
-        var connectionTimes: [ContinuousClock.Instant] = []
+        var connectionTimes: [MonotonicClock.Instant] = []
         var sessions: [FakeRealtimeSession] = []
         var nextResponse = 0
         var failures: [String] = []
@@ -156,7 +156,7 @@ public final class FakeRealtimeServer: Sendable {
 
     /// When each connection was accepted, in order (on the server's clock: virtual in a
     /// virtual-time test).
-    public var connectionTimes: [ContinuousClock.Instant] { record.snapshot(\.connectionTimes) }
+    public var connectionTimes: [MonotonicClock.Instant] { record.snapshot(\.connectionTimes) }
 
     /// Connections accepted so far.
     public var connectionCount: Int { record.withLock { $0.connections.count } }
