@@ -191,7 +191,7 @@ let package = Package(
             name: "RoomTapTestSupport",
             dependencies: [
                 "RoomTapSync", "RoomTap", "RoomTapWebSocket", "RoomTapStorage", "RoomTapJSON", "COpus", "COgg", "CALSA",
-                "CSRTP",
+                "CSRTP", "RoomTapRecorder",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -23,9 +23,8 @@ extension RoomRecording {
 
     /// `record --dry-run`: what ``startControl(room:clock:started:)`` would refuse of the socket's
     /// directory (another user's, open to others), refused now; nothing is created.
-    static func checkControl(_ options: RecordCommand.Options) throws {
+    static func checkControl(_ options: RecordCommand.Options, environment: [String: String]) throws {
         guard options.usesRealTimeClock || options.control != nil else { return }
-        let environment = ProcessInfo.processInfo.environment
         let path = ControlSocketPath.forRecorder(explicit: options.control, environment: environment, pid: getpid())
         do { try ControlServer.checkDirectory(of: path, environment: environment) } catch {
             throw RuntimeError(description: "\(error)")
@@ -36,7 +35,7 @@ extension RoomRecording {
     /// named by --control or $ROOMTAP_CONTROL, else `rec-<pid>.sock` in the per-user runtime
     /// directory (after removing the sockets there that recorders killed with kill -9 left).
     func startControl(room: Room, clock: RealTimeClock?, started: Date) throws -> ControlServer {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = plan.context.environment
         if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
             RecorderDirectory.removeStale(environment: environment)
         }

@@ -14,7 +14,7 @@ extension RoomRecording {
         guard let handler = controlHandler.withLock({ $0 }) else {
             throw RuntimeError(description: "--http needs the recorder's control handler; this is a bug")
         }
-        let token = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
+        let token = try LivePage.token(for: address, environment: plan.context.environment)
         let page = Locked<LivePage?>(nil)
         let server = try HTTPServer(address: address, option: "--http") { request in
             page.withLock { $0 }?.respond(request)
@@ -35,7 +35,7 @@ extension RoomRecording {
         server.start()
         liveServer.withLock { $0 = server }
         let note = token == nil ? "" : " (token required: open /?token=...)"
-        StandardStreams.error("roomtap: live page on http://\(server.address)/\(note)\n")
+        plan.context.console.error("roomtap: live page on http://\(server.address)/\(note)\n")
     }
 
     /// Stops the page's server after the last events (`stopped`) went out as far as the sockets

@@ -31,13 +31,13 @@ extension RoomRecording {
         }
         server.attach(to: live)
         if plan.options.soraStreaming?.port == 0 {
-            StandardStreams.error("roomtap: sora audio streaming on \(server.url)\n")
+            plan.context.console.error("roomtap: sora audio streaming on \(server.url)\n")
         }
     }
 
     /// What went wrong with requests since the last call, as warnings. Main thread.
     func printSoraStreamingWarnings() {
-        for line in soraStreaming.withLock({ $0 })?.takeLogLines() ?? [] { CommandDispatch.printWarning(line) }
+        for line in soraStreaming.withLock({ $0 })?.takeLogLines() ?? [] { plan.context.console.printWarning(line) }
     }
 
     /// Stops taking requests (open ones end, their tracks go silent). Idempotent.
