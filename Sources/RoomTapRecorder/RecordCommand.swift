@@ -461,7 +461,8 @@ enum RecordCommand {
         // A Sora recording's faults: its other tracks are recorded (room.json keeps these too).
         for warning in plan.sora?.warnings ?? [] { console.printWarning(warning) }
         if options.dryRun {
-            try RoomRecording.checkControl(options, environment: context.environment)  // as the run would, creating nothing
+            // As the run would, creating nothing.
+            try RoomRecording.checkControl(options, environment: context.environment)
             if options.json {
                 console.print(RecordPlanReport.json(plan).jsonText)
             } else {

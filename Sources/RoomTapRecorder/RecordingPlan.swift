@@ -237,7 +237,8 @@ struct RecordingPlan {
         let expected = inputs.map { $0.offsetSamples + $0.durationSamples }.max() ?? 0
         return RecordingPlan(
             options: options, context: context, inputs: inputs, description: description,
-            describedPaths: describedPaths, naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
+            describedPaths: describedPaths, naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath,
+            transcriptPath: transcriptPath,
             roomJSONPath: roomJSON, multichannelPath: multichannelPath, expectedSamples: expected,
             missingDirectories: missingDirectories,
             earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart, sora: sora?.planned)

@@ -112,7 +112,8 @@ enum RepairCommand {
         }
         do {
             guard let report = try RoomReport.read(from: roomJSON) else {
-                console.print("\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
+                console.print(
+                    "\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
                 return
             }
             try update(report, at: roomJSON, from: repaired, console)

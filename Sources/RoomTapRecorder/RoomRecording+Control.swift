@@ -52,7 +52,7 @@ extension RoomRecording {
                     droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
                     files: s.created, upload: liveUpload?.status, errors: currentErrors(s))
             })
-        let server = try ControlServer(path: path, handler: handler)
+        let server = try ControlServer(path: path, handler: handler, environment: environment)
         handler.setPublisher { [weak server] event in server?.publish(event) }
         server.setWatchTicker { handler.levelsEvent() }
         controlHandler.withLock { $0 = handler }

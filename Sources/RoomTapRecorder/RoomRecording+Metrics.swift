@@ -19,7 +19,9 @@ extension RoomRecording {
         }
         server.start()
         metricsServer.withLock { $0 = server }
-        if address.hasSuffix(":0") { plan.context.console.error("roomtap: metrics on http://\(server.address)/metrics\n") }
+        if address.hasSuffix(":0") {
+            plan.context.console.error("roomtap: metrics on http://\(server.address)/metrics\n")
+        }
     }
 
     /// Stops the endpoint. Idempotent; any thread.

@@ -19,7 +19,8 @@ enum StopCommand {
         let console = context.console
         let explicit = args.value("--control")
         let dir = args.value("--dir")
-        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "stop", environment: context.environment)
+        let path = try RecorderChoice.socketPath(
+            control: explicit, dir: dir, command: "stop", environment: context.environment)
         let client = try ControlVerbs.connect(path)
         let reply = try askToStop(client)
         let pid = reply["pid"]?.intValue.map { " (pid \($0))" } ?? ""

@@ -255,7 +255,8 @@ private final class RawTerminal {
         _ = console.write("\u{1B}[?1049h\u{1B}[?25l")  // alternate screen, hide cursor
         atexit { RawTerminal.restoreTerminal() }
         for number in [SIGINT, SIGTERM] {
-            previousHandlers.append((number, signal(number) { _ in RawTerminal.interrupted.store(true, ordering: .relaxed) }))
+            let previous = signal(number) { _ in RawTerminal.interrupted.store(true, ordering: .relaxed) }
+            previousHandlers.append((number, previous))
         }
     }
 
