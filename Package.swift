@@ -214,7 +214,9 @@ let package = Package(
         // fault proxy, the webhook receiver, Janus, TURN and the aiortc peers.
         .target(
             name: "RoomTapCLITestSupport",
-            dependencies: ["RoomTapTestSupport", "RoomTapSync", "RoomTapFleet", "RoomTapStorage"],
+            dependencies: [
+                "RoomTapTestSupport", "RoomTapSync", "RoomTapFleet", "RoomTapStorage", "RoomTapRecorder",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCoreTests", dependencies: ["RoomTapSync", "RoomTapCore", "RoomTapTestSupport"],

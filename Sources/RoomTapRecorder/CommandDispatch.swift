@@ -6,19 +6,22 @@ package enum CommandDispatch {
     static let version = "0.1.0"
 
     /// Runs one roomtap command line (without the program name) to its exit status: 0 success,
-    /// 1 failure, 64 usage error. Results go to standard output, diagnostics to standard error.
-    /// Thread: the caller's, which it blocks until the command is done.
-    package static func run(_ arguments: [String]) -> Int32 {
+    /// 1 failure, 64 usage error. Results go to `context`'s standard output, diagnostics to its
+    /// standard error; the command reads `context`'s environment, never the process's. Never
+    /// exits the process. Thread: the caller's, which it blocks until the command is done; runs
+    /// with different contexts may go on side by side.
+    package static func run(_ arguments: [String], context: CommandContext) -> Int32 {
+        let console = context.console
         guard let first = arguments.first else {
-            StandardStreams.error(Help.topLevel)
+            console.error(Help.topLevel)
             return 64
         }
         do {
             switch first {
             case "-h", "--help":
-                print(Help.topLevel, terminator: "")
+                console.print(Help.topLevel, terminator: "")
             case "--version":
-                print("roomtap \(version)")
+                console.print("roomtap \(version)")
             default:
                 guard let command = CommandTable.command(named: first) else {
                     if Arguments.isOption(first) {
@@ -30,27 +33,27 @@ package enum CommandDispatch {
                 }
                 let parsed = try Arguments.parse(Array(arguments.dropFirst()), for: command)
                 if parsed.wantsHelp {
-                    print(Help.text(for: command), terminator: "")
+                    console.print(Help.text(for: command), terminator: "")
                 } else {
-                    try command.run(parsed)
+                    try command.run(parsed, context)
                 }
             }
             return 0
         } catch let error as UsageError {
             let helpCommand = error.command.isEmpty ? "roomtap --help" : "roomtap \(error.command) --help"
-            printError("\(error.description) (see '\(helpCommand)')")
+            console.printError("\(error.description) (see '\(helpCommand)')")
             return 64
         } catch {
-            printError("\(error)")
+            console.printError("\(error)")
             return 1
         }
     }
 
     /// `roomtap help [COMMAND]`: the top-level help, or the command's.
-    static func help(_ arguments: ParsedArguments) throws(UsageError) {
+    static func help(_ arguments: ParsedArguments, _ console: Console) throws(UsageError) {
         let topics = arguments.positionals
         guard let topic = topics.first else {
-            print(Help.topLevel, terminator: "")
+            console.print(Help.topLevel, terminator: "")
             return
         }
         guard topics.count == 1 else {
@@ -59,17 +62,6 @@ package enum CommandDispatch {
         guard let command = CommandTable.command(named: topic) else {
             throw UsageError(description: "no help for '\(topic)': not a roomtap command", command: "")
         }
-        print(Help.text(for: command), terminator: "")
-    }
-
-    /// One line on stderr, prefixed "roomtap: error: ".
-    package static func printError(_ message: String) {
-        let oneLine = message.replacingOccurrences(of: "\n", with: " ")
-        StandardStreams.error("roomtap: error: \(oneLine)\n")
-    }
-
-    /// One line on stderr, prefixed "roomtap: warning: ".
-    static func printWarning(_ message: String) {
-        StandardStreams.error("roomtap: warning: \(message)\n")
+        console.print(Help.text(for: command), terminator: "")
     }
 }

@@ -82,13 +82,14 @@ struct CommandSpec: Sendable {
     let helpIntro: String
     /// The help text after the options (notes, examples); may be empty.
     let helpNotes: String
-    /// Runs the command (on the main thread); throws UsageError (exit 64) or any other error (1).
-    let run: @Sendable (ParsedArguments) throws -> Void
+    /// Runs the command (on the caller's thread) with the run's console and environment; throws
+    /// UsageError (exit 64) or any other error (1).
+    let run: @Sendable (ParsedArguments, CommandContext) throws -> Void
 
     init(
         _ name: String, group: CommandGroup, summary: String, options: [OptionSpec] = [],
         takesPositionals: Bool = false, helpIntro: String, helpNotes: String = "",
-        run: @escaping @Sendable (ParsedArguments) throws -> Void
+        run: @escaping @Sendable (ParsedArguments, CommandContext) throws -> Void
     ) {
         self.name = name
         self.group = group

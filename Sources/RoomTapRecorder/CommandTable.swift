@@ -15,38 +15,38 @@ enum CommandTable {
             options: recordOptions + OutputFormat.recordOptions + RecordUploadOptions.options,
             helpIntro: Help.recordIntro,
             helpNotes: Help.recordNotes,
-            run: { try RecordCommand.run($0) }),
+            run: { try RecordCommand.run($0, $1) }),
         CommandSpec(
             "repair", group: .main, summary: "Fix WAV, FLAC and Ogg Opus files cut short (killed recorder, full disk)",
-            takesPositionals: true, helpIntro: Help.repairIntro, run: { try RepairCommand.run($0) }),
+            takesPositionals: true, helpIntro: Help.repairIntro, run: { try RepairCommand.run($0, $1) }),
         CommandSpec(
             "timeline", group: .main, summary: "Draw who spoke when in a recording, as an SVG",
             options: [
                 OptionSpec(
                     "--out", short: "o", .value, "FILE", help: "Where to write the SVG (default DIR/timeline.svg)."),
                 OptionSpec("--force", short: "f", .flag, help: "Overwrite FILE if it exists."),
-            ], takesPositionals: true, helpIntro: Help.timelineIntro, run: { try TimelineCommand.run($0) }),
+            ], takesPositionals: true, helpIntro: Help.timelineIntro, run: { try TimelineCommand.run($0, $1) }),
         CommandSpec(
             "view", group: .main, summary: "Write a recording's review page: lanes, transcript, playback",
             options: ViewCommand.options, takesPositionals: true, helpIntro: Help.viewIntro,
-            run: { try ViewCommand.run($0) }),
+            run: { try ViewCommand.run($0, $1) }),
         CommandSpec(
             "export", group: .main,
             summary: "Convert a recording: FLAC, Opus, any rate, multichannel, normalized mix",
             options: ExportCommand.options, takesPositionals: true, helpIntro: Help.exportIntro,
-            run: { try ExportCommand.run($0) }),
+            run: { try ExportCommand.run($0, $1) }),
         CommandSpec(
             "info", group: .main, summary: "Summarise a recording from its room.json: state, length, tracks",
             options: InfoCommand.options, takesPositionals: true, helpIntro: InfoCommand.helpIntro,
-            run: { try InfoCommand.run($0) }),
+            run: { try InfoCommand.run($0, $1) }),
         CommandSpec(
             "transcript", group: .main, summary: "Turn an agent's transcript into WebVTT, SRT, text or Audacity labels",
             options: TranscriptCommand.options, takesPositionals: true, helpIntro: Help.transcriptIntro,
-            run: { try TranscriptCommand.run($0) }),
+            run: { try TranscriptCommand.run($0, $1) }),
         CommandSpec(
             "upload", group: .main, summary: "Upload a recording to S3 (verified, idempotent, resumable)",
             options: UploadCommand.options, takesPositionals: true, helpIntro: UploadCommand.helpIntro,
-            run: { try UploadCommand.run($0) }),
+            run: { try UploadCommand.run($0, $1) }),
         control(.tracks, summary: "List the tracks: source, state, mute, volume, level, talking, loss"),
         control(.status, summary: "Room time, tracks, sinks, drops, late ticks, files"),
         control(
@@ -69,30 +69,30 @@ enum CommandTable {
             options: [
                 dirOption, controlOption,
                 OptionSpec("--json", .flag, help: "Print every event as one JSON line."),
-            ], helpIntro: Help.watchIntro, run: { try WatchCommand.run($0) }),
+            ], helpIntro: Help.watchIntro, run: { try WatchCommand.run($0, $1) }),
         CommandSpec(
             "agent", group: .control, summary: "Talk to the room's agent (say, instructions, mute, unmute)",
             options: [dirOption, controlOption, jsonOption], takesPositionals: true, helpIntro: Help.agentIntro,
-            run: { try ControlVerbs.run(.agent, $0) }),
+            run: { try ControlVerbs.run(.agent, $0, $1) }),
         CommandSpec(
             "list", group: .control, summary: "List the running recorders: directory, pid, tracks, uptime, socket",
             options: [
                 OptionSpec(
                     "--json", .flag, help: "Print a JSON array: dir, socket, pid, tracks, uptime (s), started, state.")
-            ], helpIntro: Help.listIntro, run: { try ListCommand.run($0) }),
+            ], helpIntro: Help.listIntro, run: { try ListCommand.run($0, $1) }),
         CommandSpec(
             "stop", group: .control, summary: "Stop a recorder as Ctrl-C does (files finalised, room.json written)",
             options: [
                 OptionSpec("--dir", .value, "DIR", help: "The recorder whose output directory is DIR."),
                 controlOption,
-            ], helpIntro: Help.stopIntro, run: { try StopCommand.run($0) }),
+            ], helpIntro: Help.stopIntro, run: { try StopCommand.run($0, $1) }),
         CommandSpec(
             "help", group: .other, summary: "Show help for a command (roomtap help record)",
-            takesPositionals: true, helpIntro: "", run: { try CommandDispatch.help($0) }),
+            takesPositionals: true, helpIntro: "", run: { try CommandDispatch.help($0, $1.console) }),
         CommandSpec(
             "version", group: .other, summary: "Show the version (also roomtap --version)",
             helpIntro: "OVERVIEW: Show roomtap's version.\n\nUSAGE: roomtap version\n\n",
-            run: { _ in print("roomtap \(CommandDispatch.version)") }),
+            run: { $1.console.print("roomtap \(CommandDispatch.version)") }),
     ]
 
     /// The command called `name`, or nil.
@@ -119,7 +119,7 @@ enum CommandTable {
         return CommandSpec(
             verb.rawValue, group: .control, summary: summary, options: options,
             takesPositionals: ![.tracks, .unsolo].contains(verb), helpIntro: Help.controlIntro,
-            helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0) })
+            helpNotes: Help.controlNotes, run: { try ControlVerbs.run(verb, $0, $1) })
     }
 
     // MARK: - record

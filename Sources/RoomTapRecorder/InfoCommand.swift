@@ -17,7 +17,8 @@ enum InfoCommand {
         length, concealed and silent time, source and loss; then controls, errors and upload.
         """
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let positionals = args.positionals
         guard let directory = positionals.first else {
             throw UsageError(description: "no directory: give the directory of a recording", command: "info")
@@ -28,9 +29,9 @@ enum InfoCommand {
         let room = try RoomJSONFile.readRecording(RoomReport.self, directory: directory)
         let recorder = RecorderLock.holder(of: directory)
         if args.flag("--json") {
-            print(json(room, directory: directory, recorder: recorder).jsonText)
+            console.print(json(room, directory: directory, recorder: recorder).jsonText)
         } else {
-            print(text(room, directory: directory, recorder: recorder), terminator: "")
+            console.print(text(room, directory: directory, recorder: recorder), terminator: "")
         }
     }
 

@@ -8,12 +8,13 @@ import Foundation
 ///
 /// A line's time is where the room was at that mark and never more than the length: "X s of
 /// Y s" shows both with as many decimals as Y needs (1 for whole tenths of a second, up to 3), so
-/// X never reads larger than Y. Main thread only.
+/// X never reads larger than Y. Written to `console`'s stderr. Main thread only.
 final class ProgressReporter {
     private let total: Int64
     private let quiet: Bool
     private let everyTenSeconds: Bool
-    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let isTerminal: Bool
+    private let console: Console
     /// Decimals the seconds are shown with: enough for `total`.
     private let decimals: Int
     /// The room sample of the last mark printed (-1: none yet).
@@ -26,7 +27,9 @@ final class ProgressReporter {
     /// `total` in room samples at 48 kHz, or 0 when the length is not known (a live room).
     /// `everyTenSeconds`: also a line every 10 s of room time when the length is known (rooms on
     /// the real-time clock, where 10 % of a long room is a long wait).
-    init(total: Int64, quiet: Bool, everyTenSeconds: Bool = false) {
+    init(total: Int64, quiet: Bool, everyTenSeconds: Bool = false, console: Console) {
+        self.console = console
+        isTerminal = console.errorIsTerminal
         self.total = max(total, 0)
         self.quiet = quiet
         self.everyTenSeconds = everyTenSeconds
@@ -109,5 +112,5 @@ final class ProgressReporter {
         drewLine = true
     }
 
-    private func write(_ text: String) { StandardStreams.error(text) }
+    private func write(_ text: String) { console.error(text) }
 }

@@ -4,7 +4,9 @@ import RoomTap
 /// `roomtap record`: every speaker of a room to a time-aligned WAV each, a mix, and room.json.
 enum RecordCommand {
     /// `--join`, `--whep`, `--whep-token`, `--stun`: a room joined over WebRTC.
-    private static func parseJoin(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
+    private static func parseJoin(
+        _ args: ParsedArguments, environment: [String: String], into options: inout Options
+    ) throws(UsageError) {
         let whep = args.values("--whep")
         if let url = args.value("--join") {
             guard whep.isEmpty else {
@@ -17,7 +19,7 @@ enum RecordCommand {
                             + "(sora+ws:// without TLS)", command: "record")
                 }
                 target.client = "roomtap \(CommandDispatch.version)"
-                target.metadata = try soraMetadata(args)
+                target.metadata = try soraMetadata(args, environment: environment)
                 if let key = args.value("--join-name-key") {
                     guard !key.isEmpty else {
                         throw UsageError(description: "--join-name-key must not be empty", command: "record")
@@ -57,7 +59,7 @@ enum RecordCommand {
                 }
                 targets.append(WHEPTarget(name: name, url: url))
             }
-            let token = args.value("--whep-token") ?? ProcessInfo.processInfo.environment["ROOMTAP_WHEP_TOKEN"]
+            let token = args.value("--whep-token") ?? environment["ROOMTAP_WHEP_TOKEN"]
             options.join = .whep(targets, token: token?.isEmpty == true ? nil : token)
         }
         for option in ["--join-metadata", "--join-name-key"] where args.value(option) != nil && options.join == nil {
@@ -69,7 +71,9 @@ enum RecordCommand {
 
     /// `--join-metadata JSON|@FILE`, else `ROOMTAP_SORA_METADATA`: the Sora connect message's
     /// `metadata`. The text never appears in an error message (it may be a token).
-    private static func soraMetadata(_ args: ParsedArguments) throws(UsageError) -> JSONValue? {
+    private static func soraMetadata(
+        _ args: ParsedArguments, environment: [String: String]
+    ) throws(UsageError) -> JSONValue? {
         var text: String
         var origin = "--join-metadata"
         if let given = args.value("--join-metadata") {
@@ -82,8 +86,8 @@ enum RecordCommand {
                 }
                 text = String(decoding: data, as: UTF8.self)
             }
-        } else if let environment = ProcessInfo.processInfo.environment["ROOMTAP_SORA_METADATA"], !environment.isEmpty {
-            text = environment
+        } else if let variable = environment["ROOMTAP_SORA_METADATA"], !variable.isEmpty {
+            text = variable
             origin = "ROOMTAP_SORA_METADATA"
         } else {
             return nil
@@ -127,12 +131,14 @@ enum RecordCommand {
     /// The options of `record`, each group read and checked by a part of its own (in this order,
     /// so that of several mistakes the first one named is the same as ever), then the checks
     /// across groups: the output directory, the speakers, the names.
-    static func parse(_ args: ParsedArguments) throws(UsageError) -> Options {
+    /// `environment`: where `ROOMTAP_WHEP_TOKEN`, `ROOMTAP_SORA_METADATA` and `--srtp`'s `env:`
+    /// keys are read (the run's, ``CommandContext/environment``).
+    static func parse(_ args: ParsedArguments, environment: [String: String]) throws(UsageError) -> Options {
         var options = Options()
         try parseInputs(args, into: &options)
         try parseOutputs(args, into: &options)
         try parseRendering(args, into: &options)
-        try parseNetwork(args, into: &options)
+        try parseNetwork(args, environment: environment, into: &options)
         try parseClock(args, into: &options)
         try parseCompanions(args, into: &options)
         try parseDevices(args, into: &options)
@@ -228,7 +234,9 @@ enum RecordCommand {
     }
 
     /// The live room's network: --listen, --allow, --discover, --join, Sora's audio streaming, --sdp/--room, --srtp, the jitter buffer, the record delay, --duration, --leave-after.
-    private static func parseNetwork(_ args: ParsedArguments, into options: inout Options) throws(UsageError) {
+    private static func parseNetwork(
+        _ args: ParsedArguments, environment: [String: String], into options: inout Options
+    ) throws(UsageError) {
         for text in args.values("--listen") {
             var parsed = ListenAddress(text)
             if parsed == nil { parsed = try resolvedListenAddress(text) }
@@ -250,14 +258,13 @@ enum RecordCommand {
             options.allow.append(prefix)
         }
         options.discover = args.flag("--discover")
-        try parseJoin(args, into: &options)
+        try parseJoin(args, environment: environment, into: &options)
         try parseSoraStreaming(args, into: &options)
         options.sdp = args.value("--sdp")
         options.roomFile = args.value("--room")
         if options.sdp != nil && options.roomFile != nil {
             throw UsageError(description: "give --sdp or --room, not both", command: "record")
         }
-        let environment = ProcessInfo.processInfo.environment
         for text in args.values("--srtp") {
             guard options.sdp != nil || options.roomFile != nil else {
                 throw UsageError(
@@ -445,29 +452,31 @@ enum RecordCommand {
 
     /// `roomtap record`: the ``Recorder``'s three steps, with the plan's warnings, the dry run's
     /// plan and the summary (or --json) printed between them.
-    static func run(_ arguments: ParsedArguments) throws {
-        var options = try parse(arguments)
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
+        var options = try parse(arguments, environment: context.environment)
         try options.agent?.readInstructions()
-        let recorder = try Recorder(options: options, environment: ProcessInfo.processInfo.environment)
+        let recorder = try Recorder(options: options, context: context)
         let plan = recorder.plan
         // A Sora recording's faults: its other tracks are recorded (room.json keeps these too).
-        for warning in plan.sora?.warnings ?? [] { CommandDispatch.printWarning(warning) }
+        for warning in plan.sora?.warnings ?? [] { console.printWarning(warning) }
         if options.dryRun {
-            try RoomRecording.checkControl(options)  // as the run would, creating nothing
+            // As the run would, creating nothing.
+            try RoomRecording.checkControl(options, environment: context.environment)
             if options.json {
-                print(RecordPlanReport.json(plan).jsonText)
+                console.print(RecordPlanReport.json(plan).jsonText)
             } else {
-                print(RecordPlanReport.text(plan), terminator: "")
+                console.print(RecordPlanReport.text(plan), terminator: "")
             }
             return
         }
         let result = try recorder.record()
         if options.json {
-            print(RecordSummaryJSON.render(result).jsonText)
+            console.print(RecordSummaryJSON.render(result).jsonText)
         } else if !options.quiet {
-            print(result.summaryTable(), terminator: "")
+            console.print(result.summaryTable(), terminator: "")
         }
-        for warning in result.warnings { CommandDispatch.printWarning(warning) }
+        for warning in result.warnings { console.printWarning(warning) }
         try recorder.finish(result)
     }
 }

@@ -3,7 +3,7 @@ import RoomTap
 
 /// The recorder as a library: what `roomtap record` does, in this process, without printing.
 /// Three steps, the CLI's own:
-/// 1. ``plan(arguments:environment:)``: the command line parsed and the room planned (every input
+/// 1. ``plan(arguments:context:)``: the command line parsed and the room planned (every input
 ///    inspected, every output checked against the inputs and the disk); nothing is created, but an
 ///    `s3://` input is downloaded to a private temporary directory (removed with the recorder);
 /// 2. ``record()``: the room recorded (its directory made, the clock run to the end or a stop,
@@ -13,7 +13,8 @@ import RoomTap
 ///
 /// ``run()`` takes steps 2 and 3 for a caller that only wants the outcome. Errors are typed at
 /// this edge (``RecorderError``): a usage error or a failure, each one line, which the CLI prints
-/// and turns into its exit status (64, 1). Thread: the caller's; `record` blocks it for the
+/// and turns into its exit status (64, 1). Warnings while the room runs go to the context's
+/// console (its standard error); the context's environment is the only one read. Thread: the caller's; `record` blocks it for the
 /// room's length (a signal or the control socket's `stop` ends a live room). Not reusable: one
 /// room per recorder.
 package final class Recorder {
@@ -23,24 +24,27 @@ package final class Recorder {
     private var uploads: RecordUploadRun?
 
     /// Parses `arguments` (a `roomtap record` command line without `record`) and plans the room.
+    /// `context`: the console warnings go to, the environment (API keys, `ROOMTAP_CONTROL`...),
+    /// and whether a live room stops on SIGINT/SIGTERM (the process's own by default).
     package static func plan(
-        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+        arguments: [String], context: CommandContext = .standard
     ) throws(RecorderError) -> Recorder {
         guard let command = CommandTable.command(named: "record") else { preconditionFailure("no record command") }
         do {
-            var options = try RecordCommand.parse(try Arguments.parse(arguments, for: command))
+            var options = try RecordCommand.parse(
+                try Arguments.parse(arguments, for: command), environment: context.environment)
             try options.agent?.readInstructions()
-            return try Recorder(options: options, environment: environment)
+            return try Recorder(options: options, context: context)
         } catch {
             throw RecorderError(error)
         }
     }
 
     /// Plans the room of `options` (inputs fetched when remote). The CLI's way in.
-    init(options: RecordCommand.Options, environment: [String: String]) throws {
+    init(options: RecordCommand.Options, context: CommandContext) throws {
         var options = options
-        let remote = try RemoteInputs.fetch(&options, environment: environment)
-        do { plan = try RecordingPlan.make(options) } catch {
+        let remote = try RemoteInputs.fetch(&options, environment: context.environment)
+        do { plan = try RecordingPlan.make(options, context: context) } catch {
             remote?.remove()
             throw remote?.translated(error) ?? error
         }
@@ -62,7 +66,8 @@ package final class Recorder {
 
     /// Step 2: records the room; on an error nothing the run created is left but what it says.
     func record() throws -> RoomRecording.Result {
-        let uploads = try RecordUploadRun.make(options, outDirectory: plan.outDirectory)
+        let uploads = try RecordUploadRun.make(
+            options, outDirectory: plan.outDirectory, environment: plan.context.environment)
         self.uploads = uploads
         let recording = RoomRecording(plan: plan, liveUpload: uploads.liveUpload)
         let result: RoomRecording.Result

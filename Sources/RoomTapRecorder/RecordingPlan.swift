@@ -50,6 +50,8 @@ struct RecordingPlan {
     }
 
     let options: RecordCommand.Options
+    /// The run's console, environment and signals: what the recording reads and reports through.
+    let context: CommandContext
     let inputs: [Input]
     /// Live: who is expected (from --sdp or --room).
     let description: RoomDescription?
@@ -93,7 +95,9 @@ struct RecordingPlan {
     /// more would otherwise make a room of that length.
     static let maxDurationSamples: Int64 = 48 * 3600 * 48_000
 
-    static func make(_ options: RecordCommand.Options) throws -> RecordingPlan {
+    /// Plans the room of `options`; API keys and tokens are looked up in `context`'s environment
+    /// and `--file NAME=-` reads `context`'s standard input.
+    static func make(_ options: RecordCommand.Options, context: CommandContext) throws -> RecordingPlan {
         var naming = OutputNaming()
         if options.mix { naming.reserve("mix") }
         if options.agent != nil { naming.reserve("agent") }
@@ -121,7 +125,7 @@ struct RecordingPlan {
         }
         for spec in files {
             if spec.isStandardInput {
-                inputs.append(try standardInput(spec, options, naming: &naming))
+                inputs.append(try standardInput(spec, options, console: context.console, naming: &naming))
                 continue
             }
             // A pipe, FIFO or device would block or read as empty: a file is read twice (inspected,
@@ -176,14 +180,13 @@ struct RecordingPlan {
         let description = try readDescription(options)
         try checkPlayTrack(inputs, description, options)
         if let agent = options.agent {
-            _ = try RoomAgent.apiKey(in: ProcessInfo.processInfo.environment, azure: agent.azure)
+            _ = try RoomAgent.apiKey(in: context.environment, azure: agent.azure)
         }
         if let address = options.http {
-            _ = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
+            _ = try LivePage.token(for: address, environment: context.environment)
         }
         if let transcribe = options.transcribe {
-            _ = try RoomAgent.apiKey(
-                in: ProcessInfo.processInfo.environment, azure: transcribe.azure, option: "--transcribe")
+            _ = try RoomAgent.apiKey(in: context.environment, azure: transcribe.azure, option: "--transcribe")
         }
         let out = options.out
         let missingDirectories = try OutputGuard.missingDirectories(of: out, option: "--out")
@@ -233,8 +236,9 @@ struct RecordingPlan {
         }
         let expected = inputs.map { $0.offsetSamples + $0.durationSamples }.max() ?? 0
         return RecordingPlan(
-            options: options, inputs: inputs, description: description, describedPaths: describedPaths,
-            naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath, transcriptPath: transcriptPath,
+            options: options, context: context, inputs: inputs, description: description,
+            describedPaths: describedPaths, naming: naming, outDirectory: out, mixPath: mixPath, agentPath: agentPath,
+            transcriptPath: transcriptPath,
             roomJSONPath: roomJSON, multichannelPath: multichannelPath, expectedSamples: expected,
             missingDirectories: missingDirectories,
             earlierFiles: earlier.filter { lstatOrNil($0) != nil }, recordedStart: recordedStart, sora: sora?.planned)
@@ -394,12 +398,12 @@ struct RecordingPlan {
         return found.map { FileSpec(name: $0.name, path: $0.path, offsetSamples: 0) }
     }
 
-    /// The input of `--file NAME=-`: refused on a terminal; otherwise its headers are read (this
-    /// waits until they arrive) and its source made.
+    /// The input of `--file NAME=-`: `console`'s standard input, refused on a terminal; otherwise
+    /// its headers are read (this waits until they arrive) and its source made.
     private static func standardInput(
-        _ spec: FileSpec, _ options: RecordCommand.Options, naming: inout OutputNaming
+        _ spec: FileSpec, _ options: RecordCommand.Options, console: Console, naming: inout OutputNaming
     ) throws -> Input {
-        guard isatty(STDIN_FILENO) == 0 else {
+        guard !console.inputIsTerminal else {
             throw UsageError(
                 description: "--file \(spec.name)=- reads Ogg Opus from standard input, which is a terminal; pipe "
                     + "a stream in (e.g. ffmpeg -i IN -c:a libopus -f ogg - | roomtap record --file \(spec.name)=- ...)",
@@ -408,7 +412,7 @@ struct RecordingPlan {
         let source: OggOpusFileSource
         do {
             source = try OggOpusFileSource(
-                streamFrom: STDIN_FILENO, name: "standard input (--file \(spec.name)=-)", channels: options.channels,
+                streamFrom: console.input, name: "standard input (--file \(spec.name)=-)", channels: options.channels,
                 offset: spec.offsetSamples)
         } catch { throw RuntimeError(description: error.description) }
         return Input(

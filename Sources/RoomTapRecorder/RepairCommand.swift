@@ -4,7 +4,8 @@ import RoomTap
 /// `roomtap repair FILE...|DIR`: make WAV, FLAC and Ogg Opus files cut short readable again; for a
 /// recording's directory, every such file in it and then room.json brought up to what they hold.
 enum RepairCommand {
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let paths = args.positionals
         guard !paths.isEmpty else {
             throw UsageError(
@@ -22,14 +23,14 @@ enum RepairCommand {
                 continue
             }
             if exists, isDirectory.boolValue {
-                repairDirectory(path, failures: &failures)
+                repairDirectory(path, failures: &failures, console)
             } else {
-                _ = repairFile(path, failures: &failures)
+                _ = repairFile(path, failures: &failures, console)
             }
         }
         if failures.count == 1 { throw RuntimeError(description: failures[0]) }
         if failures.count > 1 {
-            for failure in failures.dropLast() { CommandDispatch.printError(failure) }
+            for failure in failures.dropLast() { console.printError(failure) }
             throw RuntimeError(description: failures.last!)
         }
     }
@@ -42,7 +43,7 @@ enum RepairCommand {
 
     /// Repairs one WAV (or FLAC: STREAMINFO, see ``FLACRepair``; or Ogg Opus: ``OggOpusRepair``) and prints its line; returns what
     /// it did, nil (and a failure) when it could not.
-    private static func repairFile(_ path: String, failures: inout [String]) -> Repaired? {
+    private static func repairFile(_ path: String, failures: inout [String], _ console: Console) -> Repaired? {
         do {
             var rate = AudioFrame.sampleRate
             let report: WAVRepair.Report
@@ -51,7 +52,7 @@ enum RepairCommand {
             } else if path.lowercased().hasSuffix(".opus") {
                 report = try OggOpusRepair.repair(path: path)  // granule positions: 48 kHz
                 if report.changed {
-                    print(
+                    console.print(
                         "\(path): repaired: \(report.samplesAfter) samples readable (to its last whole page), "
                             + (report.bytesTrimmed > 0 ? "\(report.bytesTrimmed) byte(s) of a cut page trimmed, " : "")
                             + "end of stream marked")
@@ -62,13 +63,13 @@ enum RepairCommand {
                 rate = (try? WAVFile.inspect(path: path).sampleRate) ?? rate
             }
             if report.changed {
-                print(
+                console.print(
                     "\(path): repaired: \(report.samplesAfter) samples readable (header said \(report.samplesStated))"
                         + (report.bytesTrimmed > 0
                             ? ", \(report.bytesTrimmed) trailing byte(s) of a partial "
                                 + (path.lowercased().hasSuffix(".flac") ? "frame" : "sample") + " trimmed" : ""))
             } else {
-                print("\(path): intact: \(report.samplesAfter) samples")
+                console.print("\(path): intact: \(report.samplesAfter) samples")
             }
             return Repaired(
                 changed: report.changed,
@@ -81,7 +82,7 @@ enum RepairCommand {
 
     /// Every WAV, FLAC and Ogg Opus file directly in `directory` (regular files; links are left
     /// alone), then its room.json.
-    private static func repairDirectory(_ directory: String, failures: inout [String]) {
+    private static func repairDirectory(_ directory: String, failures: inout [String], _ console: Console) {
         // The lock file a recorder killed with SIGKILL left (nobody holds it: checked by the caller).
         unlink(RecordingPlan.join(directory, RecorderLock.fileName))
         let names: [String]
@@ -99,7 +100,7 @@ enum RepairCommand {
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             found += 1
-            repaired[name] = repairFile(path, failures: &failures)
+            repaired[name] = repairFile(path, failures: &failures, console)
         }
         let roomJSON = RecordingPlan.join(directory, "room.json")
         var info = stat()
@@ -111,10 +112,11 @@ enum RepairCommand {
         }
         do {
             guard let report = try RoomReport.read(from: roomJSON) else {
-                print("\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
+                console.print(
+                    "\(roomJSON): none (an older recording, or not a roomtap one): only the WAVs were repaired")
                 return
             }
-            try update(report, at: roomJSON, from: repaired)
+            try update(report, at: roomJSON, from: repaired, console)
         } catch {
             failures.append("\(error)")
         }
@@ -125,13 +127,13 @@ enum RepairCommand {
     /// `"state": "repaired"` (and `stoppedEarly` for a recording that was cut). A report of a
     /// finished recording whose files were all intact is left as it is, so a second run changes
     /// nothing. Tracks whose file is missing keep their figures (and are named on stderr).
-    private static func update(_ report: RoomReport, at path: String, from repaired: [String: Repaired])
-        throws
-    {
+    private static func update(
+        _ report: RoomReport, at path: String, from repaired: [String: Repaired], _ console: Console
+    ) throws {
         let wasCut = report.state == RoomReport.State.recording.rawValue
         let filesChanged = report.tracks.contains { repaired[$0.file]?.changed == true }
         guard wasCut || filesChanged else {
-            print("\(path): intact: \(report.tracks.count) track(s), state \(report.state ?? "complete")")
+            console.print("\(path): intact: \(report.tracks.count) track(s), state \(report.state ?? "complete")")
             return
         }
         var updated = report
@@ -139,7 +141,7 @@ enum RepairCommand {
         for index in updated.tracks.indices {
             let file = updated.tracks[index].file
             guard let samples = repaired[file]?.roomSamples else {
-                CommandDispatch.printWarning(
+                console.printWarning(
                     "\(path) lists \(file), which is not a readable audio file in the directory; its figures "
                         + "were left as they were")
                 continue
@@ -155,7 +157,7 @@ enum RepairCommand {
         updated.state = RoomReport.State.repaired.rawValue
         if wasCut { updated.stoppedEarly = true }
         try updated.write(to: path, overwrite: true)
-        print(
+        console.print(
             "\(path): updated: \(updated.tracks.count) track(s), "
                 + String(format: "%.2f s", updated.durationSeconds) + " of room, state repaired")
     }

@@ -141,7 +141,8 @@ extension RoomRecording {
         if let transcribeOptions = options.transcribe, let writer = parts.transcript {
             do {
                 parts.transcriber = try RoomTranscriber(
-                    options: transcribeOptions, transcript: writer, environment: ProcessInfo.processInfo.environment)
+                    options: transcribeOptions, transcript: writer, environment: plan.context.environment,
+                    console: plan.context.console)
             } catch { throw failed(error, line: false) }
         }
         // The agent before the tracks, so that the add-track handler can give it each track; it
@@ -150,7 +151,8 @@ extension RoomRecording {
             do {
                 let published = try publishAgentVoice(agentOptions, join: parts.join)
                 let agent = try RoomAgent(
-                    options: agentOptions, transcript: writer, environment: ProcessInfo.processInfo.environment,
+                    options: agentOptions, transcript: writer, environment: plan.context.environment,
+                    console: plan.context.console,
                     humanLines: options.transcribe == nil, publish: published)
                 parts.controlHandler?.setAgentHandler({ agent.handle($0) }, status: { agent.status })
                 agent.tools.setHandler(parts.controlHandler)

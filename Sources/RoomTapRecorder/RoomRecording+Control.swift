@@ -23,9 +23,8 @@ extension RoomRecording {
 
     /// `record --dry-run`: what ``startControl(room:clock:started:)`` would refuse of the socket's
     /// directory (another user's, open to others), refused now; nothing is created.
-    static func checkControl(_ options: RecordCommand.Options) throws {
+    static func checkControl(_ options: RecordCommand.Options, environment: [String: String]) throws {
         guard options.usesRealTimeClock || options.control != nil else { return }
-        let environment = ProcessInfo.processInfo.environment
         let path = ControlSocketPath.forRecorder(explicit: options.control, environment: environment, pid: getpid())
         do { try ControlServer.checkDirectory(of: path, environment: environment) } catch {
             throw RuntimeError(description: "\(error)")
@@ -38,7 +37,7 @@ extension RoomRecording {
     func startControl(
         room: Room, clock: RealTimeClock?, started: Date
     ) throws -> (server: ControlServer, handler: RoomControlHandler) {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = plan.context.environment
         if ControlSocketPath.configured(explicit: plan.options.control, environment: environment) == nil {
             RecorderDirectory.removeStale(environment: environment)
         }
@@ -55,7 +54,7 @@ extension RoomRecording {
                     droppedFrames: s.sinks.values.reduce(0) { $0 + $1.droppedFrames }, lateTicks: clock?.lateTicks ?? 0,
                     files: s.created, upload: liveUpload?.status, errors: currentErrors(s))
             })
-        let server = try ControlServer(path: path, handler: handler)
+        let server = try ControlServer(path: path, handler: handler, environment: environment)
         handler.setPublisher { [weak server] event in server?.publish(event) }
         server.setWatchTicker { handler.levelsEvent() }
         return (server, handler)

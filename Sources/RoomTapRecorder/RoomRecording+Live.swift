@@ -15,7 +15,7 @@ extension RoomRecording {
         address: String, handler: RoomControlHandler, control: ControlServer?, room: Room, clock: RealTimeClock?,
         started: Date
     ) throws -> HTTPServer {
-        let token = try LivePage.token(for: address, environment: ProcessInfo.processInfo.environment)
+        let token = try LivePage.token(for: address, environment: plan.context.environment)
         let page = Locked<LivePage?>(nil)
         let server = try HTTPServer(address: address, option: "--http") { request in
             page.withLock { $0 }?.respond(request)
@@ -34,7 +34,7 @@ extension RoomRecording {
         }
         server.start()
         let note = token == nil ? "" : " (token required: open /?token=...)"
-        StandardStreams.error("roomtap: live page on http://\(server.address)/\(note)\n")
+        plan.context.console.error("roomtap: live page on http://\(server.address)/\(note)\n")
         return server
     }
 

@@ -18,7 +18,9 @@ extension RoomRecording {
             }
         }
         server.start()
-        if address.hasSuffix(":0") { StandardStreams.error("roomtap: metrics on http://\(server.address)/metrics\n") }
+        if address.hasSuffix(":0") {
+            plan.context.console.error("roomtap: metrics on http://\(server.address)/metrics\n")
+        }
         return server
     }
 

@@ -31,13 +31,13 @@ extension RoomRecording {
         }
         server.attach(to: live)
         if plan.options.soraStreaming?.port == 0 {
-            StandardStreams.error("roomtap: sora audio streaming on \(server.url)\n")
+            plan.context.console.error("roomtap: sora audio streaming on \(server.url)\n")
         }
     }
 
     /// What went wrong with `server`'s requests since the last call, as warnings. The supervisor.
     func printSoraStreamingWarnings(_ server: SoraAudioStreaming?) {
-        for line in server?.takeLogLines() ?? [] { CommandDispatch.printWarning(line) }
+        for line in server?.takeLogLines() ?? [] { plan.context.console.printWarning(line) }
     }
 }
 

@@ -52,7 +52,7 @@ extension RoomRecording {
             switch event {
             case .sinkFailed: noteFailedFiles(announce: options.usesRealTimeClock)
             case .warningQueued:
-                for warning in s.join?.takeWarnings() ?? [] { StandardStreams.error(warning + "\n") }
+                for warning in s.join?.takeWarnings() ?? [] { plan.context.console.error(warning + "\n") }
                 if !joinFailed, let failure = s.join?.failure {
                     // The server would not take the join back: the files so far are finalized, exit 1.
                     joinFailed = true
@@ -83,7 +83,7 @@ extension RoomRecording {
                 s.roomJSON.submit(s.currentReport())
             }
             if let failure = s.roomJSON.takeFailure() {
-                CommandDispatch.printWarning("\(failure); the recording goes on and room.json is tried again")
+                plan.context.console.printWarning("\(failure); the recording goes on and room.json is tried again")
             }
             guard room.isRunning else { break }
             // The next thing due at a time, in room time ahead of the clock (1 ms at least).

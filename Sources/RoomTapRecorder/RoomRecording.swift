@@ -242,19 +242,20 @@ final class RoomRecording: Sendable {
                 room.stop(atSample: room.position + drain)
                 if !quiet {
                     let seconds = String(format: "%.1f", Double(drain) / 48_000)
-                    StandardStreams.error(
+                    plan.context.console.error(
                         "roomtap: stopping: draining \(seconds) s of audio still on its way"
                             + (interactive
                                 ? " (Ctrl-C again to stop at once; that audio is then not recorded)\n" : "\n"))
                 }
             }
         }
-        let signals = installStopSignals { signal in stopRoom(signal == SIGINT) }
+        let signals = plan.context.handlesStopSignals ? installStopSignals { signal in stopRoom(signal == SIGINT) } : []
         handler?.setStopAction { stopRoom(false) }
         let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
         let expected =
             options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
-        let progress = ProgressReporter(total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil)
+        let progress = ProgressReporter(
+            total: expected, quiet: options.quiet, everyTenSeconds: realTimeClock != nil, console: plan.context.console)
         let (microphone, agent, live, join) = (parts.microphone, parts.agent, parts.live, parts.join)
         let roomJSON = RoomJSONWriter(path: plan.roomJSONPath)
         let currentReport = { [parts] (state: RoomReport.State) in
@@ -275,7 +276,7 @@ final class RoomRecording: Sendable {
         // worker reads this line; room.json's `listen` says it too).
         if let live, options.listen.contains(where: { $0.port == 0 }) {
             for socket in live.receiver.sockets {
-                StandardStreams.error("roomtap: listening on \(socket.address)\n")
+                plan.context.console.error("roomtap: listening on \(socket.address)\n")
             }
         }
         let reception = supervise(
@@ -441,18 +442,18 @@ final class RoomRecording: Sendable {
         guard !found.isEmpty else { return }
         noteReportDue()
         guard announce else { return }
-        for failure in found { CommandDispatch.printWarning("\(failure.error); the other tracks keep recording") }
+        for failure in found { plan.context.console.printWarning("\(failure.error); the other tracks keep recording") }
     }
 
     /// --realtime-priority: the SCHED_FIFO priority when permitted (memory locked too when that is
     /// safe), nil when not; one warning line for what could not be had.
     private func realtimePriority(_ priority: Int32) -> Int32? {
         if let reason = RealtimeScheduling.unavailableReason(priority: priority) {
-            CommandDispatch.printWarning("--realtime-priority: \(reason); running at normal priority")
+            plan.context.console.printWarning("--realtime-priority: \(reason); running at normal priority")
             return nil
         }
         if let reason = RealtimeScheduling.lockMemory() {
-            CommandDispatch.printWarning("--realtime-priority: \(reason); SCHED_FIFO \(priority) in force")
+            plan.context.console.printWarning("--realtime-priority: \(reason); SCHED_FIFO \(priority) in force")
         }
         return priority
     }
@@ -463,7 +464,7 @@ final class RoomRecording: Sendable {
         for socket in live.receiver.sockets where socket.datagramsReceived == 0 {
             let warning =
                 "nothing received on \(socket.address) after \(after) s; check the sender's destination and firewall"
-            CommandDispatch.printWarning(warning)
+            plan.context.console.printWarning(warning)
             shared.withLock { $0.liveWarnings.append(warning) }
         }
     }

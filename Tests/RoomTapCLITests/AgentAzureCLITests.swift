@@ -29,7 +29,7 @@ struct AgentAzureCLITests {
         defer { server.stop() }
         let out = try temporaryDirectory()
         let url = "ws://127.0.0.1:\(server.port)/openai/v1/realtime?model=my-deployment"
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "2", "--agent",
                 "--agent-azure", "--agent-url", url, "--out", out.path, "--quiet",
@@ -37,7 +37,7 @@ struct AgentAzureCLITests {
             environment: [
                 "AZURE_OPENAI_API_KEY": Self.azureKey, "OPENAI_API_KEY": Self.openAIKey,
                 "ROOMTAP_CONTROL": uniqueControlPath(),
-            ], timeout: 60)
+            ])
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         #expect(!server.events(ofType: "session.update").isEmpty, "the session was set up")
         let head = try #require(server.upgradeRequests.first)
@@ -58,13 +58,13 @@ struct AgentAzureCLITests {
 
     @Test func aMissingAzureKeyIsOneLineAndNothingIsMade() throws {
         let out = try temporaryDirectory()
-        let missing = try CLIRunner.run(
+        let missing = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-url",
                 "wss://my-res.openai.azure.com/openai/v1/realtime?model=my-deployment", "--out", out.path,
             ],
             // The OpenAI key is no stand-in for the Azure one.
-            environment: ["OPENAI_API_KEY": Self.openAIKey, "ROOMTAP_CONTROL": uniqueControlPath()], timeout: 30)
+            environment: ["OPENAI_API_KEY": Self.openAIKey, "ROOMTAP_CONTROL": uniqueControlPath()])
         #expect(missing.status == 1, "\(missing.stderr)")
         #expect(missing.stderrLines.count == 1 && missing.stderr.contains("AZURE_OPENAI_API_KEY"), "\(missing.stderr)")
         #expect(!missing.stderr.contains(Self.openAIKey))
@@ -74,18 +74,18 @@ struct AgentAzureCLITests {
     @Test func aKeyInTheURLAndAzureWithoutAURLAreUsageErrors() throws {
         let out = try temporaryDirectory()
         let env = ["AZURE_OPENAI_API_KEY": Self.azureKey, "ROOMTAP_CONTROL": uniqueControlPath()]
-        let inURL = try CLIRunner.run(
+        let inURL = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-url",
                 "wss://my-res.openai.azure.com/openai/v1/realtime?model=d&api-key=\(Self.azureKey)", "--out",
                 out.path,
-            ], environment: env, timeout: 30)
+            ], environment: env)
         #expect(inURL.status == 64)
         #expect(inURL.stderr.contains("must not carry a key"), "\(inURL.stderr)")
         #expect(!inURL.stderr.contains(Self.azureKey), "the refusal does not repeat the key")
-        let noURL = try CLIRunner.run(
+        let noURL = InProcessCLI.run(
             ["record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-azure", "--out", out.path],
-            environment: env, timeout: 30)
+            environment: env)
         #expect(noURL.status == 64)
         #expect(noURL.stderr.contains("--agent-azure needs --agent-url"), "\(noURL.stderr)")
         #expect(try listing(out).isEmpty)

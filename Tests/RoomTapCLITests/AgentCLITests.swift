@@ -204,11 +204,11 @@ struct AgentCLITests {
         let server = try FakeRealtimeServer(refuseStatus: 403)
         defer { server.stop() }
         let out = try temporaryDirectory()
-        let refused = try CLIRunner.run(
+        let refused = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--realtime", "--duration", "1.5", "--agent",
                 "--agent-url", server.url, "--out", out.path, "--quiet",
-            ], environment: environment(), timeout: 30)
+            ], environment: environment())
         #expect(refused.status == 0, "the room records without its agent: \(refused.stderr)")
         let agentLines = refused.stderrLines.filter { $0.contains("agent") }
         #expect(agentLines.count == 1 && agentLines[0].contains("403"), "\(refused.stderrLines)")
@@ -216,16 +216,16 @@ struct AgentCLITests {
         #expect(try read(out, "alice.wav").count == 72_000 && (try read(out, "agent.wav")).allSatisfy { $0 == 0 })
 
         let noKey = try temporaryDirectory()
-        let missing = try CLIRunner.run(
+        let missing = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-url", server.url, "--out",
                 noKey.path,
             ],
-            environment: ["OPENAI_API_KEY": "", "ROOMTAP_CONTROL": uniqueControlPath()], timeout: 30)
+            environment: ["OPENAI_API_KEY": "", "ROOMTAP_CONTROL": uniqueControlPath()])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.count == 1 && missing.stderr.contains("OPENAI_API_KEY"))
         #expect(try listing(noKey).isEmpty, "nothing recorded without the key")
-        let badVoice = try CLIRunner.run(
+        let badVoice = InProcessCLI.run(
             ["record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-voice", "robot", "--out", noKey.path],
             environment: environment())
         #expect(badVoice.status == 64 && badVoice.stderr.contains("not a Realtime voice"))
@@ -269,7 +269,7 @@ struct AgentCLITests {
 
     @Test func theModelIsGivenInOnePlace() throws {
         let out = try temporaryDirectory()
-        let clash = try CLIRunner.run(
+        let clash = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--agent", "--agent-model", "gpt-realtime-mini",
                 "--agent-url", "ws://127.0.0.1:9/v1/realtime?model=gpt-realtime", "--out", out.path,

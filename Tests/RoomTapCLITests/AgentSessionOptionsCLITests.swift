@@ -20,7 +20,7 @@ struct AgentSessionOptionsCLITests {
             (["--agent-transcription-language", "German"], "ISO-639-1"),
             (["--agent-voice", "robot"], "or a custom voice's id"),
         ] {
-            let outcome = try CLIRunner.run(base + extra, environment: ["OPENAI_API_KEY": "sk-test"])
+            let outcome = InProcessCLI.run(base + extra, environment: ["OPENAI_API_KEY": "sk-test"])
             #expect(outcome.status == 64, "\(extra): \(outcome.stderr)")
             #expect(outcome.stderr.contains(message) && outcome.stderrLines.count <= 2, "\(extra): \(outcome.stderr)")
         }

@@ -17,12 +17,34 @@ func sample(_ name: String) -> String { repositoryRoot.appendingPathComponent("S
 /// (``TestScratch``; `ROOMTAP_KEEP_TEST_FILES=1` keeps it).
 func temporaryDirectory(_ label: String = #function) throws -> URL { try TestScratch.directory(label) }
 
-/// Runs roomtap and fails the test with its output if it did not exit with `status`.
+/// Runs roomtap and fails the test with its output if it did not exit with `status`: in this
+/// process (``InProcessCLI``: give absolute paths) unless it is to run in `directory`, which takes
+/// the binary (relative paths are resolved against a process's own working directory), killed
+/// after `timeout` seconds.
 @discardableResult
-func roomtap(_ arguments: [String], expect status: Int32, in directory: URL? = nil, timeout: Double = 120) throws
-    -> CLIRunner.Outcome
-{
-    let outcome = try CLIRunner.run(arguments, in: directory, timeout: timeout)
+func roomtap(
+    _ arguments: [String], expect status: Int32, in directory: URL? = nil, environment: [String: String] = [:],
+    timeout: Double = 120
+) throws -> CLIRunner.Outcome {
+    guard directory == nil else {
+        return try roomtapBinary(arguments, expect: status, in: directory, environment: environment, timeout: timeout)
+    }
+    let outcome = InProcessCLI.run(arguments, environment: environment)
+    #expect(
+        outcome.status == status,
+        "roomtap \(arguments.joined(separator: " ")) exited \(outcome.status), stderr: \(outcome.stderr)")
+    return outcome
+}
+
+/// Runs the `roomtap` executable (``CLIRunner``) and fails the test with its output if it did
+/// not exit with `status`: for what only a process shows (its exit status as such, the
+/// executable's wiring, relative paths in `directory`).
+@discardableResult
+func roomtapBinary(
+    _ arguments: [String], expect status: Int32, in directory: URL? = nil, environment: [String: String] = [:],
+    timeout: Double = 120
+) throws -> CLIRunner.Outcome {
+    let outcome = try CLIRunner.run(arguments, in: directory, environment: environment, timeout: timeout)
     #expect(
         outcome.status == status,
         "roomtap \(arguments.joined(separator: " ")) exited \(outcome.status), stderr: \(outcome.stderr)")
@@ -103,10 +125,10 @@ final class TerminalSession {
 }
 
 /// Each case (arguments added to `base`, a piece of the message) is refused as a usage error:
-/// exit 64, the message in at most two lines.
-func expectUsageErrors(_ base: [String], _ cases: [([String], String)], environment: [String: String]) throws {
+/// exit 64, the message in at most two lines. In this process (``InProcessCLI``).
+func expectUsageErrors(_ base: [String], _ cases: [([String], String)], environment: [String: String]) {
     for (extra, message) in cases {
-        let outcome = try CLIRunner.run(base + extra, environment: environment)
+        let outcome = InProcessCLI.run(base + extra, environment: environment)
         #expect(outcome.status == 64, "\(extra): \(outcome.stderr)")
         #expect(outcome.stderr.contains(message) && outcome.stderrLines.count <= 2, "\(extra): \(outcome.stderr)")
     }

@@ -167,7 +167,7 @@ struct ControlTests {
     @Test func clientsWithoutARecorderGetOneClearLine() throws {
         let env = environment()
         for verb in [["tracks"], ["status"], ["mute", "x"], ["volume", "x", "2"], ["watch"], ["unsolo"]] {
-            let outcome = try CLIRunner.run(verb, environment: env, timeout: 20)
+            let outcome = InProcessCLI.run(verb, environment: env)
             #expect(outcome.status == 1)
             #expect(
                 outcome.stderrLines == [
@@ -501,7 +501,7 @@ extension ControlTests {
     @Test func aVolumeOutOfRangeOnTheCommandLineIsAUsageError() throws {
         let env = environment()
         for level in ["11", "10.5", "-0.5", "loud"] {
-            let outcome = try CLIRunner.run(["volume", "alice", level], environment: env, timeout: 20)
+            let outcome = InProcessCLI.run(["volume", "alice", level], environment: env)
             #expect(outcome.status == 64, "volume \(level): \(outcome.status)")
             #expect(
                 outcome.stderrLines.count == 1

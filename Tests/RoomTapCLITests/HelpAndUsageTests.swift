@@ -4,8 +4,9 @@ import Testing
 
 @Suite("CLI: help, version and usage errors")
 struct HelpAndUsageTests {
+    /// On the binary: the executable's wiring (stdout flushed at exit, status 0).
     @Test func versionPrintsNameAndVersion() throws {
-        let outcome = try roomtap(["--version"], expect: 0)
+        let outcome = try roomtapBinary(["--version"], expect: 0)
         #expect(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("roomtap 0."))
     }
 
@@ -156,8 +157,9 @@ struct HelpAndUsageTests {
         #expect(outcome.stdout.isEmpty)
     }
 
+    /// On the binary: the process's exit status 64 and its stderr.
     @Test func noArgumentsIsAUsageError() throws {
-        let outcome = try roomtap([], expect: 64)
+        let outcome = try roomtapBinary([], expect: 64)
         #expect(outcome.stderr.contains("USAGE"))
     }
 }

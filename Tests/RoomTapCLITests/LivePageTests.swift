@@ -127,7 +127,7 @@ struct LivePageTests {
 
     /// `roomtap ARGS --json` against the recorder of `env`: the reply's JSON.
     static func control(_ arguments: [String], _ env: [String: String]) throws -> [String: Any] {
-        let outcome = try CLIRunner.run(arguments + ["--json"], environment: env, timeout: 30)
+        let outcome = InProcessCLI.run(arguments + ["--json"], environment: env)
         #expect(outcome.status == 0, "roomtap \(arguments): \(outcome.stderr)")
         return try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any] ?? [:]
     }
@@ -448,28 +448,28 @@ struct LivePageTests {
 
     @Test func anotherAddressWithoutATokenIsOneClearLineAndNothingIsCreated() throws {
         let out = try temporaryDirectory().appendingPathComponent("room")
-        let noToken = try CLIRunner.run(
+        let noToken = InProcessCLI.run(
             ["record", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--out", out.path],
             environment: ["ROOMTAP_HTTP_TOKEN": ""])
         #expect(noToken.status == 1 && noToken.stderrLines.count == 1, "\(noToken.stderr)")
         #expect(noToken.stderr.contains("export ROOMTAP_HTTP_TOKEN"), "\(noToken.stderr)")
-        let short = try CLIRunner.run(
+        let short = InProcessCLI.run(
             ["record", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--out", out.path],
             environment: ["ROOMTAP_HTTP_TOKEN": "short"])
         #expect(short.status == 1 && short.stderr.contains("too short"), "\(short.stderr)")
-        let offline = try CLIRunner.run([
+        let offline = InProcessCLI.run([
             "record", "--file", "alice=\(sample("alice"))", "--http", "0", "--out", out.path,
         ])
         #expect(
             offline.status == 64 && offline.stderr.contains("--http serves a room while it runs"), "\(offline.stderr)")
-        let bad = try CLIRunner.run([
+        let bad = InProcessCLI.run([
             "record", "--listen", "127.0.0.1:0", "--http", "example.com:80", "--out", out.path,
         ])
         #expect(bad.status == 64 && bad.stderr.contains("not a numeric IPv4 address"), "\(bad.stderr)")
         let taken = try HTTPServer(address: "127.0.0.1:0", option: "test") { _ in
             .init(status: 200, type: "text/plain", body: "")
         }
-        let busy = try CLIRunner.run(
+        let busy = InProcessCLI.run(
             ["record", "--listen", "127.0.0.1:0", "--http", taken.address, "--out", out.path, "--duration", "1"])
         #expect(
             busy.status == 1 && busy.stderr.contains("cannot listen on \(taken.address) for --http"), "\(busy.stderr)")

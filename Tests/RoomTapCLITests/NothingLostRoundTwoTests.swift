@@ -143,12 +143,13 @@ struct NothingLostRoundTwoTests {
             let live = try CLIRunner.start([
                 "record", "--listen", "127.0.0.1:0", "--out", out.path, "--quiet", "--force",
             ])
-            // DIR is the live recorder's once its lock names it (room.json may be an earlier run's).
+            // DIR is the live recorder's once its lock names it and room.json is its own ("recording":
+            // an earlier run's is "complete", and --force removes that run's files before it is written).
             let lockFile = out.appendingPathComponent(".roomtap.lock")
             #expect(
                 try waitUntil(timeout: .seconds(30), every: .milliseconds(20)) {
                     (try? String(contentsOf: lockFile, encoding: .utf8)) == "\(live.pid)\n"
-                        && FileManager.default.fileExists(atPath: out.appendingPathComponent("room.json").path)
+                        && (try? roomJSON(out))?["state"] as? String == "recording"
                 })
             let message = "recorder pid \(live.pid) is recording into \(out.path)"
             let before = try listing(out)

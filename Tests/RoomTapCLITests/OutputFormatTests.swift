@@ -15,7 +15,7 @@ struct OutputFormatTests {
     /// The sample room's three speakers, 48 kHz WAV, once per test process.
     static let wavRoom: URL = {
         let out = try! temporaryDirectory("wavRoom")
-        _ = try! CLIRunner.run(
+        _ = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
                 "--file", "carol=\(sample("carol"))@5", "--mix", "--out", out.path, "--quiet",

@@ -14,7 +14,7 @@ struct OutputSafetyTests {
     func expectRefusal(
         _ arguments: [String], status: Int32 = 1, line: String, environment: [String: String] = [:]
     ) throws -> CLIRunner.Outcome {
-        let outcome = try CLIRunner.run(arguments, environment: environment, timeout: 60)
+        let outcome = InProcessCLI.run(arguments, environment: environment)
         #expect(outcome.status == status, "stderr: \(outcome.stderr)")
         #expect(outcome.stderrLines == [line])
         return outcome
@@ -117,7 +117,7 @@ struct OutputSafetyTests {
     ) throws {
         let root = try temporaryDirectory()
         let out = root.appendingPathComponent("a/b/out")
-        let outcome = try CLIRunner.run(arguments + ["--out", out.path], environment: environment, timeout: 60)
+        let outcome = InProcessCLI.run(arguments + ["--out", out.path], environment: environment)
         #expect(outcome.status == 1, "stderr: \(outcome.stderr)")
         if let line {
             #expect(outcome.stderrLines == [line])
@@ -174,7 +174,7 @@ struct OutputSafetyTests {
             ],
             environment: env)
         let deadline = Date().addingTimeInterval(20)
-        while try CLIRunner.run(["status"], environment: env, timeout: 20).status != 0 {
+        while InProcessCLI.run(["status"], environment: env).status != 0 {
             try #require(Date() < deadline, "the first recorder never answered on its control socket")
         }
         try expectNothingLeft(

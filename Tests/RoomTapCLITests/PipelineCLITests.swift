@@ -134,7 +134,7 @@ struct PipelineCLITests {
     @Test func badPipelineOptionsAreOneLineAndNothingIsMade() throws {
         let out = try temporaryDirectory().appendingPathComponent("room")
         let base = ["record", "--file", "alice=\(sample("alice"))", "--out", out.path]
-        try expectUsageErrors(
+        expectUsageErrors(
             base,
             [
                 (["--agent-chat-model", "x"], "need --agent-pipeline"),
@@ -145,7 +145,7 @@ struct PipelineCLITests {
                 (["--agent-pipeline", "--agent-turn-silence-ms", "5"], "100...10000"),
                 (["--agent-pipeline", "--agent-voice", "robot"], "is not a speech voice"),
             ], environment: ["OPENAI_API_KEY": Self.key])
-        let missing = try CLIRunner.run(base + ["--agent-pipeline"], environment: ["OPENAI_API_KEY": ""])
+        let missing = InProcessCLI.run(base + ["--agent-pipeline"], environment: ["OPENAI_API_KEY": ""])
         #expect(missing.status == 1 && missing.stderr.contains("needs an OpenAI API key"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "nothing created")
     }

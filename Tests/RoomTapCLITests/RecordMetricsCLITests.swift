@@ -62,13 +62,13 @@ struct RecordMetricsCLITests {
     @Test func aTakenOrBadAddressIsOneClearLineAndNothingIsCreated() throws {
         let taken = try MetricsServer(address: "127.0.0.1:0") { _ in (200, "text/plain", "") }
         let out = try temporaryDirectory().appendingPathComponent("room")
-        let busy = try CLIRunner.run([
+        let busy = InProcessCLI.run([
             "record", "--listen", "127.0.0.1:0", "--metrics", taken.address, "--out", out.path, "--duration", "1",
         ])
         #expect(busy.status == 1 && busy.stderrLines.count == 1, "\(busy.stderr)")
         #expect(busy.stderr.contains("cannot listen on \(taken.address) for --metrics"), "\(busy.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "nothing created")
-        let bad = try CLIRunner.run(["record", "--listen", "127.0.0.1:0", "--metrics", "9464", "--out", out.path])
+        let bad = InProcessCLI.run(["record", "--listen", "127.0.0.1:0", "--metrics", "9464", "--out", out.path])
         #expect(bad.status == 64 && bad.stderr.contains("--metrics '9464' must be HOST:PORT"), "\(bad.stderr)")
     }
 }

@@ -10,9 +10,10 @@ struct RecordSampleRoomTests {
     static let bobOffset = 120_000
     static let roomSamples = 504_000
 
+    /// On the binary: a whole recording through the executable, as a user runs it.
     @Test func everySpeakerFileIsTheReferenceDecodeAtItsOffset() throws {
         let out = try temporaryDirectory()
-        let outcome = try roomtap(
+        let outcome = try roomtapBinary(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
                 "--file", "carol=\(sample("carol"))", "--out", out.path, "--mix",

@@ -68,7 +68,7 @@ struct RemoteInputCLITests {
                 "--out", local.path,
             ], expect: 0)
         let remote = work.appendingPathComponent("remote")
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             [
                 "record", "--file", "carol=s3://\(server.bucket)/in/carol.opus@1.5", "--janus-room",
                 "s3://\(server.bucket)/in/janus", "--mix", "--quiet", "--out", remote.path,
@@ -137,7 +137,7 @@ struct RemoteInputCLITests {
         ]
         for (n, c) in cases.enumerated() {
             let out = work.appendingPathComponent("out-\(n)")
-            let outcome = try CLIRunner.run(
+            let outcome = InProcessCLI.run(
                 ["record"] + c.args + ["--quiet", "--out", out.path],
                 environment: server.environment(secret: c.secret).merging(["TMPDIR": tmp.path]) { _, b in b })
             #expect(outcome.status == 1, "\(c.args): exit 1, stderr: \(outcome.stderr)")
@@ -171,7 +171,7 @@ struct RemoteInputCLITests {
         for (option, local, key) in [("--room", room.path, "in/people.json"), ("--sdp", sdp.path, "in/room.sdp")] {
             let out = work.appendingPathComponent("out").path
             let plain = try roomtap(["record", option, local, "--out", out, "--dry-run"], expect: 0)
-            let remote = try CLIRunner.run(
+            let remote = InProcessCLI.run(
                 ["record", option, "s3://\(server.bucket)/\(key)", "--out", out, "--dry-run"],
                 environment: server.environment().merging(["TMPDIR": tmp.path]) { _, b in b })
             #expect(remote.status == 0, "\(option): \(remote.stderr)")

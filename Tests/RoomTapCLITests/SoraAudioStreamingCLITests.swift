@@ -433,15 +433,15 @@ struct SoraAudioStreamingCLITests {
         let (certificate, _) = try Self.makeCertificate(in: keys)
         let other = try Self.makeCertificate(in: try temporaryDirectory("tls-other"))
         let out = try temporaryDirectory().appendingPathComponent("never")
-        let run = try CLIRunner.run(
+        let run = InProcessCLI.run(
             [
                 "record", "--sora-audio-streaming", "127.0.0.1:0", "--tls-cert", certificate.path, "--tls-key",
                 other.1.path, "--out", out.path,
-            ], timeout: 60)
+            ])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderrLines.count == 1 && run.stderr.contains("is not the key of --tls-cert"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "no directory is made")
-        let half = try CLIRunner.run(
+        let half = InProcessCLI.run(
             ["record", "--sora-audio-streaming", "0", "--tls-cert", certificate.path, "--out", out.path])
         #expect(half.status == 64 && half.stderr.contains("give --tls-cert and --tls-key together"), "\(half.stderr)")
     }
@@ -481,7 +481,7 @@ struct SoraAudioStreamingCLITests {
 
     @Test func aBadAddressIsAUsageError() throws {
         let out = try temporaryDirectory()
-        let run = try CLIRunner.run(["record", "--sora-audio-streaming", "localhost:x", "--out", out.path])
+        let run = InProcessCLI.run(["record", "--sora-audio-streaming", "localhost:x", "--out", out.path])
         #expect(run.status == 64)
         #expect(
             run.stderrLines.first?.contains("--sora-audio-streaming 'localhost:x' must be HOST:PORT") == true,

@@ -354,7 +354,7 @@ struct SoraRecordingCLITests {
         try roomtap(["record", "--sora-recording", folder.directory.path, "-q", "-o", local.path], expect: 0)
         let url = "s3://\(server.bucket)/\(prefix)"
         let remote = work.appendingPathComponent("remote")
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             ["record", "--sora-recording", url, "-q", "-o", remote.path],
             environment: server.environment().merging(["TMPDIR": tmp.path]) { _, b in b })
         #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome.stderr)")

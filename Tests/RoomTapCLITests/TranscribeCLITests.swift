@@ -149,7 +149,7 @@ struct TranscribeCLITests {
     @Test func badTranscriptionOptionsAreOneLineAndNothingIsMade() throws {
         let out = try temporaryDirectory().appendingPathComponent("room")
         let base = ["record", "--file", "alice=\(sample("alice"))", "--out", out.path]
-        try expectUsageErrors(
+        expectUsageErrors(
             base,
             [
                 (["--transcribe-language", "en"], "--transcribe-* options need --transcribe"),
@@ -161,7 +161,7 @@ struct TranscribeCLITests {
                     "must not name a model="
                 ),
             ], environment: ["OPENAI_API_KEY": Self.key])
-        let missing = try CLIRunner.run(base + ["--transcribe"], environment: ["OPENAI_API_KEY": ""])
+        let missing = InProcessCLI.run(base + ["--transcribe"], environment: ["OPENAI_API_KEY": ""])
         #expect(
             missing.status == 1 && missing.stderr.contains("--transcribe needs an OpenAI API key"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "nothing created")

@@ -20,9 +20,8 @@ struct UploadCLITests {
     func upload(_ arguments: [String], _ server: S3TestServer, secret: String? = nil, extra: [String: String] = [:])
         throws -> CLIRunner.Outcome
     {
-        try CLIRunner.run(
-            ["upload"] + arguments, environment: server.environment(secret: secret).merging(extra) { _, b in b },
-            timeout: 120)
+        InProcessCLI.run(
+            ["upload"] + arguments, environment: server.environment(secret: secret).merging(extra) { _, b in b })
     }
 
     @Test func aRecordingGoesUpWholeAndASecondRunSendsNothing() throws {
@@ -89,7 +88,7 @@ struct UploadCLITests {
         let noBucket = try upload([out.path, "s3://no-such-bucket/x"], server)
         #expect(noBucket.status == 1 && noBucket.stderr.contains("does not exist"), "\(noBucket.stderr)")
         #expect(noBucket.stderrLines.count == 1)
-        let noCredentials = try CLIRunner.run(
+        let noCredentials = InProcessCLI.run(
             ["upload", out.path, "s3://\(server.bucket)/x"],
             environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": server.endpoint])
         #expect(

@@ -67,7 +67,7 @@ struct UploadFaultCLITests {
             ((try? direct.list(bucket: server.bucket, prefix: "faults/segments/"))?.count ?? 0) >= 2
         }
         #expect(first, "segments go up through the proxy")
-        let running = try CLIRunner.run(["status", out.path], environment: environment, timeout: 20)
+        let running = InProcessCLI.run(["status", out.path], environment: environment)
         #expect(running.status == 0, "\(running.stderr)")
         #expect(
             running.stdout.contains("upload      s3://\(server.bucket)/faults: uploading, "), "\(running.stdout)")
@@ -119,7 +119,7 @@ struct UploadFaultCLITests {
             expect: 0)
         let environment = server.environment().merging(["AWS_ENDPOINT_URL": proxy.endpoint]) { _, b in b }
         proxy.set(.cut(afterBytes: 3_000))
-        let failed = try CLIRunner.run(
+        let failed = InProcessCLI.run(
             ["upload", out.path, "s3://\(server.bucket)/cut", "--quiet"], environment: environment)
         #expect(failed.status == 1, "stderr: \(failed.stderr)")
         #expect(failed.stderrLines.count == 1, "one line: \(failed.stderr)")
@@ -134,7 +134,7 @@ struct UploadFaultCLITests {
         #expect(status.stdout.contains("failed      alice.wav: cannot reach the S3 store"), "\(status.stdout)")
 
         proxy.set(.pass)
-        let resumed = try CLIRunner.run(["upload", out.path, "s3://\(server.bucket)/cut"], environment: environment)
+        let resumed = InProcessCLI.run(["upload", out.path, "s3://\(server.bucket)/cut"], environment: environment)
         #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
         let after = try roomtap(["status", out.path], expect: 0)
         #expect(after.stdout.contains("complete (2 uploaded, 0 segment(s), 0 pending, 0 failed)"), "\(after.stdout)")

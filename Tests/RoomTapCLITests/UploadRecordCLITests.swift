@@ -35,7 +35,7 @@ struct UploadRecordCLITests {
         let server = try S3TestServer()
         let out = try temporaryDirectory()
         let receiver = try WebhookTestReceiver()
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5",
                 "--out", out.path, "--quiet", "--upload", "s3://\(server.bucket)/r", "--segment-seconds", "3",
@@ -105,7 +105,7 @@ struct UploadRecordCLITests {
             #expect((joined.map { abs(Int($0)) }.max() ?? 0) > 1000, "\(track): the speech, not silence")
         }
         try roomtap(["repair", out.path], expect: 0)
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             ["upload", out.path, "s3://\(server.bucket)/live"], environment: server.environment())
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         for track in tracks {
@@ -194,7 +194,7 @@ struct UploadRecordCLITests {
         #expect(status.stdout.contains("last error  cannot reach the S3 store"), "\(status.stdout)")
 
         let up = try S3TestServer()
-        let resumed = try CLIRunner.run(["upload", out.path, "s3://\(up.bucket)/gone"], environment: up.environment())
+        let resumed = InProcessCLI.run(["upload", out.path, "s3://\(up.bucket)/gone"], environment: up.environment())
         #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
         for file in kept {
             #expect(

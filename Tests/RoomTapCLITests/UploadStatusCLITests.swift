@@ -19,7 +19,7 @@ struct UploadStatusCLITests {
     @Test func afterANormalUploadRoomJSONAndStatusSayComplete() throws {
         let server = try S3TestServer()
         let out = try temporaryDirectory()
-        let outcome = try CLIRunner.run(
+        let outcome = InProcessCLI.run(
             [
                 "record", "--file", "alice=\(sample("alice"))", "--file", "bob=\(sample("bob"))@2.5", "--out",
                 out.path, "--quiet", "--upload", "s3://\(server.bucket)/done", "--segment-seconds", "3",
@@ -50,7 +50,7 @@ struct UploadStatusCLITests {
         let jsonUpload = try #require(object["upload"] as? [String: Any])
         #expect(jsonUpload["state"] as? String == "complete" && object["state"] as? String == "complete")
 
-        let again = try CLIRunner.run(
+        let again = InProcessCLI.run(
             ["upload", out.path, "s3://\(server.bucket)/done"], environment: server.environment())
         #expect(again.status == 0, "stderr: \(again.stderr)")
         #expect(again.stdout.hasPrefix("uploaded 0 file(s) (0 bytes)"), "\(again.stdout)")

@@ -34,8 +34,10 @@ final class RoomAgent: Sendable {
     /// `transcript`: the room's transcript.jsonl (the caller closes it); `humanLines`: whether
     /// the agent's session transcribes what it hears (off with `--transcribe`, whose per-speaker
     /// sessions write the humans' lines).
+    /// `environment`: the API key, and the environment of `--agent-tools`' commands; `console`:
+    /// where the agent's warnings go.
     init(
-        options: AgentOptions, transcript: TranscriptWriter, environment: [String: String],
+        options: AgentOptions, transcript: TranscriptWriter, environment: [String: String], console: Console,
         humanLines: Bool = true, publish: (transport: any RTPPacketTransport, ssrc: UInt32, payloadType: UInt8)? = nil
     ) throws {
         let key = try Self.apiKey(in: environment, azure: options.azure)
@@ -59,7 +61,7 @@ final class RoomAgent: Sendable {
                 guard call.argumentObject != nil else {
                     return .error("the arguments of \(call.name) are not a JSON object")
                 }
-                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments)
+                return tool.run(arguments: call.arguments.isEmpty ? "{}" : call.arguments, environment: environment)
             }
             return tools.run(call)
         }
@@ -75,7 +77,7 @@ final class RoomAgent: Sendable {
             }
             let agent = try RoomPipeline.make(
                 options: options, pipeline: pipelineOptions, key: key, transcript: transcript, tools: toolDefinitions,
-                toolRunner: toolRunner, hears: hears)
+                toolRunner: toolRunner, hears: hears, console: console)
             engine = agent
             pipeline = agent
             realtime = nil
@@ -94,7 +96,7 @@ final class RoomAgent: Sendable {
         var configuration = RealtimeAgentConfiguration(
             apiKey: key, url: options.url, session: settings, chunkMilliseconds: options.chunkMilliseconds,
             transcript: transcript,
-            log: { line in CommandDispatch.printWarning("agent: \(line)") })
+            log: { line in console.printWarning("agent: \(line)") })
         configuration.toolRunner = toolRunner
         if options.azure {
             configuration.authentication = .azureAPIKey

@@ -6,11 +6,11 @@ import RoomTap
 enum RoomPipeline {
     /// The agent: chat and speech at the base URL with `key` (Authorization header only), the
     /// room tools, lines into `transcript` (which also brings it every speaker's turn; those of
-    /// speakers `hears` refuses are dropped).
+    /// speakers `hears` refuses are dropped), its warnings to `console`.
     static func make(
         options: AgentOptions, pipeline: PipelineOptions, key: String, transcript: TranscriptWriter,
         tools: [RealtimeTool], toolRunner: @escaping @Sendable (RealtimeFunctionCall) -> RealtimeToolResult,
-        hears: @escaping @Sendable (String) -> Bool
+        hears: @escaping @Sendable (String) -> Bool, console: Console
     ) throws -> PipelineAgent {
         let endpoint = PipelineEndpoint(baseURL: pipeline.baseURL, apiKey: key)
         var configuration = PipelineAgentConfiguration(
@@ -22,7 +22,7 @@ enum RoomPipeline {
         configuration.toolRunner = toolRunner
         configuration.transcript = transcript
         configuration.hears = hears
-        configuration.log = { line in CommandDispatch.printWarning("agent: \(line)") }
+        configuration.log = { line in console.printWarning("agent: \(line)") }
         do { return try PipelineAgent(configuration: configuration) } catch {
             throw RuntimeError(description: "cannot set up the agent: \(error)")
         }

@@ -12,12 +12,17 @@ final class RoomTranscriber: Sendable {
     let options: TranscribeOptions
     let transcription: RoomTranscription
     let url: String
+    /// Where a speaker's session warns.
+    let console: Console
 
     /// Checks the key; nothing connects until a speaker's track is added (the agent's own tracks
     /// are not speakers: see ``TrackRole``).
-    init(options: TranscribeOptions, transcript: TranscriptWriter, environment: [String: String]) throws {
+    init(
+        options: TranscribeOptions, transcript: TranscriptWriter, environment: [String: String], console: Console
+    ) throws {
         let key = try RoomAgent.apiKey(in: environment, azure: options.azure, option: "--transcribe")
         self.options = options
+        self.console = console
         let settings = options.settings
         let url = options.url
         let probe = RealtimeAgentConfiguration.transcription(apiKey: "", url: url, settings: settings, speaker: "")
@@ -26,14 +31,14 @@ final class RoomTranscriber: Sendable {
             configure: { speaker in
                 RealtimeAgentConfiguration.transcription(
                     apiKey: key, url: url, settings: settings, speaker: speaker, transcript: transcript,
-                    log: { line in CommandDispatch.printWarning("transcribe \(speaker): \(line)") })
+                    log: { line in console.printWarning("transcribe \(speaker): \(line)") })
             })
     }
 
     /// A track joined the room: a speaker gets a session of their own.
     func trackAdded(_ track: AudioTrack) {
         do { try transcription.transcribe(track) } catch {
-            CommandDispatch.printWarning("transcribe \(track.name): cannot set up: \(error); not transcribed")
+            console.printWarning("transcribe \(track.name): cannot set up: \(error); not transcribed")
         }
     }
 

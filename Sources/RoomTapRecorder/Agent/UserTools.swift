@@ -70,12 +70,14 @@ struct UserTool: Sendable {
         return tools
     }
 
-    /// Runs the command with `arguments` on its standard input; its standard output (trimmed,
-    /// at most ``maxOutput`` bytes; `{"ok":true}` when empty) is the result.
-    func run(arguments: String) -> RealtimeToolResult {
+    /// Runs the command with `arguments` on its standard input and `environment` as its
+    /// environment (its program looked up on that `PATH`); its standard output (trimmed, at most
+    /// ``maxOutput`` bytes; `{"ok":true}` when empty) is the result.
+    func run(arguments: String, environment: [String: String]) -> RealtimeToolResult {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.resolve(command[0]))
+        process.executableURL = URL(fileURLWithPath: Self.resolve(command[0], path: environment["PATH"]))
         process.arguments = Array(command.dropFirst())
+        process.environment = environment
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()
@@ -112,10 +114,11 @@ struct UserTool: Sendable {
         return RealtimeToolResult(output: text.isEmpty ? #"{"ok":true}"# : text)
     }
 
-    /// `program` as given when it has a `/`, else the first match on `PATH`.
-    static func resolve(_ program: String) -> String {
+    /// `program` as given when it has a `/`, else the first match on `path` (a `PATH`; nil: the
+    /// usual directories).
+    static func resolve(_ program: String, path: String?) -> String {
         guard !program.contains("/") else { return program }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let path = path ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/\(program)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }

@@ -11,37 +11,40 @@ enum ControlVerbs {
     static let startingWait: Duration = .seconds(10)
 
     /// Sends `verb`'s command (its options and arguments as ``CommandTable`` declares them) and
-    /// prints the reply.
-    static func run(_ verb: ControlCommand.Name, _ args: ParsedArguments) throws {
+    /// prints the reply on `context`'s console.
+    static func run(_ verb: ControlCommand.Name, _ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let explicit = args.value("--control")
         let dir = args.value("--dir")
         let json = args.flag("--json")
         let scope = [.mute, .unmute, .volume].contains(verb) ? args.value("--scope") : nil
         let positionals = args.positionals
         if verb == .status, positionals.count == 1 {
-            try DirectoryStatus.run(directory: positionals[0], args)
+            try DirectoryStatus.run(directory: positionals[0], args, context)
             return
         }
         if [.mute, .unmute].contains(verb) && (positionals.count != 1 || args.flag("--all")) {
-            try several(verb, positionals, all: args.flag("--all"), scope: scope, json: json, explicit, dir)
+            try several(verb, positionals, all: args.flag("--all"), scope: scope, json: json, explicit, dir, context)
             return
         }
         if verb == .volume && positionals.count == 1 {
-            try showVolume(positionals[0], json: json, explicit, dir)
+            try showVolume(positionals[0], json: json, explicit, dir, context)
             return
         }
         let command = try command(verb, positionals, scope: scope)
-        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb.rawValue))
+        let client = try connect(
+            RecorderChoice.socketPath(
+                control: explicit, dir: dir, command: verb.rawValue, environment: context.environment))
         let result = try ask(client, command)
         if json {
-            print(result.jsonText)
+            console.print(result.jsonText)
             return
         }
         switch command {
-        case .tracks: print(TracksTable.render(result["tracks"]?.arrayValue ?? []), terminator: "")
-        case .status: print(statusText(result), terminator: "")
-        case .agent: print(result["message"]?.stringValue ?? "ok")
-        default: print(changeText(command, result))
+        case .tracks: console.print(TracksTable.render(result["tracks"]?.arrayValue ?? []), terminator: "")
+        case .status: console.print(statusText(result), terminator: "")
+        case .agent: console.print(result["message"]?.stringValue ?? "ok")
+        default: console.print(changeText(command, result))
         }
     }
 
@@ -67,8 +70,9 @@ enum ControlVerbs {
     /// order, one line (or JSON reply) each; the first that fails ends the run (exit 1).
     private static func several(
         _ verb: ControlCommand.Name, _ names: [String], all: Bool, scope: String?, json: Bool, _ explicit: String?,
-        _ dir: String?
+        _ dir: String?, _ context: CommandContext
     ) throws {
+        let console = context.console
         if all && !names.isEmpty {
             throw UsageError(description: "give NAME... or --all, not both", command: verb.rawValue)
         }
@@ -76,7 +80,9 @@ enum ControlVerbs {
             throw UsageError(description: "usage: roomtap \(verb.rawValue) NAME... | --all", command: verb.rawValue)
         }
         for name in names { _ = try command(verb, [name], scope: scope) }  // every usage error first
-        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: verb.rawValue))
+        let client = try connect(
+            RecorderChoice.socketPath(
+                control: explicit, dir: dir, command: verb.rawValue, environment: context.environment))
         let targets =
             all
             ? (try ask(client, .tracks)["tracks"]?.arrayValue ?? [])
@@ -84,13 +90,17 @@ enum ControlVerbs {
         for name in targets {
             let command = try command(verb, [name], scope: scope)
             let result = try ask(client, command)
-            print(json ? result.jsonText : changeText(command, result))
+            console.print(json ? result.jsonText : changeText(command, result))
         }
     }
 
     /// `volume NAME`: the track's volumes now, heard and recorded, linear and in dB.
-    private static func showVolume(_ name: String, json: Bool, _ explicit: String?, _ dir: String?) throws {
-        let client = try connect(RecorderChoice.socketPath(control: explicit, dir: dir, command: "volume"))
+    private static func showVolume(
+        _ name: String, json: Bool, _ explicit: String?, _ dir: String?, _ context: CommandContext
+    ) throws {
+        let console = context.console
+        let client = try connect(
+            RecorderChoice.socketPath(control: explicit, dir: dir, command: "volume", environment: context.environment))
         let tracks = try ask(client, .tracks)["tracks"]?.arrayValue ?? []
         guard let track = tracks.first(where: { $0["name"]?.stringValue == name }) else {
             throw RuntimeError(
@@ -100,7 +110,7 @@ enum ControlVerbs {
         let heard = track["volume"]?.doubleValue ?? 1
         let record = track["record_volume"]?.doubleValue ?? 1
         if json {
-            print(
+            console.print(
                 JSONValue.object(["track": .string(name), "volume": .number(heard), "record_volume": .number(record)])
                     .jsonText)
             return
@@ -108,10 +118,11 @@ enum ControlVerbs {
         func text(_ gain: Double) -> String {
             String(format: "%.2f (", gain) + (gain > 0 ? String(format: "%+.1f dB)", 20 * log10(gain)) : "-inf dB)")
         }
-        print("\(name): heard volume \(text(heard)); record volume \(text(record))")
+        console.print("\(name): heard volume \(text(heard)); record volume \(text(record))")
     }
 
-    /// Opens the control socket at `path` (see ``RecorderChoice/socketPath(control:dir:command:)``).
+    /// Opens the control socket at `path` (see
+    /// ``RecorderChoice/socketPath(control:dir:command:environment:)``).
     static func connect(_ path: String) throws -> ControlClient {
         do { return try ControlClient(path: path) } catch { throw RuntimeError(description: "\(error)") }
     }

@@ -10,14 +10,15 @@ import RoomTapStorage
 ///
 /// Thread: the command's. Reads only; changes nothing in DIR.
 enum DirectoryStatus {
-    static func run(directory: String, _ args: ParsedArguments) throws {
+    static func run(directory: String, _ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw RuntimeError(
                 description: "\(directory) is not a directory; give a recording's directory (record --out DIR)")
         }
         let json = args.flag("--json")
-        let environment = ProcessInfo.processInfo.environment
+        let environment = context.environment
         var live: JSONValue?
         if let recorder = try? RecorderChoice.recorder(recordingTo: directory, environment: environment) {
             let client = try ControlVerbs.connect(recorder.socket)
@@ -47,7 +48,7 @@ enum DirectoryStatus {
                 object["tracks"] = .array(room.tracks.map { .string($0.file) })
             }
             object["upload"] = upload.map(uploadJSON) ?? .null
-            print(JSONValue.object(object).jsonText)
+            console.print(JSONValue.object(object).jsonText)
             return
         }
         var lines: [String] = []
@@ -61,7 +62,7 @@ enum DirectoryStatus {
         }
         // A recorder that uploads says so itself (its segments); the journal comes at its end.
         if live?["upload"] == nil || upload != nil { lines += uploadLines(upload) }
-        print(lines.joined(separator: "\n"))
+        console.print(lines.joined(separator: "\n"))
     }
 
     /// The upload of `directory`: the journal and files as they are now, with room.json's

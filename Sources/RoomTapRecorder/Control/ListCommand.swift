@@ -6,21 +6,22 @@ import RoomTap
 /// Stale sockets of recorders killed with kill -9 are removed on the way. Nothing running: nothing
 /// on stdout (`[]` with --json), a note on stderr, exit 0.
 enum ListCommand {
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let json = args.flag("--json")
-        let environment = ProcessInfo.processInfo.environment
+        let environment = context.environment
         let scan = RecorderDirectory.scan(environment: environment)
         for (socket, reason) in scan.unanswered {
-            CommandDispatch.printWarning("\(socket) did not answer: \(reason)")
+            console.printWarning("\(socket) did not answer: \(reason)")
         }
         if json {
-            print(JSONValue.array(scan.recorders.map(\.json)).jsonText)
+            console.print(JSONValue.array(scan.recorders.map(\.json)).jsonText)
         } else {
-            for recorder in scan.recorders { print(line(recorder)) }
+            for recorder in scan.recorders { console.print(line(recorder)) }
         }
         if scan.recorders.isEmpty {
             let directory = ControlSocketPath.defaultDirectory(environment: environment)
-            StandardStreams.error("roomtap: no recorder is running (none in \(directory))\n")
+            console.error("roomtap: no recorder is running (none in \(directory))\n")
         }
     }
 

@@ -9,8 +9,9 @@ import RoomTap
 enum RecorderChoice {
     /// The socket to talk to. Exit 64 for --control with --dir; exit 1 when no recorder runs, when
     /// none records to DIR, or when several run and neither option says which.
-    static func socketPath(control: String?, dir: String?, command: String) throws -> String {
-        let environment = ProcessInfo.processInfo.environment
+    static func socketPath(
+        control: String?, dir: String?, command: String, environment: [String: String]
+    ) throws -> String {
         if let dir {
             guard control == nil else {
                 throw UsageError(description: "give --control PATH or --dir DIR, not both", command: command)

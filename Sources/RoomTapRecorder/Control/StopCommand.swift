@@ -15,10 +15,12 @@ enum StopCommand {
     /// How long `stop` keeps asking a recorder that is still starting (its room not yet running).
     static let startTimeout = ControlVerbs.startingWait
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let explicit = args.value("--control")
         let dir = args.value("--dir")
-        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "stop")
+        let path = try RecorderChoice.socketPath(
+            control: explicit, dir: dir, command: "stop", environment: context.environment)
         let client = try ControlVerbs.connect(path)
         let reply = try askToStop(client)
         let pid = reply["pid"]?.intValue.map { " (pid \($0))" } ?? ""
@@ -42,7 +44,7 @@ enum StopCommand {
         }
         let directory = stopped?["dir"]?.stringValue ?? reply["dir"]?.stringValue ?? path
         let roomJSON = stopped?["room_json"]?.stringValue ?? "room.json"
-        print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
+        console.print("stopped the recorder of \(directory)\(pid); wrote \(roomJSON)")
         // The recording ended, but not whole: files cut short (a full disk) are a failure of the run.
         let errors = stopped?["errors"]?.arrayValue ?? []
         if let first = errors.first {

@@ -1,6 +1,7 @@
 import Foundation
 import RoomTap
 import RoomTapSync
+import Synchronization
 
 /// `roomtap watch`: a live view of the running room. On a terminal: a level meter and talking
 /// indicator per track, redrawn in place about 10 times a second, with keys to select a track,
@@ -17,7 +18,8 @@ enum WatchCommand {
         var ended: String?
     }
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let explicit = args.value("--control")
         let dir = args.value("--dir")
         let json = args.flag("--json")
@@ -25,17 +27,18 @@ enum WatchCommand {
         guard extra.isEmpty else {
             throw UsageError(description: "unexpected argument '\(extra[0])'", command: "watch")
         }
-        let path = try RecorderChoice.socketPath(control: explicit, dir: dir, command: "watch")
+        let path = try RecorderChoice.socketPath(
+            control: explicit, dir: dir, command: "watch", environment: context.environment)
         let events = try ControlVerbs.connect(path)
-        if json || isatty(STDOUT_FILENO) == 0 || isatty(STDIN_FILENO) == 0 {
-            try streamLines(events, json: json)
+        if json || !console.isInteractive {
+            try streamLines(events, json: json, console)
         } else {
-            try interactive(events: events, commands: try ControlVerbs.connect(path))
+            try interactive(events: events, commands: try ControlVerbs.connect(path), console)
         }
     }
 
     /// One line per event (JSON with --json), until the recorder stops or stdout closes.
-    private static func streamLines(_ client: ControlClient, json: Bool) throws {
+    private static func streamLines(_ client: ControlClient, json: Bool, _ console: Console) throws {
         do {
             try client.watch { event in
                 let line: String
@@ -55,7 +58,7 @@ enum WatchCommand {
                 } else {
                     line = event.jsonText
                 }
-                return writeOut(line + "\n") && event["event"]?.stringValue != "stopped"
+                return console.write(line + "\n") && event["event"]?.stringValue != "stopped"
             }
         } catch .disconnected(_) {
             return  // the recorder ended: so does the watch
@@ -73,7 +76,9 @@ enum WatchCommand {
 
     // MARK: - The terminal view
 
-    private static func interactive(events: ControlClient, commands: ControlClient) throws {
+    /// The full-screen view on `console`, which is the process's own terminal
+    /// (``Console/isInteractive``).
+    private static func interactive(events: ControlClient, commands: ControlClient, _ console: Console) throws {
         let screen = Locked(Screen())
         let eventClient = UncheckedBox(events)
         RoomThread.start("roomtap.watch") {
@@ -100,14 +105,16 @@ enum WatchCommand {
             screen.withLock { if $0.ended == nil { $0.ended = "the recorder stopped" } }
         }
 
-        let terminal = RawTerminal()
+        let terminal = RawTerminal(console)
         defer { terminal.restore() }
         var selected = 0
         while true {
+            // SIGINT or SIGTERM: quit as `q` does (the terminal restored by the defer above).
+            if terminal.wasInterrupted { return }
             var snapshot = screen.withLock { $0 }
             if let ended = snapshot.ended {
                 terminal.restore()
-                print("roomtap watch: \(ended)")
+                console.print("roomtap watch: \(ended)")
                 return
             }
             if snapshot.tracksStale {
@@ -199,9 +206,6 @@ enum WatchCommand {
     }
 }
 
-/// Writes all of `text` to standard output (unbuffered); false when stdout is closed.
-private func writeOut(_ text: String) -> Bool { StandardStreams.write(text, to: STDOUT_FILENO) }
-
 extension Int {
     fileprivate func clamped(_ low: Int, _ high: Int) -> Int { Swift.max(low, Swift.min(high, self)) }
 }
@@ -213,7 +217,11 @@ private final class UncheckedBox<T>: @unchecked Sendable {
 }
 
 /// The terminal in raw mode (no echo, key by key) for `watch`, with the alternate screen; restored
-/// on `restore()`, on exit and on SIGINT/SIGTERM.
+/// on `restore()` and at exit. SIGINT and SIGTERM only set ``wasInterrupted`` (the view's loop
+/// looks at it at least every 100 ms and quits, restoring the terminal), never end the process
+/// from the handler; their earlier dispositions come back on `restore()`. Keys are read from the
+/// console's input; the console is the process's own terminal (descriptors 0 and 1), the only
+/// place raw mode means anything. Thread: the view's; one at a time.
 private final class RawTerminal {
     enum Key: Equatable {
         case up, down, quit
@@ -230,25 +238,39 @@ private final class RawTerminal {
         return storage
     }()
     nonisolated(unsafe) private static var active = false
+    /// Set by the SIGINT/SIGTERM handler (async-signal-safe: a lock-free store).
+    private static let interrupted = Atomic<Bool>(false)
+    private let console: Console
+    /// SIGINT's and SIGTERM's dispositions before the view, put back by `restore()`.
+    private var previousHandlers: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
 
-    init() {
-        tcgetattr(STDIN_FILENO, Self.saved)
+    init(_ console: Console) {
+        self.console = console
+        tcgetattr(console.input, Self.saved)
         var raw = Self.saved.pointee
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        tcsetattr(console.input, TCSANOW, &raw)
         Self.active = true
-        _ = writeOut("\u{1B}[?1049h\u{1B}[?25l")  // alternate screen, hide cursor
+        Self.interrupted.store(false, ordering: .relaxed)
+        _ = console.write("\u{1B}[?1049h\u{1B}[?25l")  // alternate screen, hide cursor
         atexit { RawTerminal.restoreTerminal() }
         for number in [SIGINT, SIGTERM] {
-            signal(number) { _ in
-                RawTerminal.restoreTerminal()
-                _exit(0)
-            }
+            let previous = signal(number) { _ in RawTerminal.interrupted.store(true, ordering: .relaxed) }
+            previousHandlers.append((number, previous))
         }
     }
 
-    func restore() { Self.restoreTerminal() }
+    /// True once SIGINT or SIGTERM arrived while the view ran.
+    var wasInterrupted: Bool { Self.interrupted.load(ordering: .relaxed) }
 
+    /// Leaves raw mode and the alternate screen, and gives SIGINT and SIGTERM back. Idempotent.
+    func restore() {
+        Self.restoreTerminal()
+        for (number, handler) in previousHandlers { signal(number, handler) }
+        previousHandlers = []
+    }
+
+    /// Also run at exit, so it touches only the terminal (descriptors 0 and 1).
     private static func restoreTerminal() {
         guard active else { return }
         active = false
@@ -258,19 +280,19 @@ private final class RawTerminal {
     }
 
     func draw(_ lines: [String]) {
-        _ = writeOut("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\u{1B}[J")
+        _ = console.write("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\u{1B}[J")
     }
 
     func readKey(timeoutMilliseconds: Int32) -> Key? {
-        var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        var fds = pollfd(fd: console.input, events: Int16(POLLIN), revents: 0)
         guard poll(&fds, 1, timeoutMilliseconds) > 0 else { return nil }
         // One key per call: keys typed (or pasted) faster than the screen redraws are each taken.
         var bytes = [UInt8](repeating: 0, count: 3)
-        guard read(STDIN_FILENO, &bytes, 1) > 0 else { return .quit }
+        guard read(console.input, &bytes, 1) > 0 else { return .quit }
         var n = 1
         if bytes[0] == 0x1B {  // an arrow key: ESC [ A, its bytes already there
-            var more = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-            while n < 3, poll(&more, 1, 10) > 0, read(STDIN_FILENO, &bytes[n], 1) > 0 { n += 1 }
+            var more = pollfd(fd: console.input, events: Int16(POLLIN), revents: 0)
+            while n < 3, poll(&more, 1, 10) > 0, read(console.input, &bytes[n], 1) > 0 { n += 1 }
         }
         if n >= 3 && bytes[0] == 0x1B && bytes[1] == UInt8(ascii: "[") {
             switch bytes[2] {

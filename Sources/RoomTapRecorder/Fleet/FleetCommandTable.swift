@@ -42,7 +42,7 @@ extension CommandTable {
                     "--webhook", .value, "URL",
                     help: "POST job.started, room.listening, room.moved, job.done, job.failed\n"
                         + "(signed with ROOMTAP_WEBHOOK_SECRET)."),
-            ], helpIntro: FleetHelp.workerIntro, run: { try WorkerCommand.run($0) }),
+            ], helpIntro: FleetHelp.workerIntro, run: { try WorkerCommand.run($0, $1) }),
         CommandSpec(
             "submit", group: .fleet, summary: "Queue a room for the fleet: roomtap submit --redis URL -- record ARGS",
             options: [
@@ -52,7 +52,7 @@ extension CommandTable {
                 OptionSpec(
                     "--tracks", .value, "N",
                     help: "Tracks the room will have, for capacity (default: its --file\ncount, or 3 for a live room)."),
-            ], takesPositionals: true, helpIntro: FleetHelp.submitIntro, run: { try SubmitCommand.run($0) }),
+            ], takesPositionals: true, helpIntro: FleetHelp.submitIntro, run: { try SubmitCommand.run($0, $1) }),
         CommandSpec(
             "jobs", group: .fleet, summary: "List the fleet's jobs: state, worker, attempt, listen address, error",
             options: [
@@ -60,11 +60,11 @@ extension CommandTable {
                 OptionSpec(
                     "--json", .flag,
                     help: "Print one JSON array of jobs (id, state, worker, epoch, listen, error, ...)."),
-            ], takesPositionals: true, helpIntro: FleetHelp.jobsIntro, run: { try JobsCommand.run($0) }),
+            ], takesPositionals: true, helpIntro: FleetHelp.jobsIntro, run: { try JobsCommand.run($0, $1) }),
         CommandSpec(
             "cancel", group: .fleet, summary: "Cancel a job (a running room stops and keeps what it recorded)",
             options: [redisOption, prefixOption], takesPositionals: true, helpIntro: FleetHelp.cancelIntro,
-            run: { try JobsCommand.cancel($0) }),
+            run: { try JobsCommand.cancel($0, $1) }),
     ]
 }
 

@@ -3,7 +3,8 @@ import RoomTap
 
 /// `roomtap jobs --redis URL [--json] [ID]` and `roomtap cancel --redis URL ID`.
 enum JobsCommand {
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let store = try FleetCLI.store(args, command: "jobs")
         guard args.positionals.count <= 1 else {
             throw UsageError(description: "give at most one job ID", command: "jobs")
@@ -18,11 +19,11 @@ enum JobsCommand {
             records = try FleetCLI.redis({ try store.jobs() })
         }
         if args.flag("--json") {
-            try StandardStreams.output(JSONValue.array(records.map(\.json)).jsonText + "\n")
+            try console.output(JSONValue.array(records.map(\.json)).jsonText + "\n")
             return
         }
         if records.isEmpty {
-            StandardStreams.error("roomtap: no jobs in \(store.connection.url)\n")
+            console.error("roomtap: no jobs in \(store.connection.url)\n")
             return
         }
         var rows = [["ID", "STATE", "WORKER", "EPOCH", "LISTEN", "TRACKS", "STARTED", "ENDED", "OUTPUT / ERROR"]]
@@ -46,10 +47,11 @@ enum JobsCommand {
                     c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
                 }.joined(separator: "  ") + "\n"
         }
-        try StandardStreams.output(text)
+        try console.output(text)
     }
 
-    static func cancel(_ args: ParsedArguments) throws {
+    static func cancel(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let store = try FleetCLI.store(args, command: "cancel")
         guard args.positionals.count == 1, let id = args.positionals.first else {
             throw UsageError(description: "give the job ID to cancel (roomtap jobs lists them)", command: "cancel")
@@ -58,8 +60,8 @@ enum JobsCommand {
             throw RuntimeError(description: "no job '\(id)' in \(store.connection.url) (roomtap jobs lists them)")
         }
         switch state {
-        case "cancelled": try StandardStreams.output("\(id): cancelled\n")
-        case "cancelling": try StandardStreams.output("\(id): cancelling (its worker stops the room within a lease)\n")
+        case "cancelled": try console.output("\(id): cancelled\n")
+        case "cancelling": try console.output("\(id): cancelling (its worker stops the room within a lease)\n")
         default:
             throw RuntimeError(
                 description:

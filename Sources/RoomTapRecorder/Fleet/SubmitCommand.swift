@@ -19,7 +19,7 @@ enum SubmitCommand {
         "--upload-segments-only": "the worker uploads its live rooms' segments itself",
     ]
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
         let store = try FleetCLI.store(args, command: "submit")
         var record = args.positionals
         guard record.first == "record" else {
@@ -39,7 +39,8 @@ enum SubmitCommand {
         let options: RecordCommand.Options
         do {
             options = try RecordCommand.parse(
-                try Arguments.parse(record + ["--out", "/nonexistent/roomtap-job"], for: recordSpec))
+                try Arguments.parse(record + ["--out", "/nonexistent/roomtap-job"], for: recordSpec),
+                environment: context.environment)
         } catch {
             throw UsageError(description: "the record arguments: \(error.description)", command: "submit")
         }
@@ -70,10 +71,11 @@ enum SubmitCommand {
             throw RuntimeError(
                 description: "a job '\(id)' exists already: choose another --id (roomtap jobs lists them)")
         }
-        print(id)
+        context.console.print(id)
     }
 
-    /// `record` arguments with relative input paths made absolute (the worker runs elsewhere).
+    /// `record` arguments with relative input paths made absolute (the worker runs elsewhere),
+    /// against the process's working directory.
     static func absolutePaths(_ arguments: [String]) -> [String] {
         let cwd = FileManager.default.currentDirectoryPath
         func absolute(_ path: String) -> String {

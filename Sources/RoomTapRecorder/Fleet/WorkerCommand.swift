@@ -4,9 +4,12 @@ import RoomTap
 import RoomTapStorage
 
 /// `roomtap worker`: the options checked, then ``Worker/run()`` on the main thread until it is
-/// drained (SIGTERM, or SIGINT: drain; a second one of either: at once).
+/// drained (SIGTERM, or SIGINT: drain; a second one of either: at once, when `context` handles
+/// the stop signals). Records each room as a child of this program's own executable
+/// (/proc/self/exe), so it runs only as the `roomtap` process.
 enum WorkerCommand {
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         guard args.positionals.isEmpty else {
             throw UsageError(description: "unexpected argument '\(args.positionals[0])'", command: "worker")
         }
@@ -17,7 +20,7 @@ enum WorkerCommand {
         do { redis = try RedisURL(redisText) } catch {
             throw UsageError(description: "--redis: \(error.description)", command: "worker")
         }
-        let environment = ProcessInfo.processInfo.environment
+        let environment = context.environment
         let host = ProcessInfo.processInfo.hostName
         let name = args.value("--name") ?? "\(host)-\(getpid())"
         guard JobID.isValid(name) else {
@@ -90,15 +93,15 @@ enum WorkerCommand {
         }
         let worker = Worker(configuration: configuration)
         worker.archive = archive
-        worker.log = { line in StandardStreams.error("roomtap: worker \(name): \(line)\n") }
+        worker.log = { line in console.error("roomtap: worker \(name): \(line)\n") }
         worker.onReady = { address in
-            if let address { StandardStreams.error("roomtap: worker \(name): metrics on http://\(address)/metrics\n") }
+            if let address { console.error("roomtap: worker \(name): metrics on http://\(address)/metrics\n") }
         }
         if let webhook {
             worker.onEvent = { event, body in _ = webhook.post(event: event, body: body.objectValue ?? [:]) }
         }
         defer { webhook?.close(timeout: 10) }
-        let signals = installSignals(worker)
+        let signals = context.handlesStopSignals ? installSignals(worker) : []
         defer { for source in signals { source.cancel() } }
         do { try worker.run() } catch let error as FleetError { throw RuntimeError(description: error.description) }
     }

@@ -41,7 +41,8 @@ enum ExportCommand {
         var output: String
     }
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         guard let directory = args.positionals.first else {
             throw UsageError(description: "no directory: give the directory of a recording", command: command)
         }
@@ -152,7 +153,7 @@ enum ExportCommand {
             let track = report.tracks[job.index]
             let metadata = AudioFileMetadata(roomStartTime: start, title: "roomtap track \(track.name)")
             let (loudness, samples) = try convert(
-                job.input, to: job.output, format: format, metadata: metadata, overwrite: force)
+                job.input, to: job.output, format: format, metadata: metadata, overwrite: force, console: console)
             report.tracks[job.index].file = (job.output as NSString).lastPathComponent
             report.tracks[job.index].format = format.format.rawValue
             report.tracks[job.index].fileSampleRate = format.sampleRate
@@ -197,14 +198,15 @@ enum ExportCommand {
             from: directory, format: format.format.rawValue, sampleRate: format.sampleRate,
             bitrate: format.format == .opus ? format.bitrate : nil, normalizeLUFS: normalize)
         try report.write(to: reportPath, overwrite: true)
-        for text in made { print(text) }
-        print("\(reportPath): the report")
+        for text in made { console.print(text) }
+        console.print("\(reportPath): the report")
     }
 
     /// Converts one file (WAV, FLAC or Ogg Opus at 48 kHz); returns its loudness and its length in
-    /// room samples.
+    /// room samples. A file cut short is warned about on `console`.
     private static func convert(
-        _ input: String, to output: String, format: OutputFormat, metadata: AudioFileMetadata, overwrite: Bool
+        _ input: String, to output: String, format: OutputFormat, metadata: AudioFileMetadata, overwrite: Bool,
+        console: Console
     ) throws -> (LoudnessMeter.Result?, Int64) {
         do {
             let reader = try RecordedAudio.openAtRoomRate(input, command: "export")
@@ -221,7 +223,7 @@ enum ExportCommand {
             }
             try writer.finish()
             if (reader as? FLACFileReader)?.endedAtDamage == true {
-                CommandDispatch.printWarning(
+                console.printWarning(
                     "\(input) is cut short or damaged after "
                         + String(format: "%.2f s", Double(writer.samplesWritten) / Double(AudioFrame.sampleRate))
                         + " (a killed recording?); \(output) holds that much: run roomtap repair on the recording")

@@ -15,7 +15,8 @@ enum TranscriptCommand {
         OptionSpec("--force", short: "f", .flag, help: "Overwrite FILE if it exists."),
     ]
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         guard let given = args.positionals.first else {
             throw UsageError(
                 description: "no transcript: give a recording's directory or its transcript.jsonl", command: command)
@@ -44,7 +45,7 @@ enum TranscriptCommand {
         }
         let text = format.render(lines)
         guard let out = args.value("--out") else {
-            print(text, terminator: "")
+            console.print(text, terminator: "")
             return
         }
         let force = args.flag("--force")
@@ -52,6 +53,6 @@ enum TranscriptCommand {
             throw RuntimeError(description: "\(out) already exists; pass --force to overwrite it")
         }
         try RoomReport.writeAtomically(Data(text.utf8), to: out, overwrite: force)
-        StandardStreams.error("\(out): \(lines.count) cue(s), \(format.rawValue)\n")
+        console.error("\(out): \(lines.count) cue(s), \(format.rawValue)\n")
     }
 }

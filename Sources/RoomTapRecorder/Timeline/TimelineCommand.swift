@@ -4,7 +4,8 @@ import RoomTap
 /// `roomtap timeline DIR [--out FILE] [--force]`: draw who spoke when in a finished recording, as
 /// an SVG (default DIR/timeline.svg).
 enum TimelineCommand {
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let out = args.value("--out")
         let force = args.flag("--force")
         let positionals = args.positionals
@@ -39,7 +40,7 @@ enum TimelineCommand {
             title: "\(name): who spoke when")
         try write(svg.render(), to: output)
         let spans = lanes.map(\.spans.count).reduce(0, +)
-        print("\(output): \(lanes.count) speaker(s), \(spans) talk span(s), \(room.controls.count) control(s)")
+        console.print("\(output): \(lanes.count) speaker(s), \(spans) talk span(s), \(room.controls.count) control(s)")
     }
 
     /// Runs the activity detector over a track's file (``LaneAudio``: WAV read, FLAC and Ogg Opus

@@ -86,11 +86,14 @@ struct RecordUploadRun {
     let liveUpload: LiveUpload?
     let webhook: WebhookSender?
 
-    static func make(_ options: RecordCommand.Options, outDirectory: String) throws -> RecordUploadRun {
-        let webhook = try UploadCommand.webhookSender(options.webhook, command: "record")
+    /// `environment`: the S3 credentials and endpoint, the webhook's secret.
+    static func make(
+        _ options: RecordCommand.Options, outDirectory: String, environment: [String: String]
+    ) throws -> RecordUploadRun {
+        let webhook = try UploadCommand.webhookSender(options.webhook, command: "record", environment: environment)
         guard let upload = options.upload else { return RecordUploadRun(liveUpload: nil, webhook: webhook) }
         let configuration: S3Configuration
-        do { configuration = try S3Configuration.fromEnvironment(ProcessInfo.processInfo.environment) } catch {
+        do { configuration = try S3Configuration.fromEnvironment(environment) } catch {
             throw RuntimeError(description: "--upload: \(error.description)")
         }
         return RecordUploadRun(

@@ -49,7 +49,7 @@ final class RemoteInputs {
             throw RuntimeError(description: "\(first): \(error.description)")
         }
         let client = S3Client(configuration: configuration)
-        let inputs = try RemoteInputs(directory: makePrivateDirectory())
+        let inputs = try RemoteInputs(directory: makePrivateDirectory(environment: environment))
         do {
             for (n, index) in remoteFiles.enumerated() {
                 let spec = options.files[index]
@@ -116,8 +116,8 @@ final class RemoteInputs {
     }
 
     /// `mkdtemp` under $TMPDIR (else /tmp): a directory only this user can enter.
-    private static func makePrivateDirectory() throws -> String {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    private static func makePrivateDirectory(environment: [String: String]) throws -> String {
+        let base = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/roomtap-inputs-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw RuntimeError(

@@ -35,7 +35,8 @@ enum UploadCommand {
 
         """
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         let positionals = args.positionals
         guard positionals.count == 2 else {
             throw UsageError(
@@ -54,9 +55,9 @@ enum UploadCommand {
             throw RuntimeError(
                 description: "\(directory) is not a directory; give a recording's directory (record --out DIR)")
         }
-        let webhook = try webhookSender(args.value("--webhook"), command: "upload")
+        let environment = context.environment
+        let webhook = try webhookSender(args.value("--webhook"), command: "upload", environment: environment)
         defer { webhook?.close() }
-        let environment = ProcessInfo.processInfo.environment
         let configuration: S3Configuration
         do { configuration = try S3Configuration.fromEnvironment(environment) } catch {
             throw RuntimeError(description: error.description)
@@ -77,7 +78,7 @@ enum UploadCommand {
         }
         let summary: RecordingUploader.Summary
         do {
-            summary = try uploader.run(progress: { line in if !quiet { StandardStreams.error("roomtap: \(line)\n") } })
+            summary = try uploader.run(progress: { line in if !quiet { console.error("roomtap: \(line)\n") } })
         } catch {
             if !error.isFatal { reportIncomplete(error.description) }
             webhook?.post(
@@ -105,16 +106,19 @@ enum UploadCommand {
                 "destination": .string(destination.description), "files": .number(Double(counts.uploaded)),
                 "uploadedNow": .number(Double(summary.uploaded.count)), "bytesSent": .number(Double(summary.bytesSent)),
             ])
-        print(
+        console.print(
             "uploaded \(summary.uploaded.count) file(s) (\(summary.bytesSent) bytes), \(summary.alreadyThere.count) already there"
                 + (summary.deletedLocal.isEmpty ? "" : ", \(summary.deletedLocal.count) removed locally")
                 + "; \(counts.uploaded) file(s) verified in \(destination)")
     }
 
-    /// The sender for `--webhook URL` (secret from ROOMTAP_WEBHOOK_SECRET), nil without one.
-    static func webhookSender(_ url: String?, command: String) throws(UsageError) -> WebhookSender? {
+    /// The sender for `--webhook URL` (secret from `environment`'s ROOMTAP_WEBHOOK_SECRET), nil
+    /// without one.
+    static func webhookSender(
+        _ url: String?, command: String, environment: [String: String]
+    ) throws(UsageError) -> WebhookSender? {
         guard let url else { return nil }
         if let problem = WebhookSender.problem(with: url) { throw UsageError(description: problem, command: command) }
-        return WebhookSender(url: url, secret: ProcessInfo.processInfo.environment["ROOMTAP_WEBHOOK_SECRET"])
+        return WebhookSender(url: url, secret: environment["ROOMTAP_WEBHOOK_SECRET"])
     }
 }

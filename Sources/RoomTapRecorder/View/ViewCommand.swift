@@ -21,7 +21,8 @@ enum ViewCommand {
             "--open", .flag, help: "Open the page in the desktop's browser (xdg-open), when there is one."),
     ]
 
-    static func run(_ args: ParsedArguments) throws {
+    static func run(_ args: ParsedArguments, _ context: CommandContext) throws {
+        let console = context.console
         guard let directory = args.positionals.first else {
             throw UsageError(description: "no directory: give the directory of a recording", command: command)
         }
@@ -47,15 +48,15 @@ enum ViewCommand {
         let speakers = model.lanes.filter { $0.kind == "speaker" }.count
         let others = model.lanes.filter { $0.kind != "speaker" }.map(\.name)
         let seconds = (MonotonicClock.now - started) / .seconds(1)
-        print(
+        console.print(
             "\(output): \(speakers) speaker lane(s)" + others.map { ", \($0)" }.joined()
                 + ", \(model.transcript.count) transcript line(s), \(page.utf8.count / 1024) KiB, "
                 + String(format: "%.1f s", seconds))
         for lane in model.lanes {
-            if let note = lane.note { StandardStreams.error("\(lane.name): \(note)\n") }
+            if let note = lane.note { console.error("\(lane.name): \(note)\n") }
         }
-        if let note = model.transcriptNote { StandardStreams.error("transcript left out: \(note)\n") }
-        if args.flag("--open") { open(output) }
+        if let note = model.transcriptNote { console.error("transcript left out: \(note)\n") }
+        if args.flag("--open") { open(output, context) }
     }
 
     /// Whether the file at `path` starts like a page ``ViewPage`` wrote.
@@ -66,22 +67,25 @@ enum ViewCommand {
         return String(decoding: head, as: UTF8.self).contains(ViewPage.generatorMark)
     }
 
-    /// Starts the desktop's browser on the page (xdg-open, not waited for), or says why not.
-    private static func open(_ path: String) {
-        let environment = ProcessInfo.processInfo.environment
+    /// Starts the desktop's browser on the page (xdg-open from `context`'s PATH, with its
+    /// environment; not waited for), or says why not on its console.
+    private static func open(_ path: String, _ context: CommandContext) {
+        let console = context.console
+        let environment = context.environment
         let opener = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
             .map { "\($0)/xdg-open" }.first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let opener, environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil else {
-            StandardStreams.error("--open: no desktop browser here (xdg-open and a display); open \(path) in one\n")
+            console.error("--open: no desktop browser here (xdg-open and a display); open \(path) in one\n")
             return
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: opener)
         process.arguments = [URL(fileURLWithPath: path).absoluteString]
+        process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch {
-            StandardStreams.error("--open: cannot start \(opener): \(error.localizedDescription); open \(path)\n")
+            console.error("--open: cannot start \(opener): \(error.localizedDescription); open \(path)\n")
         }
     }
 }
