@@ -135,19 +135,30 @@ let package = Package(
                 "CLinuxNet",
             ],
             swiftSettings: strict),
-        // The public library: re-exports the targets above.
+        // Every library target under one import, for the recorder, the tests and the benchmarks (not
+        // a product: the library's users import the curated RoomTap).
         .target(
-            name: "RoomTap",
+            name: "RoomTapAll",
             dependencies: [
                 "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapControl",
                 "RoomTapALSA", "RoomTapWebSocket", "RoomTapAgent", "RoomTapFleet", "RoomTapWebRTC", "RoomTapSora",
+            ],
+            swiftSettings: strict),
+        // The public library, curated: the Sora-shaped core, the sources (files, RTP, recordings in
+        // containers, WebRTC joins, Sora's audio streaming, ALSA), the sinks, the agent, the recorder.
+        // Not the control protocol, the fleet or the WebSocket client: the recorder's own parts.
+        .target(
+            name: "RoomTap",
+            dependencies: [
+                "RoomTapCore", "RoomTapIngest", "RoomTapRTP", "RoomTapContainer", "RoomTapSinks", "RoomTapALSA",
+                "RoomTapAgent", "RoomTapWebRTC", "RoomTapSora", "RoomTapRecorder",
             ],
             swiftSettings: strict),
         // The recorder as a library: the commands (record, export, control verbs, the fleet's
         // worker...), the recording's assembly, output routing, supervision and report.
         .target(
             name: "RoomTapRecorder",
-            dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTap", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
+            dependencies: ["RoomTapSync", "RoomTapFiles", "RoomTapAll", "RoomTapJSON", "RoomTapStorage", "CLinuxNet"],
             swiftSettings: strict),
         // The command-line tool: main.swift only, around RoomTapRecorder's CommandDispatch.
         .executableTarget(
@@ -162,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "roomtap-bench",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapTestSupport", "RoomTapMediaTestSupport", "RoomTapRTPTestSupport",
+                "RoomTapSync", "RoomTapAll", "RoomTapTestSupport", "RoomTapMediaTestSupport", "RoomTapRTPTestSupport",
                 "RoomTapAgentTestSupport", "COpus",
             ],
             path: "Benchmarks/roomtap-bench", swiftSettings: strict),
@@ -226,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "RealTimePathTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
+                "RoomTapSync", "RoomTapAll", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
                 "CAllocationCounter", "RoomTapFuzzing",
             ],
             swiftSettings: strict),
@@ -239,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "RoomTapRTPTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
+                "RoomTapSync", "RoomTapAll", "RoomTapCore", "RoomTapRTP", "RoomTapTestSupport", "RoomTapRTPTestSupport",
                 "COpus", "RoomTapFuzzing",
             ],
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -253,14 +264,14 @@ let package = Package(
         .testTarget(
             name: "RoomTapFleetTests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport",
+                "RoomTapSync", "RoomTapAll", "RoomTapFleet", "RoomTapStorage", "RoomTapTestSupport",
                 "RoomTapMediaTestSupport", "RoomTapCLITestSupport", "RoomTapFuzzing",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapCLITests",
             dependencies: [
-                "RoomTapSync", "RoomTap", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport",
+                "RoomTapSync", "RoomTapAll", "RoomTapSora", "RoomTapStorage", "RoomTapTestSupport",
                 "RoomTapMediaTestSupport", "RoomTapRTPTestSupport", "RoomTapAgentTestSupport", "RoomTapCLITestSupport",
                 "RoomTapFuzzing",
             ],
@@ -268,7 +279,7 @@ let package = Package(
         // The recorder as a library, in the test's process (no roomtap child).
         .testTarget(
             name: "RoomTapRecorderTests",
-            dependencies: ["RoomTap", "RoomTapRecorder", "RoomTapTestSupport", "RoomTapMediaTestSupport"],
+            dependencies: ["RoomTapAll", "RoomTapRecorder", "RoomTapTestSupport", "RoomTapMediaTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RoomTapControlTests",

@@ -11,7 +11,7 @@ build=${2:-.build/release}
 out=docs/api
 modules=(RoomTap RoomTapCore RoomTapIngest RoomTapRTP RoomTapContainer RoomTapSinks RoomTapControl
   RoomTapALSA RoomTapWebSocket RoomTapAgent RoomTapFleet RoomTapWebRTC RoomTapSora RoomTapJSON
-  RoomTapStorage RoomTapResampling RoomTapSync)
+  RoomTapStorage RoomTapResampling RoomTapSync RoomTapRecorder)
 tools=$(dirname "$(readlink -f "$(command -v swift)")")
 args=()
 for map in "$build"/*.build/module.modulemap Sources/C*/module.modulemap; do
@@ -45,6 +45,11 @@ for symbol in graph["symbols"]:
 print("\n".join(sorted(rows)))
 PY
 done
+# The curated library: the modules RoomTap re-exports (its users see their public symbols).
+{
+  cat "$scratch/digest/RoomTap.txt"
+  sed -n 's/^@_exported public import \(.*\)$/RoomTap re-exports \1/p' Sources/RoomTap/RoomTap.swift
+} | sed '/^$/d' | sort >"$scratch/digest/RoomTap.exports" && mv "$scratch/digest/RoomTap.exports" "$scratch/digest/RoomTap.txt"
 case "$mode" in
   write)
     mkdir -p "$out"

@@ -1,6 +1,6 @@
 import Foundation
-import RoomTap
 import RoomTapAgentTestSupport
+import RoomTapAll
 import RoomTapSync
 
 /// The agent path under measurement (`make bench`): a live room (real-time clock) whose one track

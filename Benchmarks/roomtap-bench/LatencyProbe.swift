@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import Synchronization
 
 /// What the machine itself does to a real-time thread's wake-ups, measured beside a live run: a

@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 /// Every `roomtap` command and its options: the one table that parsing, validation, dispatch,
 /// `--help`, `help <command>`, the top-level COMMANDS list and the usage errors come from.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap info DIR`: the summary of a recording, from its room.json alone (no audio is read):
 /// its state, start time, length, format, and per track the kind, file, length, concealed and

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The one file of `record --multichannel`: every speaker a channel.
 enum MultichannelFile {

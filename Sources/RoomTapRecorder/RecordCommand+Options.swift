@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// What `roomtap record` was asked: its command line parsed and checked
 /// (``RecordCommand/parse(_:)``), read by the plan, the recording and the report.

@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 extension RecordCommand {
     /// `--sora-audio-streaming HOST:PORT` (a bare PORT: loopback), `--tls-cert`/`--tls-key` and

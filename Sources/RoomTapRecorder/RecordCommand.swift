@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap record`: every speaker of a room to a time-aligned WAV each, a mix, and room.json.
 enum RecordCommand {

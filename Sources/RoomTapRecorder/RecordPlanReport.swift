@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --dry-run`: what a recording would do, from a ``RecordingPlan`` (every start-up check
 /// passed, nothing created): each track with its source, offset and file, the other files, the

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --json`: the end-of-run summary as one JSON document (the shape is in docs/CLI.md).
 /// Built on the main thread after the room has stopped.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The recorder as a library: what `roomtap record` does, in this process, without printing.
 /// Three steps, the CLI's own:
@@ -14,10 +14,12 @@ import RoomTap
 /// ``run()`` takes steps 2 and 3 for a caller that only wants the outcome. Errors are typed at
 /// this edge (``RecorderError``): a usage error or a failure, each one line, which the CLI prints
 /// and turns into its exit status (64, 1). Warnings while the room runs go to the context's
-/// console (its standard error); the context's environment is the only one read. Thread: the caller's; `record` blocks it for the
-/// room's length (a signal or the control socket's `stop` ends a live room). Not reusable: one
-/// room per recorder.
-package final class Recorder {
+/// console (its standard error); the context's environment is the only one read. Thread: the
+/// caller's; `record` blocks it for the room's length (a signal or the control socket's `stop`
+/// ends a live room). Not reusable: one room per recorder.
+///
+/// Public (the `RoomTap` library's recorder): ``plan(arguments:environment:)`` and ``run()``.
+public final class Recorder {
     let options: RecordCommand.Options
     let plan: RecordingPlan
     private let remote: RemoteInputs?
@@ -54,9 +56,20 @@ package final class Recorder {
 
     deinit { remote?.remove() }
 
+    /// Parses `arguments` (a `roomtap record` command line without `record`) and plans the room,
+    /// reading `environment` (API keys, `ROOMTAP_CONTROL`...) instead of the process's; warnings go
+    /// to standard error and a live room stops on SIGINT/SIGTERM, as the CLI's does.
+    public static func plan(
+        arguments: [String], environment: [String: String]
+    ) throws(RecorderError) -> Recorder {
+        var context = CommandContext.standard
+        context.environment = environment
+        return try plan(arguments: arguments, context: context)
+    }
+
     /// Records the room and finishes the run: the outcome, with the run's failure line when files
     /// failed (they are listed; the others are whole).
-    package func run() throws(RecorderError) -> RecorderOutcome {
+    public func run() throws(RecorderError) -> RecorderOutcome {
         let result: RoomRecording.Result
         do { result = try record() } catch { throw RecorderError(error) }
         var failure: String?
@@ -99,13 +112,13 @@ package final class Recorder {
 }
 
 /// Why a ``Recorder`` could not plan or record a room: one line, as the CLI prints it.
-package enum RecorderError: Error, CustomStringConvertible, Equatable {
+public enum RecorderError: Error, CustomStringConvertible, Equatable {
     /// The command line is wrong (the CLI exits 64).
     case usage(String)
     /// The room could not be planned or recorded (the CLI exits 1).
     case failure(String)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .usage(let line), .failure(let line): line
         }
@@ -117,28 +130,28 @@ package enum RecorderError: Error, CustomStringConvertible, Equatable {
 }
 
 /// What a recorded room left: its length, each track's file, room.json, and what went wrong.
-package struct RecorderOutcome: Sendable {
+public struct RecorderOutcome: Sendable {
     /// One track's file.
-    package struct File: Sendable, Equatable {
-        package let track: String
-        package let path: String
+    public struct File: Sendable, Equatable {
+        public let track: String
+        public let path: String
         /// Samples per channel in the file (48 kHz unless `--rate`).
-        package let samples: Int64
+        public let samples: Int64
         /// 10 ms frames the file lost (a full queue, a failed writer).
-        package let droppedFrames: Int
+        public let droppedFrames: Int
     }
 
     /// The room's length in samples at 48 kHz.
-    package let roomSamples: Int64
+    public let roomSamples: Int64
     /// The tracks' files, in the summary's order.
-    package let files: [File]
+    public let files: [File]
     /// The final room.json.
-    package let roomJSONPath: String
+    public let roomJSONPath: String
     /// What the CLI prints as warnings after the summary.
-    package let warnings: [String]
+    public let warnings: [String]
     /// The run's one failure line (files that failed, an upload that did not finish); nil when
     /// none did.
-    package let failure: String?
+    public let failure: String?
 
     init(_ result: RoomRecording.Result, failure: String?) {
         roomSamples = result.roomSamples

@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 extension RecordingPlan.Input {
     /// The input as the room's source for its track: standard input's stream (made while

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `--sora-recording DIR`: a track per connection of the Sora recording in DIR (``SoraRecording``),
 /// each made of its files' audio at their own places; every file of the room covers the whole

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// Everything `record` checks before it creates a single file: the inputs are readable Ogg Opus,

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap repair FILE...|DIR`: make WAV, FLAC and Ogg Opus files cut short readable again; for a
 /// recording's directory, every such file in it and then room.json brought up to what they hold.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// The parts of one recording room besides its tracks: what the options ask for, made in order by

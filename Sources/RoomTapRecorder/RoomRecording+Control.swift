@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The control socket of a recording: opened before any file, closed after room.json.
 extension RoomRecording {

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `--join`/`--whep`: the room joined over WebRTC (RoomTapWebRTC), and `--agent-publish`.
 extension RoomRecording {

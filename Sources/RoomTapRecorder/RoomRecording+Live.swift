@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// `record --http HOST:PORT`: the live page, its JSON API and /metrics (``LivePage``) on the

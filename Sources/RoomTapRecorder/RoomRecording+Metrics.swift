@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --metrics HOST:PORT`: the recorder's own Prometheus endpoint (`/metrics`, `/healthz`)
 /// while the room runs, on its own thread (`roomtap.http`); every value is read from counters the

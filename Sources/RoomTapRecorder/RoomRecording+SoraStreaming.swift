@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `--sora-audio-streaming HOST:PORT`: roomtap as the receiver of Sora's audio streaming
 /// (RoomTapSora): each Sora connection's `POST /speech` request a track of the live room.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 extension RoomReport {
     /// room.json's `sora`: the Sora recording a `--sora-recording` room was made from, its ids, and

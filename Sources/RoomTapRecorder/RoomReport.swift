@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import RoomTap
+import RoomTapAll
 import RoomTapFiles
 import RoomTapJSON
 

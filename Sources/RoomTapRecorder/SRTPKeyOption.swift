@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 /// One `--srtp NAME=SUITE:KEY` or `--srtp NAME=SUITE:env:VAR` argument: a participant's SRTP key
 /// given outside the room description, as operators hold keys (in a secrets store, handed to the

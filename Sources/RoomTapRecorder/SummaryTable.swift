@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The table `record` prints when it ends: one row per track.
 enum SummaryTable {

@@ -1,5 +1,5 @@
 import CAllocationCounter
-import RoomTap
+import RoomTapAll
 import RoomTapRTPTestSupport
 import RoomTapTestSupport
 import Testing

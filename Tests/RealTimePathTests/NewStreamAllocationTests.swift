@@ -1,6 +1,6 @@
 import CAllocationCounter
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapRTP
 import RoomTapRTPTestSupport
 import RoomTapTestSupport

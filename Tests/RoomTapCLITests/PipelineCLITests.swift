@@ -1,6 +1,6 @@
 import Foundation
-import RoomTap
 import RoomTapAgentTestSupport
+import RoomTapAll
 import RoomTapCLITestSupport
 import RoomTapMediaTestSupport
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapCLITestSupport
 import RoomTapRTPTestSupport
 import RoomTapStorage

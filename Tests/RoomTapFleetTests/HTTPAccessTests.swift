@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 import RoomTapFuzzing
 import Testing
 

@@ -1,6 +1,6 @@
 import COpus
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapRTPTestSupport
 import RoomTapSync
 import RoomTapTestSupport

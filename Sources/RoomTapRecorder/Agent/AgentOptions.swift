@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --agent ...`: what the agent is told, how it sounds, what it hears, where it connects.
 struct AgentOptions {

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --agent-pipeline ...` (docs/AGENT.md, "The pipeline agent"): the agent that knows who
 /// is speaking — per-speaker transcription (implied `--transcribe`), a chat model and speech over

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// The agent of a recorded room (`record --agent`, or `--agent-pipeline` for a ``PipelineAgent``

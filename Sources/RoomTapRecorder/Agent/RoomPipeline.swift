@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The CLI side of `record --agent-pipeline`: the ``PipelineAgent`` made from the options, its
 /// `status` object and its part of room.json (never the key).

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// The agent's built-in room tools (function calling): `mute_track`, `unmute_track`,

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// Per-speaker transcription of a recorded room (`record --transcribe`): a ``RoomTranscription``
 /// whose every speaker's record goes to a transcription session of its own, lines into the room's

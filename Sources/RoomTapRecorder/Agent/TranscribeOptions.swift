@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --transcribe ...`: per-speaker transcription (docs/AGENT.md, "Transcription per
 /// speaker"): the model, the language, a prompt, where to connect.

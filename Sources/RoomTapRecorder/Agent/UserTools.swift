@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// `--agent-tools FILE`: the user's own function tools, a JSON array of

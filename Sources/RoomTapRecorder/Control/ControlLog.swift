@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// Every control change made while the room ran, with the room time it took effect, for the

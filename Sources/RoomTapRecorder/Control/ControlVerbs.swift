@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// The verbs that talk to a running recorder over its control socket: `tracks`, `status`,
 /// `mute`, `unmute`, `volume`, `solo`, `unsolo` (and `agent`). Each sends one ``ControlCommand``

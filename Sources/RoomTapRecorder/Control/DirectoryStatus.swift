@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapStorage
 
 /// `roomtap status DIR`: the recording in DIR, running or finished. A recorder recording to DIR

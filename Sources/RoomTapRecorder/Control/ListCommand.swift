@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap list [--json]`: the recorders running for this user (the sockets of the per-user
 /// runtime directory that answer), one line each: output directory, pid, tracks, uptime, socket.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// Which running recorder a command talks to: `--control PATH`, `--dir DIR` (the recorder whose
 /// output directory is DIR), `$ROOMTAP_CONTROL`, else the only recorder in the per-user runtime

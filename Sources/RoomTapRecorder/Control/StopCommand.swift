@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap stop [--control PATH | --dir DIR]`: asks a running recorder to stop exactly as Ctrl-C
 /// does (a network room drains its record delay, every WAV header is finalised, room.json is

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap jobs --redis URL [--json] [ID]` and `roomtap cancel --redis URL ID`.
 enum JobsCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap submit --redis URL [--id ID] [--tracks N] -- record ARGS...`: checks the record
 /// arguments as `record` itself would (a usage error is reported now, not by a worker later),

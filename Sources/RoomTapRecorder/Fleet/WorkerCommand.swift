@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapStorage
 
 /// `roomtap worker`: the options checked, then ``Worker/run()`` on the main thread until it is

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `record --http HOST:PORT`: what the recorder's HTTP server answers while the room runs.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapFiles
 
 /// `roomtap export DIR [--out OUT] [--format …] [--rate …] [--bitrate …] [--multichannel FILE]

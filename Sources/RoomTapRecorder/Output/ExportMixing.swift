@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapFiles
 
 /// The parts of `roomtap export` that read every speaker file at once: the normalized mix and the

@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 /// `--format`, `--rate`, `--bitrate`: the format of the files `record` and `export` write, read
 /// once from the arguments with usage errors (exit 64) for values roomtap cannot write.

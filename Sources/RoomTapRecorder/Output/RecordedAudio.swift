@@ -1,4 +1,4 @@
-import RoomTap
+import RoomTapAll
 
 /// A recording's file opened for reading in whichever format roomtap wrote it, by its extension:
 /// WAV/RF64 (``WAVStreamReader``), FLAC (``FLACFileReader``, libFLAC) or Ogg Opus (decoded at

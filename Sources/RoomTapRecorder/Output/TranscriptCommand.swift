@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap transcript DIR|FILE [--format vtt|srt|txt|audacity] [--out FILE] [--force]`: turns an
 /// agent's transcript.jsonl (docs/AGENT.md) into subtitles or labels, on stdout or into FILE.

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// `roomtap timeline DIR [--out FILE] [--force]`: draw who spoke when in a finished recording, as
 /// an SVG (default DIR/timeline.svg).

@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapFiles
 
 /// Cuts one track's recorded audio into segment files, `DIR/segments/<track>/<first room

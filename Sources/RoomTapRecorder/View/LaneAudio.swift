@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 
 /// A track's file as the review page and `timeline` read it: its format and layout (so the page
 /// can fetch stretches of a WAV's samples itself), and its samples, read once from start to end in

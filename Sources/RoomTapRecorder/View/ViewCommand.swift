@@ -1,5 +1,5 @@
 import Foundation
-import RoomTap
+import RoomTapAll
 import RoomTapSync
 
 /// `roomtap view DIR [--force] [--open]`: writes DIR/index.html, the review page of a recording
