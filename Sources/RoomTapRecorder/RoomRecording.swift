@@ -125,9 +125,6 @@ final class RoomRecording: Sendable {
     let assembled = AssembledParts()
     /// Every control change, for room.json.
     let controlLog: ControlLog
-    /// Set when a second stop (Ctrl-C again) ended the room without draining the record delay;
-    /// room.json `stoppedAtOnce`.
-    let stoppedAtOnce = Atomic<Bool>(false)
     /// Set when a track joins or leaves or a file fails: room.json is due for a rewrite.
     private let reportDue = Atomic<Bool>(false)
 
@@ -218,39 +215,13 @@ final class RoomRecording: Sendable {
         let drain = options.drainSamples
         let receiveUntil = options.duration.map { Int64(($0 * 48_000).rounded()) }
         if let receiveUntil { room.stop(atSample: receiveUntil + drain) }
-        let interrupted = Atomic<Bool>(false)
         let handler = parts.controlHandler
-        // SIGINT, SIGTERM and the control socket's `stop` stop the room alike: the first drains
-        // what is still arriving (the record delay). Only a second Ctrl-C (SIGINT: a person at the
-        // terminal) ends the room at once; SIGTERM and `stop` always drain, however often they
-        // come (a dying fleet worker's recorder gets its SIGTERM and may get more: its drained
-        // audio is what the room's assembly keeps before the gap).
-        let stops = Atomic<Int>(0)
-        let interactiveStops = Atomic<Int>(0)
-        let quiet = options.quiet
-        let stopRoom: @Sendable (_ interactive: Bool) -> Void = { [self] interactive in
-            interrupted.store(true, ordering: .relaxed)
-            room.bus.post(.wake)  // the supervisor ends reception now
-            handler?.noteStopping()
-            let count = stops.wrappingAdd(1, ordering: .relaxed).newValue
-            let presses = interactive ? interactiveStops.wrappingAdd(1, ordering: .relaxed).newValue : 0
-            guard drain > 0 else { return room.stop() }
-            if presses > 1 {
-                stoppedAtOnce.store(true, ordering: .relaxed)
-                room.stop()
-            } else if count == 1 {
-                room.stop(atSample: room.position + drain)
-                if !quiet {
-                    let seconds = String(format: "%.1f", Double(drain) / 48_000)
-                    plan.context.console.error(
-                        "roomtap: stopping: draining \(seconds) s of audio still on its way"
-                            + (interactive
-                                ? " (Ctrl-C again to stop at once; that audio is then not recorded)\n" : "\n"))
-                }
-            }
-        }
-        let signals = plan.context.handlesStopSignals ? installStopSignals { signal in stopRoom(signal == SIGINT) } : []
-        handler?.setStopAction { stopRoom(false) }
+        let stop = RoomStop(
+            room: room, handler: handler, drain: drain, console: options.quiet ? nil : plan.context.console)
+        let signals =
+            plan.context.handlesStopSignals
+            ? installStopSignals { signal in stop.stop(interactive: signal == SIGINT) } : []
+        handler?.setStopAction { stop.stop(interactive: false) }
         let streamed = plan.inputs.contains { $0.stream != nil }  // its length is known when it ends
         let expected =
             options.duration.map { Int64($0 * 48_000) } ?? (options.isLive || streamed ? 0 : plan.expectedSamples)
@@ -259,7 +230,7 @@ final class RoomRecording: Sendable {
         let (microphone, agent, live, join) = (parts.microphone, parts.agent, parts.live, parts.join)
         let roomJSON = RoomJSONWriter(path: plan.roomJSONPath)
         let currentReport = { [parts] (state: RoomReport.State) in
-            self.report(state: state, parts: parts, interrupted: interrupted.load(ordering: .relaxed))
+            self.report(state: state, parts: parts, stop: stop)
         }
         room.start()
         microphone?.start()
@@ -283,8 +254,8 @@ final class RoomRecording: Sendable {
             SupervisedRoom(
                 room: room, live: live, join: join, soraStreaming: parts.soraStreaming, progress: progress,
                 drain: drain, receiveUntil: receiveUntil,
-                roomJSON: roomJSON, isInterrupted: { interrupted.load(ordering: .relaxed) },
-                currentReport: { currentReport(.recording) }, stop: { stopRoom(false) }))
+                roomJSON: roomJSON, isInterrupted: { stop.interrupted },
+                currentReport: { currentReport(.recording) }, stop: { stop.stop(interactive: false) }))
         handler?.noteStopping()
         join?.stop()
         parts.soraStreaming?.stop()
@@ -331,17 +302,31 @@ final class RoomRecording: Sendable {
         }
 
         let state = shared.withLock { $0 }
+        let warnings = lastWarnings(
+            state, room: room, clock: realTimeClock, interrupted: stop.interrupted,
+            streamed: streamed)
+        return Result(
+            report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
+            errors: state.errors, plan: plan, cutReason: state.cutReason, liveWarnings: state.liveWarnings)
+    }
+
+    /// The run's warnings after the summary: a stop before the end of an offline room, late ticks
+    /// of the real-time clock, damaged input concealed, frames a file could not take (a file that
+    /// failed is an error instead). The room's thread, once the room has finished.
+    private func lastWarnings(
+        _ state: Shared, room: Room, clock: RealTimeClock?, interrupted: Bool, streamed: Bool
+    ) -> [String] {
         var warnings: [String] = []
-        if interrupted.load(ordering: .relaxed) && !options.isLive {
+        if interrupted && !plan.options.isLive {
             let of = streamed ? "" : String(format: " of %.2f s", Double(plan.expectedSamples) / 48_000)
             warnings.append(
                 String(format: "stopped early at %.2f s", Double(room.position) / 48_000)
                     + "\(of); every file is complete up to there")
         }
-        if let realTimeClock, realTimeClock.lateTicks > 0 {
+        if let clock, clock.lateTicks > 0 {
             warnings.append(
-                "\(realTimeClock.lateTicks) tick(s) of the room clock ran late (worst "
-                    + "\(realTimeClock.maxLatenessNanoseconds / 1_000_000) ms); no frame was skipped")
+                "\(clock.lateTicks) tick(s) of the room clock ran late (worst "
+                    + "\(clock.maxLatenessNanoseconds / 1_000_000) ms); no frame was skipped")
         }
         for outcome in state.outcomes {
             if let source = outcome.source, source.holes + source.decodeErrors > 0 {
@@ -353,9 +338,7 @@ final class RoomRecording: Sendable {
                 warnings.append("\(outcome.track.name): \(outcome.droppedFrames) frame(s) could not be written")
             }
         }
-        return Result(
-            report: report, outcomes: Self.ordered(state.outcomes), roomSamples: room.position, warnings: warnings,
-            errors: state.errors, plan: plan, cutReason: state.cutReason, liveWarnings: state.liveWarnings)
+        return warnings
     }
 
     /// A `--file NAME=-` stream that ended cut short (mid-page, or without its end-of-stream page)
@@ -379,7 +362,7 @@ final class RoomRecording: Sendable {
 
     /// The report as things stand: the tracks that have left with their final figures, the
     /// tracks still in the room with their figures so far. Main thread (not the clock's).
-    private func report(state: RoomReport.State, parts: RoomParts, interrupted: Bool) -> RoomReport {
+    private func report(state: RoomReport.State, parts: RoomParts, stop: RoomStop) -> RoomReport {
         let (room, live) = (parts.room, parts.live)
         let participants = Dictionary(
             (live?.participants ?? []).map { (ObjectIdentifier($0.track), $0) }, uniquingKeysWith: { a, _ in a })
@@ -400,14 +383,14 @@ final class RoomRecording: Sendable {
         }
         var report = RoomReport.make(
             plan: plan, state: state, startTime: parts.startTime, roomSamples: room.position,
-            outcomes: Self.ordered(outcomes), interrupted: interrupted, clock: parts.clock, live: live,
+            outcomes: Self.ordered(outcomes), interrupted: stop.interrupted, clock: parts.clock, live: live,
             controls: parts.controlServer != nil ? controlLog.all : nil, playback: playback,
             agent: parts.agent?.report, errors: s.errors)
         report.join = parts.join.map(RoomReport.JoinReport.init)
         report.soraAudioStreaming = parts.soraStreaming.map(RoomReport.SoraStreamingReport.init)
         report.transcription = parts.transcriber?.report(roomSeconds: Double(room.position) / 48_000)
         report.transcriptLines = parts.transcript?.lineCount
-        if stoppedAtOnce.load(ordering: .relaxed) { report.stoppedAtOnce = true }
+        if stop.stoppedAtOnce { report.stoppedAtOnce = true }
         return report
     }
 

@@ -119,6 +119,28 @@ struct LiveRoomLeavingTests {
         #expect(participant.leaves == 2)
     }
 
+    /// The same lifecycle on the real clock over real sockets: the kernel's arrival times, the
+    /// system deadline clock, the control thread's real wait (the virtual test above pins the exact
+    /// moment; this one keeps the production path covered end to end).
+    @Test func onTheRealClockASilentSenderLeavesAndComesBackOnItsTrack() throws {
+        let address = try #require(ListenAddress("127.0.0.1:\(try freeUDPPort())"))
+        var options = LiveRoom.Options()
+        options.listen = [address]
+        options.leaveAfter = 0.3
+        try withLiveRoom(options) { live in
+            sendPackets(0..<10, ssrc: 0xCAFE, to: address)
+            #expect(waitUntil { live.participants.count == 1 })
+            let participant = try #require(live.participants.first)
+            #expect(participant.track.name == "ssrc-cafe")
+            #expect(waitUntil { participant.hasLeft }, "marked as left once silent for 0.3 s")
+            #expect(participant.leaves == 1)
+            sendPackets(10..<20, ssrc: 0xCAFE, to: address)
+            #expect(waitUntil { !participant.hasLeft }, "a returning sender is live again")
+            #expect(live.participants.count == 1, "on the same track")
+            #expect(participant.buffer.statistics.packets == 20)
+        }
+    }
+
     @Test func aByeMarksTheSenderAsLeftAtOnceAndDescribedTracksExistUpFront() throws {
         let port = try freeUDPPort()
         let address = try #require(ListenAddress("127.0.0.1:\(port)"))
