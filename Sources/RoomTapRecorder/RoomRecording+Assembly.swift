@@ -164,8 +164,9 @@ extension RoomRecording {
 
     /// Adds the room's tracks (the mix first, so every track added later joins it; each input
     /// file; the microphone; the agent's voice and hearing) and then the live room, whose
-    /// described participants are tracks from the start. The track handlers are installed. On a
-    /// failure, the one-line error is thrown (the caller abandons the room). The room's thread.
+    /// described participants are tracks from the start. The room's track handlers must be
+    /// installed first: they route each track as it is added. On a failure, the one-line error is
+    /// thrown (the caller abandons the room). The room's thread.
     func addTracks(to parts: inout RoomParts) throws {
         let options = plan.options
         let room = parts.room
