@@ -6,8 +6,8 @@ public import Dispatch
 /// embedded loop do; production runs on ``SystemDeadlineClock`` (``MonotonicClock``). Instants are
 /// ``MonotonicClock/Instant``s (nanoseconds); a virtual clock starts at the real now by default.
 ///
-/// The agent's `AgentClock` has the same shape (`now`, and `wait(_:until:)` on a semaphore), so
-/// the two can become one.
+/// The agent's `AgentClock` has the same `now` and `wait(_:until:)` on the same instants, plus
+/// what a session needs; the two (and their virtual clocks) could become one.
 ///
 /// A thread waits in one of two ways: on a semaphore (``wait(_:until:)``: a `RoomBus` drainer), or
 /// in a blocking call of its own such as `poll` (``blockingTime(until:waking:)``, which gives the

@@ -131,6 +131,25 @@ import Testing
         #expect(read(ring, upTo: 8) == ramp(6..<8))
     }
 
+    @Test func takeSaysWhereItsSamplesCameFromAfterADiscardOrADrop() {
+        let ring = SampleRing(capacity: 8, policy: .dropNewest)
+        write(ring, ramp(0..<6))
+        var buffer = [Int16](repeating: 0, count: 8)
+        var taken = buffer.withUnsafeMutableBufferPointer { ring.take(upTo: 2, into: $0.baseAddress!) }
+        #expect(taken.frames == 2 && taken.position == 0 && Array(buffer.prefix(2)) == ramp(0..<2))
+        ring.discard(upTo: 5)  // a barge-in's flush: samples 2, 3, 4 never play
+        taken = buffer.withUnsafeMutableBufferPointer { ring.take(upTo: 8, into: $0.baseAddress!) }
+        #expect(taken.frames == 1 && taken.position == 5 && buffer[0] == 5)
+        taken = buffer.withUnsafeMutableBufferPointer { ring.take(upTo: 8, into: $0.baseAddress!) }
+        #expect(taken.frames == 0 && taken.position == 6, "nothing taken: the read position seen")
+
+        let oldest = SampleRing(capacity: 4, policy: .dropOldest(keeping: 2))
+        write(oldest, ramp(0..<4))
+        write(oldest, ramp(4..<5))  // drops 0, 1, 2: keeps 3 and 4
+        taken = buffer.withUnsafeMutableBufferPointer { oldest.take(upTo: 4, into: $0.baseAddress!) }
+        #expect(taken.frames == 2 && taken.position == 3 && Array(buffer.prefix(2)) == ramp(3..<5))
+    }
+
     // MARK: - Two threads
 
     final class Flag: Sendable {

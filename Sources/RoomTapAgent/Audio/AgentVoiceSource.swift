@@ -32,8 +32,9 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
     /// Audio gathered before playback (re)starts, unless the writer marked it complete (48 kHz samples).
     public let prebufferSamples: Int
     // Room clock's thread only:
-    /// The ring's read position after the last render: a flush moved it since when it differs.
-    private var lastRead: Int64 = 0
+    /// Where the last render's samples ended in the ring: samples taken from elsewhere follow a
+    /// flush (or a gap) and start a new anchor.
+    private var lastRead = 0
     private var previousFull = false
     private var playing = false
 
@@ -113,8 +114,6 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
 
     public func render(into samples: UnsafeMutableBufferPointer<Int16>, at roomSample: Int64) -> FrameStatus {
         let r = Int64(ring.readPosition)
-        // A flush skipped ahead since the last tick: what plays next starts a new anchor.
-        let restarted = r != lastRead
         let w = Int64(ring.writePosition)
         var available = Int(w - r)
         if !playing {
@@ -125,22 +124,23 @@ public final class AgentVoiceSource: FrameSource, @unchecked Sendable {
             }
         }
         let out = samples.baseAddress!
-        // A flush racing this read takes the rest away: only what was taken plays.
-        let n = available > 0 ? ring.read(upTo: min(AudioFrame.samplesPerChannel, available), into: out) : 0
+        // A flush racing this read takes the rest away: only what was taken plays, and the ring
+        // says where it was taken from.
+        let (n, from) =
+            available > 0
+            ? ring.take(upTo: min(AudioFrame.samplesPerChannel, available), into: out) : (0, Int(r))
         if n < AudioFrame.samplesPerChannel { playing = false }
-        let after = Int64(ring.readPosition)
-        if n > 0 {
-            if restarted || !previousFull || after - Int64(n) != r {
-                let slot = anchorCount.load(ordering: .relaxed)
-                anchorPositions[slot % Self.anchorCapacity] = after - Int64(n)
-                anchorRooms[slot % Self.anchorCapacity] = roomSample
-                anchorCount.store(slot + 1, ordering: .releasing)
-            }
+        // Not where the last frame ended (a flush skipped ahead), or after a short frame: a new anchor.
+        if n > 0, from != lastRead || !previousFull {
+            let slot = anchorCount.load(ordering: .relaxed)
+            anchorPositions[slot % Self.anchorCapacity] = Int64(from)
+            anchorRooms[slot % Self.anchorCapacity] = roomSample
+            anchorCount.store(slot + 1, ordering: .releasing)
         }
         if n < AudioFrame.samplesPerChannel {
             (out + n).update(repeating: 0, count: AudioFrame.samplesPerChannel - n)
         }
-        lastRead = after
+        lastRead = from + n
         previousFull = n == AudioFrame.samplesPerChannel
         lastRoomSample.store(roomSample, ordering: .releasing)
         return n > 0 ? .normal : .silence

@@ -136,13 +136,23 @@ package final class SampleRing: @unchecked Sendable {
     /// Takes whatever is waiting, at most `frames` samples per channel, into `destination`; returns
     /// how many. Consumer only; never blocks, does not allocate.
     package func read(upTo frames: Int, into destination: UnsafeMutablePointer<Int16>) -> Int {
+        take(upTo: frames, into: destination).frames
+    }
+
+    /// ``read(upTo:into:)`` that also says the read position the samples were taken from: where
+    /// they sit among everything written, even when the producer moved the read position (a drop,
+    /// a discard) just before. With nothing taken, `position` is the read position seen. Consumer
+    /// only; never blocks, does not allocate.
+    package func take(
+        upTo frames: Int, into destination: UnsafeMutablePointer<Int16>
+    ) -> (frames: Int, position: Int) {
         while true {
             let t = tail.load(ordering: .acquiring)
             let n = min(frames, head.load(ordering: .acquiring) - t)
-            guard n > 0 else { return 0 }
+            guard n > 0 else { return (0, t) }
             guard copy(from: t, frames: n, to: destination) else { continue }
             if tail.compareExchange(expected: t, desired: t + n, ordering: .acquiringAndReleasing).exchanged {
-                return n
+                return (n, t)
             }
         }
     }
