@@ -2,6 +2,7 @@ import Foundation
 import RoomTapAll
 import RoomTapCLITestSupport
 import RoomTapRTPTestSupport
+import RoomTapSync
 import RoomTapTestSupport
 import Testing
 
@@ -16,17 +17,10 @@ struct RoomJSONCurrentTests {
     /// up to the files (`"state": "repaired"`), and `timeline DIR` then works. A second repair
     /// changes nothing.
     @Test func aKilledRecorderLeavesRoomJSONAndRepairMakesTheDirectoryWhole() throws {
-        let out = try temporaryDirectory()
-        let port = try freeUDPPort()
-        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
-        let sender = RTPTestSender(
-            pcm: TestSignal.speechLike(samples: 400 * 960, seed: 7), to: address, ssrc: 0x5EED_0001)
+        let (out, address, sender, recorder) = try liveRecorder(
+            seconds: 8, seed: 7, ssrc: 0x5EED_0001, senderStartsAfter: .milliseconds(50))
         let name = "ssrc-" + String(sender.ssrc, radix: 16)
         let wav = out.appendingPathComponent("\(name).wav").path
-        let recorder = try CLIRunner.start(
-            ["record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet"])
-        try waitUntilListening(port: port, pid: recorder.pid)
-        sender.start(startNanos: RealTimeClock.monotonicNow() + 50_000_000)
 
         // room.json names the speaker's file while the recorder runs, and the file grows (2 s).
         let listed = waitUntil(timeout: .seconds(30)) {
@@ -72,23 +66,15 @@ struct RoomJSONCurrentTests {
         #expect(after == before, "a second repair changes nothing")
     }
 
-    /// `repair DIR` of a directory without room.json (an older recording) repairs the WAVs and says so.
     /// A speaker who joins is in room.json as their file opens (the room's bus says so at once),
     /// not at the next refresh: with `--quiet` no progress line wakes the recorder, and the
     /// speaker starts 4 s in, after the first reception check (3 s), so without the bus the file
     /// would be unlisted until the refresh at 10 s, about 6 s later.
     @Test func aNewSpeakerIsInRoomJSONAsTheirFileOpens() throws {
-        let out = try temporaryDirectory()
-        let port = try freeUDPPort()
-        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
-        let sender = RTPTestSender(
-            pcm: TestSignal.speechLike(samples: 300 * 960, seed: 11), to: address, ssrc: 0x5EED_0002)
+        let (out, _, sender, recorder) = try liveRecorder(
+            seconds: 6, seed: 11, ssrc: 0x5EED_0002, senderStartsAfter: .seconds(4))
         let name = "ssrc-" + String(sender.ssrc, radix: 16)
         let wav = out.appendingPathComponent("\(name).wav").path
-        let recorder = try CLIRunner.start(
-            ["record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet"])
-        try waitUntilListening(port: port, pid: recorder.pid)
-        sender.start(startNanos: RealTimeClock.monotonicNow() + 4_000_000_000)
         let opened = waitUntil(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: wav) }
         #expect(opened, "the speaker's file opens")
         let listed = waitUntil(timeout: .seconds(4), every: .milliseconds(20)) {
@@ -104,6 +90,25 @@ struct RoomJSONCurrentTests {
         #expect(tracks.map { $0["file"] as? String } == ["\(name).wav"])
     }
 
+    /// A live recorder (`--quiet`, 100 ms record delay) on a free port of its own, and a speaker
+    /// (`seconds` of speech-like audio, 50 packets a second) that starts sending `after` from now,
+    /// once the recorder listens.
+    private func liveRecorder(
+        seconds: Int, seed: UInt64, ssrc: UInt32, senderStartsAfter after: Duration
+    ) throws -> (out: URL, address: ListenAddress, sender: RTPTestSender, recorder: CLIRunner.Running) {
+        let out = try temporaryDirectory()
+        let port = try freeUDPPort()
+        let address = try #require(ListenAddress("127.0.0.1:\(port)"))
+        let sender = RTPTestSender(
+            pcm: TestSignal.speechLike(samples: seconds * 48_000, seed: seed), to: address, ssrc: ssrc)
+        let recorder = try CLIRunner.start(
+            ["record", "--listen", address.description, "--record-delay", "100", "--out", out.path, "--quiet"])
+        try waitUntilListening(port: port, pid: recorder.pid)
+        sender.start(startNanos: (MonotonicClock.now + after).nanoseconds)
+        return (out, address, sender, recorder)
+    }
+
+    /// `repair DIR` of a directory without room.json (an older recording) repairs the WAVs and says so.
     @Test func repairOfADirectoryWithoutRoomJSONRepairsTheWAVsOnly() throws {
         let out = try temporaryDirectory()
         try roomtap(["record", "--file", "carol=\(sample("carol"))", "--out", out.path, "--quiet"], expect: 0)
